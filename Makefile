@@ -1,0 +1,32 @@
+# Two entry points (see README): `make report` and `make test`.
+# Both create or reuse a virtual environment in .venv and install what they need.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PARAMS ?=
+JOBS ?= 2
+
+.PHONY: report test bench venv clean
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[test]'
+	$(PY) -m ipykernel install --sys-prefix --name python3 >/dev/null
+	touch $@
+
+venv: $(VENV)/.installed
+
+report: venv
+	$(PY) -m calibnb.report $(if $(PARAMS),--params $(PARAMS),)
+
+test: venv
+	MPLBACKEND=Agg $(PY) -m pytest -n $(JOBS) --dist loadgroup
+
+bench: venv
+	$(PY) -m pip install --quiet -e '.[bench]'
+	$(PY) benchmarks/bench_metrics.py
+	$(PY) benchmarks/bench_calibrators.py
+
+clean:
+	rm -rf $(VENV) reports .pytest_cache

@@ -1,0 +1,19 @@
+"""calibnb: measure and repair the calibration of model confidence.
+
+A thin library behind one executable notebook per paper (see ``notebooks/``).
+The public API is flat: every metric, calibrator, plot and loader is importable
+from ``calibnb`` directly. Metrics return fractions (not percentages).
+"""
+
+__version__ = "0.1.0"
+
+# --- metrics (calibnb.metrics, calibnb.human, calibnb.scalar) ---------------
+
+# --- plots (calibnb.plots) ----------------------------------------------------
+
+# --- calibrators (calibnb.calibrators, calibnb.training) ---------------------
+
+# --- reproduction record (calibnb.reproduction) ------------------------------
+
+# `calibnb.data` and `calibnb.widgets` are imported as submodules
+# (`from calibnb import data`) so that importing calibnb stays light.

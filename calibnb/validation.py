@@ -1,0 +1,366 @@
+"""Input validation shared by every public entry point of calibnb.
+
+Each checker converts its argument once, at the boundary, and returns a NumPy
+array of a fixed dtype; metrics then work on clean arrays. Every problem raises
+``ValueError`` or ``TypeError`` with a message that names the argument, says
+what is wrong and how many values are affected, and gives the first offending
+index and value, e.g.::
+
+    conf has 3 values outside [0, 1]; first at index 7: 1.2
+
+The fast paths cost a ``min``/``max`` pass over the data (NaN propagates through
+both, so one comparison rejects NaN, +inf and out-of-range values together);
+the slow, detailed path runs only when something is wrong. ``assert`` is never
+used for user input.
+"""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any, Iterable
+
+import numpy as np
+
+__all__ = [
+    "check_conf",
+    "check_correct",
+    "check_conf_correct",
+    "check_probs",
+    "check_labels",
+    "check_probs_labels",
+    "check_human",
+    "check_n_bins",
+    "check_choice",
+    "check_positive_int",
+    "check_scalar_in_range",
+    "check_same_length",
+    "check_1d_finite",
+    "as_rng",
+]
+
+
+def _fmt(value: Any) -> str:
+    """Short, stable text for a value in an error message."""
+    if isinstance(value, np.generic):
+        return repr(value.item())
+    return repr(value)
+
+
+def _first(mask: np.ndarray) -> int:
+    """Flat index of the first True in ``mask``."""
+    return int(np.flatnonzero(mask.ravel())[0])
+
+
+def _describe_first(arr: np.ndarray, mask: np.ndarray) -> str:
+    """'first at index i: v' (or 'row i' text for 2-D arrays)."""
+    flat = _first(mask)
+    if arr.ndim == 1:
+        return f"first at index {flat}: {_fmt(arr[flat])}"
+    idx = np.unravel_index(flat, arr.shape)
+    return f"first at index {tuple(int(i) for i in idx)}: {_fmt(arr[idx])}"
+
+
+def _values(n: int) -> str:
+    return f"{n} value" if n == 1 else f"{n} values"
+
+
+def _as_numeric_array(x: Any, name: str) -> np.ndarray:
+    """Convert to an ndarray, refusing strings, objects and None with TypeError."""
+    if x is None:
+        raise TypeError(f"{name} must be an array of numbers, not None.")
+    if isinstance(x, (str, bytes)):
+        raise TypeError(f"{name} must be an array of numbers, not a string.")
+    try:
+        arr = np.asarray(x)
+    except Exception as exc:  # ragged nested lists and the like
+        raise TypeError(f"{name} could not be converted to an array: {exc}") from None
+    if arr.dtype == object or arr.dtype.kind in "USVMm":
+        raise TypeError(f"{name} must hold numbers; got dtype {arr.dtype}.")
+    if arr.dtype.kind == "c":
+        raise TypeError(f"{name} must hold real numbers; got complex dtype {arr.dtype}.")
+    return arr
+
+
+def _check_ndim(arr: np.ndarray, ndim: int, name: str, what: str) -> None:
+    if arr.ndim != ndim:
+        raise ValueError(f"{name} must be {what}; got an array of shape {arr.shape}.")
+
+
+def _check_not_empty(arr: np.ndarray, name: str) -> None:
+    if arr.size == 0:
+        raise ValueError(f"{name} is empty; at least one value is needed.")
+
+
+def _check_finite(arr: np.ndarray, name: str) -> None:
+    """Raise if arr (float) holds NaN or infinities."""
+    bad = ~np.isfinite(arr)
+    n_bad = int(np.count_nonzero(bad))
+    if n_bad:
+        raise ValueError(f"{name} has {_values(n_bad)} that are NaN or infinite; {_describe_first(arr, bad)}.")
+
+
+def _check_unit_interval(arr: np.ndarray, name: str) -> None:
+    """Raise unless every value is finite and in [0, 1]. Fast when they are."""
+    lo = arr.min()
+    hi = arr.max()
+    if lo >= 0.0 and hi <= 1.0:  # False for NaN as well
+        return
+    _check_finite(arr, name)
+    bad = (arr < 0.0) | (arr > 1.0)
+    n_bad = int(np.count_nonzero(bad))
+    raise ValueError(f"{name} has {_values(n_bad)} outside [0, 1]; {_describe_first(arr, bad)}.")
+
+
+def check_1d_finite(x: Any, name: str) -> np.ndarray:
+    """Return ``x`` as a non-empty, finite, 1-D float64 array.
+
+    Used for real-valued scores (logits, scalar labels) that need no range.
+    """
+    arr = _as_numeric_array(x, name)
+    _check_ndim(arr, 1, name, "1-D")
+    _check_not_empty(arr, name)
+    arr = arr.astype(np.float64, copy=False)
+    lo, hi = arr.min(), arr.max()
+    if not (np.isfinite(lo) and np.isfinite(hi)):
+        _check_finite(arr, name)
+    return arr
+
+
+def check_conf(conf: Any, name: str = "conf") -> np.ndarray:
+    """Return confidences as a non-empty 1-D float64 array with values in [0, 1].
+
+    >>> check_conf([0.2, 1.0])
+    array([0.2, 1. ])
+    >>> check_conf([0.2, 1.5, 7])
+    Traceback (most recent call last):
+    ...
+    ValueError: conf has 2 values outside [0, 1]; first at index 1: 1.5.
+    """
+    arr = _as_numeric_array(conf, name)
+    _check_ndim(arr, 1, name, "1-D")
+    _check_not_empty(arr, name)
+    arr = arr.astype(np.float64, copy=False)
+    _check_unit_interval(arr, name)
+    return arr
+
+
+def check_correct(correct: Any, n: int | None = None, name: str = "correct", *, other: str = "conf") -> np.ndarray:
+    """Return 0/1 (or bool) correctness as a 1-D bool array.
+
+    ``n``, when given, is the required length (that of ``other``).
+
+    >>> check_correct([1, 0, True])
+    array([ True, False,  True])
+    >>> check_correct([1, 0.5])
+    Traceback (most recent call last):
+    ...
+    ValueError: correct must hold only 0/1 or bool; 1 value is not; first at index 1: 0.5.
+    """
+    arr = _as_numeric_array(correct, name)
+    _check_ndim(arr, 1, name, "1-D")
+    if n is not None and arr.shape[0] != n:
+        raise ValueError(f"{name} has length {arr.shape[0]} but {other} has length {n}; they must match.")
+    _check_not_empty(arr, name)
+    if arr.dtype == np.bool_:
+        return arr
+    lo, hi = arr.min(), arr.max()
+    if arr.dtype.kind in "iu":
+        ok = lo >= 0 and hi <= 1
+    else:
+        ok = lo >= 0.0 and hi <= 1.0 and not np.count_nonzero((arr != 0) & (arr != 1))
+    if not ok:
+        bad = (arr != 0) & (arr != 1)
+        n_bad = int(np.count_nonzero(bad))
+        raise ValueError(
+            f"{name} must hold only 0/1 or bool; {_values(n_bad)} {'is' if n_bad == 1 else 'are'} not; "
+            f"{_describe_first(arr, bad)}."
+        )
+    return arr.astype(np.bool_)
+
+
+def check_conf_correct(conf: Any, correct: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Validate a (conf, correct) pair: see :func:`check_conf` and :func:`check_correct`."""
+    c = check_conf(conf)
+    y = check_correct(correct, c.shape[0])
+    return c, y
+
+
+def check_same_length(a: np.ndarray, b: np.ndarray, name_a: str, name_b: str) -> None:
+    """Raise if the first dimensions of ``a`` and ``b`` differ."""
+    if a.shape[0] != b.shape[0]:
+        raise ValueError(f"{name_b} has length {b.shape[0]} but {name_a} has length {a.shape[0]}; they must match.")
+
+
+def check_probs(probs: Any, name: str = "probs", *, normalize: bool = False, atol: float = 1e-6) -> np.ndarray:
+    """Return an (N, K) float64 array of class probabilities.
+
+    Values must be finite and non-negative, with K >= 2 classes; each row must
+    sum to 1 within ``atol``. With ``normalize=True`` rows are divided by their
+    sums instead (an all-zero row is still an error).
+
+    >>> check_probs([[0.5, 0.5], [0.2, 0.9]])
+    Traceback (most recent call last):
+    ...
+    ValueError: probs has 1 row that does not sum to 1 (tolerance 1e-06); first at row 1: sum 1.1.
+    """
+    arr = _as_numeric_array(probs, name)
+    _check_ndim(arr, 2, name, "2-D with shape (N, K)")
+    _check_not_empty(arr, name)
+    if arr.shape[1] < 2:
+        raise ValueError(f"{name} must have at least 2 classes (columns); got shape {arr.shape}.")
+    arr = arr.astype(np.float64, copy=False)
+    lo, hi = arr.min(), arr.max()
+    if not (np.isfinite(lo) and np.isfinite(hi)):
+        _check_finite(arr, name)
+    if lo < 0:
+        bad = arr < 0
+        raise ValueError(
+            f"{name} has {_values(int(np.count_nonzero(bad)))} below 0; {_describe_first(arr, bad)}."
+        )
+    sums = arr.sum(axis=1)
+    if normalize:
+        zero = sums <= 0
+        if zero.any():
+            raise ValueError(
+                f"{name} has {int(zero.sum())} all-zero row(s) that cannot be normalised; first at row {_first(zero)}."
+            )
+        return arr / sums[:, None]
+    bad = np.abs(sums - 1.0) > atol
+    n_bad = int(np.count_nonzero(bad))
+    if n_bad:
+        i = _first(bad)
+        rows = "row that does" if n_bad == 1 else "rows that do"
+        raise ValueError(
+            f"{name} has {n_bad} {rows} not sum to 1 (tolerance {atol:g}); first at row {i}: sum {sums[i]:.6g}."
+        )
+    return arr
+
+
+def check_labels(labels: Any, n: int | None = None, n_classes: int | None = None, name: str = "labels") -> np.ndarray:
+    """Return integer class labels as a 1-D int64 array with values in [0, n_classes).
+
+    Float arrays are accepted when every value is a whole number.
+    """
+    arr = _as_numeric_array(labels, name)
+    _check_ndim(arr, 1, name, "1-D")
+    if n is not None and arr.shape[0] != n:
+        raise ValueError(f"{name} has length {arr.shape[0]} but probs has {n} rows; they must match.")
+    _check_not_empty(arr, name)
+    if arr.dtype == np.bool_:
+        arr = arr.astype(np.int64)
+    if arr.dtype.kind == "f":
+        _check_finite(arr, name)
+        frac = arr != np.floor(arr)
+        if frac.any():
+            raise ValueError(
+                f"{name} must hold integer class indices; {_values(int(frac.sum()))} "
+                f"{'is' if frac.sum() == 1 else 'are'} not whole; {_describe_first(arr, frac)}."
+            )
+    arr = arr.astype(np.int64, copy=False)
+    upper = n_classes if n_classes is not None else None
+    bad = arr < 0 if upper is None else (arr < 0) | (arr >= upper)
+    if bad.any():
+        rng_txt = "[0, ∞)" if upper is None else f"[0, {upper})"
+        raise ValueError(
+            f"{name} has {_values(int(bad.sum()))} outside {rng_txt}; {_describe_first(arr, bad)}."
+        )
+    return arr
+
+
+def check_probs_labels(probs: Any, labels: Any, *, normalize: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """Validate an ((N, K) probs, (N,) labels) pair."""
+    p = check_probs(probs, normalize=normalize)
+    y = check_labels(labels, p.shape[0], p.shape[1])
+    return p, y
+
+
+def check_human(human: Any, n: int | None = None, n_classes: int | None = None, name: str = "human") -> np.ndarray:
+    """Return human vote counts or distributions as an (N, K) float64 array.
+
+    Values must be finite and non-negative and no row may be all zero. Rows are
+    *not* normalised here; see :func:`calibnb.human_distribution`.
+    """
+    arr = _as_numeric_array(human, name)
+    _check_ndim(arr, 2, name, "2-D with shape (N, K)")
+    _check_not_empty(arr, name)
+    if n is not None and arr.shape[0] != n:
+        raise ValueError(f"{name} has {arr.shape[0]} rows but probs has {n}; they must match.")
+    if n_classes is not None and arr.shape[1] != n_classes:
+        raise ValueError(f"{name} has {arr.shape[1]} classes (columns) but probs has {n_classes}; they must match.")
+    arr = arr.astype(np.float64, copy=False)
+    _check_finite(arr, name)
+    neg = arr < 0
+    if neg.any():
+        raise ValueError(f"{name} has {_values(int(neg.sum()))} below 0; {_describe_first(arr, neg)}.")
+    zero = ~(arr > 0).any(axis=1)
+    if zero.any():
+        raise ValueError(
+            f"{name} has {int(zero.sum())} all-zero row(s) (an item with no votes); first at row {_first(zero)}."
+        )
+    return arr
+
+
+def check_positive_int(value: Any, name: str, *, minimum: int = 1) -> int:
+    """Return ``value`` as an int, requiring an integral value >= ``minimum``."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an integer; got {type(value).__name__} {_fmt(value)}.")
+    if value < minimum:
+        raise ValueError(f"{name} must be at least {minimum}; got {int(value)}.")
+    return int(value)
+
+
+def check_n_bins(n_bins: Any, name: str = "n_bins") -> int:
+    """Return a positive integer number of bins.
+
+    >>> check_n_bins(0)
+    Traceback (most recent call last):
+    ...
+    ValueError: n_bins must be at least 1; got 0.
+    """
+    return check_positive_int(n_bins, name)
+
+
+def check_choice(value: Any, choices: Iterable[str], name: str) -> str:
+    """Return ``value`` if it is one of ``choices``; otherwise a ValueError listing them.
+
+    >>> check_choice("mass", ("width", "mass"), "binning")
+    'mass'
+    >>> check_choice("equal", ("width", "mass"), "binning")
+    Traceback (most recent call last):
+    ...
+    ValueError: binning must be one of 'width', 'mass'; got 'equal'.
+    """
+    choices = tuple(choices)
+    if value not in choices:
+        options = ", ".join(repr(c) for c in choices)
+        raise ValueError(f"{name} must be one of {options}; got {_fmt(value)}.")
+    return value
+
+
+def check_scalar_in_range(
+    value: Any, name: str, *, low: float | None = None, high: float | None = None,
+    low_inclusive: bool = True, high_inclusive: bool = True,
+) -> float:
+    """Return ``value`` as a finite float within the given bounds."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number; got {type(value).__name__} {_fmt(value)}.")
+    v = float(value)
+    if not np.isfinite(v):
+        raise ValueError(f"{name} must be finite; got {v}.")
+    if low is not None and (v < low or (v == low and not low_inclusive)):
+        raise ValueError(f"{name} must be {'>=' if low_inclusive else '>'} {low:g}; got {v:g}.")
+    if high is not None and (v > high or (v == high and not high_inclusive)):
+        raise ValueError(f"{name} must be {'<=' if high_inclusive else '<'} {high:g}; got {v:g}.")
+    return v
+
+
+def as_rng(seed: Any = None) -> np.random.Generator:
+    """Return a ``numpy.random.Generator`` from a seed, a Generator, or None.
+
+    calibnb never uses NumPy's global random state.
+    """
+    if isinstance(seed, np.random.Generator):
+        return seed
+    if seed is None or (isinstance(seed, numbers.Integral) and not isinstance(seed, bool)):
+        return np.random.default_rng(seed)
+    raise TypeError(f"seed must be None, an int or a numpy.random.Generator; got {type(seed).__name__}.")
