@@ -14,6 +14,7 @@ __version__ = "0.1.0"
 # --- calibrators (calibnb.calibrators, calibnb.training) ---------------------
 
 # --- reproduction record (calibnb.reproduction) ------------------------------
+from .reproduction import Claim, Reproduction, ReproductionError  # noqa: E402,F401
 
 # `calibnb.data` and `calibnb.widgets` are imported as submodules
 # (`from calibnb import data`) so that importing calibnb stays light.
