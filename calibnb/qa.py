@@ -1,0 +1,489 @@
+"""Reusable pieces of the Si et al. (2022) study (notebook ``01_si2022_macroce_qa``).
+
+Si, Zhao, Min and Boyd-Graber (2022), *Re-Examining Calibration: The Case of
+Question Answering*, Findings of EMNLP. The notebook needs these computations
+more than once (on several data sources), and the tests need them too:
+
+- :func:`resample_indices` -- seeded re-sampling of predictions to a target
+  accuracy (Section 4.2, Table 5, Figure 2; Table 6 / Figure 3 for the
+  dev/test accuracy shift);
+- :func:`trust_scores` -- precision, recall and F1 of a reader who trusts an
+  answer whenever its confidence is at least 0.5 (Section 5.4, Table 3's
+  "always trust" row);
+- :func:`calibration_summary` and :func:`calibration_table` -- the per-source
+  metric rows of Table 1 / Table 4 / Table 7 (accuracy, ECE with equal-width
+  and equal-mass bins, ICE, ICE_pos, ICE_neg, MacroCE);
+- :func:`relative_reduction` -- how much a calibrator cut a metric, relative to
+  its value before (the "TS cuts ECE but not MacroCE" claim of Section 3-4);
+- :func:`normalize_answer`, :func:`expert_agreement` and
+  :func:`expert_features` -- agreement of a chosen answer with the answers of
+  other models, the stand-in for ConsCal's checkpoint agreement (Section 5.2)
+  when no training dynamics are available, and the features of the
+  feature-based correctness classifiers (Section 5.1).
+
+All metric values are fractions; the notebook prints them times 100, as the
+paper does.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from typing import Any, Mapping, NamedTuple
+
+import numpy as np
+
+from .validation import (
+    as_rng,
+    check_conf_correct,
+    check_correct,
+    check_n_bins,
+    check_positive_int,
+    check_scalar_in_range,
+)
+
+__all__ = [
+    "resample_indices",
+    "TrustScores",
+    "trust_scores",
+    "calibration_summary",
+    "calibration_table",
+    "relative_reduction",
+    "normalize_answer",
+    "expert_agreement",
+    "expert_features",
+    "SUMMARY_COLUMNS",
+]
+
+#: Columns of :func:`calibration_summary` / :func:`calibration_table`, in the
+#: order of Si et al.'s Tables 1, 4 and 7.
+SUMMARY_COLUMNS = ("accuracy", "ece_width", "ece_mass", "ice", "ice_pos", "ice_neg", "macro_ce")
+
+
+# --------------------------------------------------------------------------
+# Section 4.2: re-sampling predictions to a target accuracy
+# --------------------------------------------------------------------------
+
+def resample_indices(correct: Any, accuracy: float, *, n: int | None = None, seed: Any = None) -> np.ndarray:
+    r"""Indices of a seeded sub-sample whose accuracy is ``accuracy``.
+
+    Si et al. (2022, Section 4.2, Table 5 and Figure 2) "re-sample the
+    predictions to vary the model accuracy (10%, 50%, 90%; same on both
+    development and test sets)". This draws, without replacement,
+
+    .. math::
+
+        n_+ = \operatorname{round}(a\,n), \qquad n_- = n - n_+
+
+    correct and wrong predictions, where :math:`a` is the target accuracy and
+    :math:`n` the sample size, and returns their indices in a random order.
+    Call it once on the dev split and once on the test split with the same
+    ``accuracy`` to re-sample both (or with different accuracies for the
+    dev/test accuracy shift of Table 6).
+
+    Parameters
+    ----------
+    correct : array-like of shape (N,)
+        0/1 or bool correctness of each prediction.
+    accuracy : float
+        Target accuracy :math:`a` in [0, 1].
+    n : int, optional
+        Sample size. By default the largest size that can be drawn without
+        replacement, :math:`\lfloor \min(N_+ / a,\; N_- / (1 - a)) \rfloor`
+        with :math:`N_+, N_-` the numbers of correct and wrong predictions
+        available (terms with :math:`a = 0` or :math:`a = 1` are dropped).
+    seed : None, int or numpy.random.Generator
+        Source of randomness.
+
+    Returns
+    -------
+    numpy.ndarray of shape (n,), int
+        Indices into ``correct``; ``correct[idx].mean()`` equals
+        ``round(accuracy * n) / n``.
+
+    Raises
+    ------
+    ValueError
+        If there are not enough correct or wrong predictions for the sample.
+
+    Examples
+    --------
+    >>> correct = [1, 1, 1, 1, 0, 0, 0, 0, 0, 0]
+    >>> idx = resample_indices(correct, 0.5, seed=0)
+    >>> len(idx), float(np.mean(np.asarray(correct)[idx]))
+    (8, 0.5)
+    >>> idx = resample_indices(correct, 0.25, n=4, seed=0)
+    >>> int(np.asarray(correct)[idx].sum())
+    1
+    """
+    y = check_correct(correct)
+    a = check_scalar_in_range(accuracy, "accuracy", low=0.0, high=1.0)
+    rng = as_rng(seed)
+    pos = np.flatnonzero(y)
+    neg = np.flatnonzero(~y)
+    if n is None:
+        limits = []
+        if a > 0:
+            limits.append(pos.size / a)
+        if a < 1:
+            limits.append(neg.size / (1.0 - a))
+        n = int(np.floor(min(limits) + 1e-9))
+        if n < 1:
+            raise ValueError(
+                f"correct has {pos.size} correct and {neg.size} wrong predictions; "
+                f"no sample with accuracy {a:g} can be drawn."
+            )
+    else:
+        n = check_positive_int(n, "n")
+    n_pos = int(round(a * n))
+    n_neg = n - n_pos
+    if n_pos > pos.size or n_neg > neg.size:
+        raise ValueError(
+            f"a sample of n={n} at accuracy {a:g} needs {n_pos} correct and {n_neg} wrong predictions; "
+            f"correct has only {pos.size} correct and {neg.size} wrong."
+        )
+    idx = np.concatenate([rng.choice(pos, n_pos, replace=False), rng.choice(neg, n_neg, replace=False)])
+    return rng.permutation(idx)
+
+
+# --------------------------------------------------------------------------
+# Section 5.4: a reader who trusts confident answers
+# --------------------------------------------------------------------------
+
+class TrustScores(NamedTuple):
+    """Precision, recall and F1 of trusting answers with confidence >= threshold."""
+
+    precision: float
+    recall: float
+    f1: float
+    n_trusted: int
+
+
+def trust_scores(conf: Any, correct: Any, *, threshold: float = 0.5) -> TrustScores:
+    r"""Precision, recall and F1 of a reader who trusts confident answers.
+
+    Si et al. (2022, Section 5.4, Table 3) score human judgements of whether a
+    QA answer is correct by precision, recall and F1, with "judged correct"
+    as the positive decision; their "ConsCal (Always Trust)" row is a reader
+    who follows the confidence. Here the reader trusts an answer iff
+    :math:`c_i \ge t`:
+
+    .. math::
+
+        P = \frac{\sum_i [c_i \ge t]\, y_i}{\sum_i [c_i \ge t]}, \qquad
+        R = \frac{\sum_i [c_i \ge t]\, y_i}{\sum_i y_i}, \qquad
+        F_1 = \frac{2 P R}{P + R},
+
+    with :math:`c_i` the confidence, :math:`y_i \in \{0, 1\}` the correctness
+    and :math:`t` the threshold (0.5 by default). When no answer is trusted,
+    or no answer is correct, or :math:`P + R = 0`, the undefined quantity is
+    0 (scikit-learn's ``zero_division=0`` convention).
+
+    Parameters
+    ----------
+    conf : array-like of shape (N,)
+        Confidences in [0, 1].
+    correct : array-like of shape (N,)
+        0/1 or bool correctness.
+    threshold : float, default 0.5
+        Trust an answer when its confidence is at least this value.
+
+    Returns
+    -------
+    TrustScores
+        ``(precision, recall, f1, n_trusted)``.
+
+    Examples
+    --------
+    >>> trust_scores([0.9, 0.8, 0.6, 0.2], [1, 0, 1, 1])
+    TrustScores(precision=0.6666666666666666, recall=0.6666666666666666, f1=0.6666666666666666, n_trusted=3)
+    """
+    c, y = check_conf_correct(conf, correct)
+    t = check_scalar_in_range(threshold, "threshold", low=0.0, high=1.0)
+    trusted = c >= t
+    n_trusted = int(np.count_nonzero(trusted))
+    tp = int(np.count_nonzero(trusted & y))
+    n_pos = int(np.count_nonzero(y))
+    precision = tp / n_trusted if n_trusted else 0.0
+    recall = tp / n_pos if n_pos else 0.0
+    f1 = 2 * precision * recall / (precision + recall) if precision + recall > 0 else 0.0
+    return TrustScores(precision, recall, f1, n_trusted)
+
+
+# --------------------------------------------------------------------------
+# Tables 1, 4, 7: the per-source metric rows
+# --------------------------------------------------------------------------
+
+def calibration_summary(conf: Any, correct: Any, *, n_bins: int = 10) -> dict[str, float]:
+    r"""The metrics of one row of Si et al.'s Tables 1, 4 and 7.
+
+    .. math::
+
+        \mathrm{ICE} = \frac1N \sum_i |y_i - c_i|, \quad
+        \mathrm{ICE}_{pos} = \frac{1}{n_p}\sum_{i: y_i = 1} (1 - c_i), \quad
+        \mathrm{ICE}_{neg} = \frac{1}{n_n}\sum_{i: y_i = 0} c_i, \quad
+        \mathrm{MacroCE} = \tfrac12(\mathrm{ICE}_{pos} + \mathrm{ICE}_{neg})
+
+    (Si et al. 2022, Section 4.2), next to the accuracy and the ECE of
+    Section 2.1 with equal-width and equal-mass bins (Table 4). The metrics
+    are those of :mod:`calibnb.metrics`; an empty group (no correct or no
+    wrong prediction) contributes 0, as there.
+
+    Parameters
+    ----------
+    conf : array-like of shape (N,)
+        Confidences in [0, 1].
+    correct : array-like of shape (N,)
+        0/1 or bool correctness.
+    n_bins : int, default 10
+        Number of bins of both ECE variants.
+
+    Returns
+    -------
+    dict
+        Keys :data:`SUMMARY_COLUMNS` (``accuracy``, ``ece_width``,
+        ``ece_mass``, ``ice``, ``ice_pos``, ``ice_neg``, ``macro_ce``), as
+        fractions.
+
+    Examples
+    --------
+    >>> s = calibration_summary([0.9, 0.9, 0.9, 0.9], [1, 1, 1, 0], n_bins=2)
+    >>> {k: round(v, 3) for k, v in s.items()}
+    {'accuracy': 0.75, 'ece_width': 0.15, 'ece_mass': 0.25, 'ice': 0.3, 'ice_pos': 0.1, 'ice_neg': 0.9, 'macro_ce': 0.5}
+    """
+    from .metrics import ece, ice, macro_ce_parts
+
+    c, y = check_conf_correct(conf, correct)
+    n_bins = check_n_bins(n_bins)
+    parts = macro_ce_parts(c, y)
+    return {
+        "accuracy": float(np.mean(y)),
+        "ece_width": float(ece(c, y, n_bins=n_bins, binning="width")),
+        "ece_mass": float(ece(c, y, n_bins=n_bins, binning="mass")),
+        "ice": float(ice(c, y)),
+        "ice_pos": float(parts.ice_pos),
+        "ice_neg": float(parts.ice_neg),
+        "macro_ce": float(parts.macro_ce),
+    }
+
+
+def calibration_table(rows: Mapping[Any, tuple[Any, Any]], *, n_bins: int = 10, percent: bool = True):
+    """A table of :func:`calibration_summary` rows, one per (source, method).
+
+    Parameters
+    ----------
+    rows : mapping
+        ``{key: (conf, correct)}``. Keys are row labels; tuple keys (e.g.
+        ``("cifar10_resnet20", "TS")``) give a two-level index named
+        ``source`` and ``method``.
+    n_bins : int, default 10
+        Number of ECE bins.
+    percent : bool, default True
+        Multiply every value by 100, as Si et al. print them.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per key, columns :data:`SUMMARY_COLUMNS` plus ``n`` (the
+        number of predictions).
+
+    Examples
+    --------
+    >>> t = calibration_table({("toy", "raw"): ([0.9, 0.6], [1, 0]), ("toy", "flat"): ([0.5, 0.5], [1, 0])})
+    >>> t["macro_ce"].round(1).tolist()
+    [35.0, 50.0]
+    >>> list(t.index.names)
+    ['source', 'method']
+    """
+    import pandas as pd
+
+    if not isinstance(rows, Mapping) or len(rows) == 0:
+        raise ValueError("rows must be a non-empty mapping {key: (conf, correct)}.")
+    scale = 100.0 if percent else 1.0
+    records = []
+    for key, pair in rows.items():
+        if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+            raise TypeError(f"rows[{key!r}] must be a (conf, correct) pair; got {type(pair).__name__}.")
+        summary = calibration_summary(pair[0], pair[1], n_bins=n_bins)
+        record = {k: v * scale for k, v in summary.items()}
+        record["n"] = int(np.asarray(pair[0]).shape[0])
+        records.append(record)
+    keys = list(rows.keys())
+    if all(isinstance(k, tuple) and len(k) == 2 for k in keys):
+        index = pd.MultiIndex.from_tuples(keys, names=["source", "method"])
+    else:
+        index = pd.Index(keys, name="row")
+    return pd.DataFrame.from_records(records, index=index, columns=[*SUMMARY_COLUMNS, "n"])
+
+
+def relative_reduction(before: Any, after: Any) -> np.ndarray | float:
+    r"""Relative reduction of a metric by a calibrator, :math:`(b - a) / b`.
+
+    Si et al. (2022, Tables 1 and 4) show temperature scaling cutting ECE by
+    85-95% of its value while MacroCE moves by a few percent either way; this
+    is the quantity compared. Negative values mean the calibrator made the
+    metric worse.
+
+    Parameters
+    ----------
+    before, after : float or array-like
+        Metric values before and after calibration; ``before`` must be > 0.
+
+    Returns
+    -------
+    float or numpy.ndarray
+
+    Examples
+    --------
+    >>> relative_reduction(0.271, 0.040)
+    0.8524
+    >>> relative_reduction([0.4, 0.2], [0.3, 0.3]).round(2).tolist()
+    [0.25, -0.5]
+    """
+    b = np.asarray(before, dtype=np.float64)
+    a = np.asarray(after, dtype=np.float64)
+    if b.shape != a.shape:
+        raise ValueError(f"before has shape {b.shape} but after has shape {a.shape}; they must match.")
+    if not (np.all(np.isfinite(b)) and np.all(np.isfinite(a))):
+        raise ValueError("before and after must be finite.")
+    bad = b <= 0
+    if np.any(bad):
+        first = float(b.ravel()[np.flatnonzero(bad.ravel())[0]])
+        raise ValueError(f"before has {int(bad.sum())} value(s) <= 0 (relative reduction undefined); first: {first!r}.")
+    out = (b - a) / b
+    return float(out) if out.ndim == 0 else out
+
+
+# --------------------------------------------------------------------------
+# Section 5.1-5.3 on the QA experts: agreement features
+# --------------------------------------------------------------------------
+
+_ARTICLES = re.compile(r"\b(a|an|the)\b", flags=re.UNICODE)
+_PUNCT = str.maketrans("", "", string.punctuation)
+
+
+def normalize_answer(text: Any) -> str:
+    """SQuAD-style answer normalisation used for exact match.
+
+    Lower-case, remove punctuation, the articles *a*, *an*, *the*, and
+    collapse white space (the normalisation of the SQuAD evaluation script,
+    which exact match in open-domain QA uses).
+
+    Examples
+    --------
+    >>> normalize_answer("  The Cuban  Missile-Crisis. ")
+    'cuban missilecrisis'
+    >>> normalize_answer(None)
+    ''
+    """
+    if text is None:
+        return ""
+    s = str(text).lower().translate(_PUNCT)
+    s = _ARTICLES.sub(" ", s)
+    return " ".join(s.split())
+
+
+def _answers_array(answers: Any) -> np.ndarray:
+    arr = np.asarray(answers, dtype=object)
+    if arr.ndim != 2:
+        raise ValueError(f"answers must be 2-D with shape (N, n_experts); got an array of shape {arr.shape}.")
+    if arr.shape[0] == 0:
+        raise ValueError("answers is empty; at least one question is needed.")
+    if arr.shape[1] < 2:
+        raise ValueError(f"answers must hold at least 2 experts (columns); got shape {arr.shape}.")
+    return arr
+
+
+def expert_agreement(answers: Any, expert: int) -> np.ndarray:
+    r"""Which experts give the same (normalised) answer as ``expert``.
+
+    ConsCal (Si et al. 2022, Section 5.2) counts how many of :math:`N`
+    checkpoints make the same prediction as the final model. Without
+    checkpoints, the QA data offer :math:`E` prompting "experts" answering
+    the same questions; the agreement of the chosen expert's answer with the
+    others plays the role of checkpoint agreement:
+
+    .. math::
+
+        A_{ij} = \bigl[\operatorname{norm}(a_{ij}) = \operatorname{norm}(a_{i e})\bigr],
+
+    with :math:`a_{ij}` expert :math:`j`'s answer to question :math:`i`,
+    :math:`e` the chosen expert and norm :func:`normalize_answer`. Column
+    :math:`e` is therefore all ``True``; ``A.sum(1)`` is ConsCal's count
+    :math:`k` and ``A.mean(1)`` its "frequency" confidence :math:`k/E`.
+
+    Parameters
+    ----------
+    answers : array-like of shape (N, E)
+        Answer strings, one column per expert.
+    expert : int
+        Column of the chosen expert.
+
+    Returns
+    -------
+    numpy.ndarray of shape (N, E), bool
+
+    Examples
+    --------
+    >>> expert_agreement([["Paris", "paris.", "Lyon"], ["1988", "1986", "1986"]], 1)
+    array([[ True,  True, False],
+           [False,  True,  True]])
+    """
+    arr = _answers_array(answers)
+    e = check_positive_int(expert, "expert", minimum=0)
+    if e >= arr.shape[1]:
+        raise ValueError(f"expert must be in [0, {arr.shape[1]}); got {e}.")
+    norm = np.vectorize(normalize_answer, otypes=[object])(arr)
+    return norm == norm[:, [e]]
+
+
+def expert_features(answers: Any, confidences: Any, expert: int) -> np.ndarray:
+    r"""Features for predicting whether the chosen expert's answer is correct.
+
+    The feature-based classifiers of Si et al. (2022, Section 5.1 and
+    Appendix B) use the model's scores and how often the predicted answer
+    recurs among the top candidates. On the QA experts the analogous,
+    label-free features per question are:
+
+    - the chosen expert's confidence :math:`c_{ie}`;
+    - the other experts' confidences :math:`c_{ij}, j \ne e`;
+    - the agreement bits :math:`A_{ij}, j \ne e` of :func:`expert_agreement`;
+    - the agreement frequency :math:`k_i / E`;
+    - the mean confidence of the agreeing experts.
+
+    No correctness label of any expert is used.
+
+    Parameters
+    ----------
+    answers : array-like of shape (N, E)
+        Answer strings, one column per expert.
+    confidences : array-like of shape (N, E)
+        Each expert's confidence in its own answer, in [0, 1].
+    expert : int
+        Column of the chosen expert.
+
+    Returns
+    -------
+    numpy.ndarray of shape (N, 2 E + 1), float
+
+    Examples
+    --------
+    >>> expert_features([["a", "a", "b"]], [[0.9, 0.7, 0.2]], 0).round(3).tolist()
+    [[0.9, 0.7, 0.2, 1.0, 0.0, 0.667, 0.8]]
+    """
+    agree = expert_agreement(answers, expert)
+    conf = np.asarray(confidences, dtype=np.float64)
+    if conf.shape != agree.shape:
+        raise ValueError(f"confidences has shape {conf.shape} but answers has shape {agree.shape}; they must match.")
+    if not np.all(np.isfinite(conf)) or conf.min() < 0 or conf.max() > 1:
+        bad = ~(np.isfinite(conf) & (conf >= 0) & (conf <= 1))
+        i = np.unravel_index(np.flatnonzero(bad.ravel())[0], conf.shape)
+        raise ValueError(
+            f"confidences has {int(bad.sum())} value(s) outside [0, 1] or not finite; "
+            f"first at index {tuple(int(j) for j in i)}: {conf[i]!r}."
+        )
+    e = int(expert)
+    others = np.delete(np.arange(conf.shape[1]), e)
+    freq = agree.mean(axis=1)
+    agree_conf = (conf * agree).sum(axis=1) / agree.sum(axis=1)
+    return np.column_stack([conf[:, e], conf[:, others], agree[:, others].astype(np.float64), freq, agree_conf])

@@ -1,0 +1,194 @@
+"""Unit tests of calibnb.qa (Si et al. 2022 helpers)."""
+
+import numpy as np
+import pytest
+from numpy.testing import assert_allclose
+
+from calibnb.qa import (
+    SUMMARY_COLUMNS,
+    calibration_summary,
+    calibration_table,
+    expert_agreement,
+    expert_features,
+    normalize_answer,
+    relative_reduction,
+    resample_indices,
+    trust_scores,
+)
+
+
+# ------------------------------------------------------------ resample_indices
+
+@pytest.mark.parametrize("accuracy", [0.0, 0.1, 0.25, 0.5, 0.9, 1.0])
+@pytest.mark.parametrize("n_pos,n_neg", [(30, 70), (90, 10), (5, 200)])
+def test_resample_hits_target_accuracy_without_replacement(accuracy, n_pos, n_neg):
+    correct = np.r_[np.ones(n_pos, bool), np.zeros(n_neg, bool)]
+    np.random.default_rng(1).shuffle(correct)
+    idx = resample_indices(correct, accuracy, seed=3)
+    assert len(np.unique(idx)) == len(idx)  # no index twice
+    n = len(idx)
+    assert correct[idx].sum() == round(accuracy * n)
+    # default size is the largest drawable one: one more item would need too many of a group
+    limits = [x for x in (n_pos / accuracy if accuracy > 0 else None, n_neg / (1 - accuracy) if accuracy < 1 else None) if x]
+    assert n == int(np.floor(min(limits) + 1e-9))
+
+
+def test_resample_is_seeded_and_seed_matters():
+    correct = np.arange(200) % 3 == 0
+    a = resample_indices(correct, 0.5, seed=7)
+    b = resample_indices(correct, 0.5, seed=7)
+    c = resample_indices(correct, 0.5, seed=8)
+    assert_allclose(a, b)
+    assert not np.array_equal(a, c)
+    # a Generator is accepted and advanced
+    rng = np.random.default_rng(0)
+    assert not np.array_equal(resample_indices(correct, 0.5, seed=rng), resample_indices(correct, 0.5, seed=rng))
+
+
+def test_resample_explicit_n_and_errors():
+    correct = np.r_[np.ones(10, bool), np.zeros(10, bool)]
+    idx = resample_indices(correct, 0.3, n=10, seed=0)
+    assert len(idx) == 10 and correct[idx].sum() == 3
+    with pytest.raises(ValueError, match="needs 18 correct and 2 wrong"):
+        resample_indices(correct, 0.9, n=20, seed=0)
+    with pytest.raises(ValueError, match="accuracy must be <= 1"):
+        resample_indices(correct, 1.5)
+    with pytest.raises(ValueError, match="no sample with accuracy 1"):
+        resample_indices(np.zeros(5), 1.0)
+    with pytest.raises(ValueError, match="correct must hold only 0/1"):
+        resample_indices([0, 2, 1], 0.5)
+    with pytest.raises(TypeError, match="n must be an integer"):
+        resample_indices(correct, 0.5, n=3.5)
+
+
+# ------------------------------------------------------------ trust_scores
+
+def test_trust_scores_against_sklearn():
+    from sklearn.metrics import f1_score, precision_score, recall_score
+
+    rng = np.random.default_rng(0)
+    for threshold in (0.3, 0.5, 0.8):
+        conf = rng.random(300)
+        correct = rng.random(300) < conf
+        s = trust_scores(conf, correct, threshold=threshold)
+        pred = conf >= threshold
+        assert_allclose(s.precision, precision_score(correct, pred))
+        assert_allclose(s.recall, recall_score(correct, pred))
+        assert_allclose(s.f1, f1_score(correct, pred))
+        assert s.n_trusted == pred.sum()
+
+
+def test_trust_scores_edge_cases():
+    # threshold is inclusive
+    assert trust_scores([0.5], [1]).n_trusted == 1
+    # nobody trusted: precision, recall and F1 are 0 by convention
+    assert trust_scores([0.1, 0.2], [1, 0]) == (0.0, 0.0, 0.0, 0)
+    # binary confidences equal to correctness: perfect reader
+    assert trust_scores([1, 0, 1], [1, 0, 1])[:3] == (1.0, 1.0, 1.0)
+    with pytest.raises(ValueError, match="conf has 1 value outside"):
+        trust_scores([0.2, 1.2], [0, 1])
+    with pytest.raises(ValueError, match="threshold must be <= 1"):
+        trust_scores([0.2], [0], threshold=2)
+
+
+# ------------------------------------------------------------ summary / table
+
+def _reference_summary(c, y, n_bins):
+    y = y.astype(bool)
+    edges = np.linspace(0, 1, n_bins + 1)
+    ece_w = 0.0
+    for m in range(n_bins):
+        inb = (c > edges[m]) & (c <= edges[m + 1]) if m else (c >= 0) & (c <= edges[1])
+        if inb.any():
+            ece_w += inb.mean() * abs(y[inb].mean() - c[inb].mean())
+    order = np.argsort(c, kind="stable")
+    ece_m = sum(len(g) / len(c) * abs(y[g].mean() - c[g].mean()) for g in np.array_split(order, n_bins) if len(g))
+    pos = (1 - c[y]).mean() if y.any() else 0.0
+    neg = c[~y].mean() if (~y).any() else 0.0
+    return dict(accuracy=y.mean(), ece_width=ece_w, ece_mass=ece_m, ice=np.abs(y - c).mean(),
+                ice_pos=pos, ice_neg=neg, macro_ce=(pos + neg) / 2)
+
+
+@pytest.mark.parametrize("n_bins", [1, 5, 10, 15])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_calibration_summary_matches_definitions(n_bins, seed):
+    rng = np.random.default_rng(seed)
+    c = rng.random(500) ** 0.5
+    y = rng.random(500) < c**2
+    got = calibration_summary(c, y, n_bins=n_bins)
+    assert tuple(got) == SUMMARY_COLUMNS
+    ref = _reference_summary(c, y, n_bins)
+    for k in SUMMARY_COLUMNS:
+        assert_allclose(got[k], ref[k], atol=1e-12, err_msg=k)
+
+
+def test_average_confidence_gives_macro_ce_one_half():
+    # Si et al. Table 7: the average baseline has MacroCE = 50.00 exactly
+    rng = np.random.default_rng(0)
+    y = rng.random(321) < 0.37
+    s = calibration_summary(np.full(321, 0.123), y)
+    assert_allclose(s["macro_ce"], 0.5, atol=1e-15)
+
+
+def test_calibration_table_layout_and_percent():
+    rng = np.random.default_rng(0)
+    c = rng.random(50)
+    y = rng.random(50) < c
+    t = calibration_table({("a", "raw"): (c, y), ("a", "flat"): (np.full(50, y.mean()), y)}, n_bins=5)
+    assert list(t.columns) == [*SUMMARY_COLUMNS, "n"]
+    assert list(t.index.names) == ["source", "method"]
+    assert_allclose(t.loc[("a", "raw"), "macro_ce"], 100 * calibration_summary(c, y, n_bins=5)["macro_ce"])
+    assert_allclose(t.loc[("a", "flat"), "ece_width"], 0.0, atol=1e-12)
+    t1 = calibration_table({"only": (c, y)}, percent=False)
+    assert t1.index.name == "row" and t1.loc["only", "n"] == 50
+    assert_allclose(t1.loc["only", "ice"], np.abs(y - c).mean())
+    with pytest.raises(ValueError, match="non-empty mapping"):
+        calibration_table({})
+    with pytest.raises(TypeError, match="must be a \\(conf, correct\\) pair"):
+        calibration_table({"x": c})
+
+
+def test_relative_reduction():
+    assert_allclose(relative_reduction(0.5, 0.1), 0.8)
+    assert_allclose(relative_reduction([0.2, 0.4], [0.3, 0.4]), [-0.5, 0.0])
+    with pytest.raises(ValueError, match="before has 1 value"):
+        relative_reduction(0.0, 0.1)
+    with pytest.raises(ValueError, match="shape"):
+        relative_reduction([0.1, 0.2], [0.1])
+
+
+# ------------------------------------------------------------ agreement features
+
+def test_normalize_answer():
+    assert normalize_answer("The  Beatles!") == "beatles"
+    assert normalize_answer("An apple, a day") == "apple day"
+    assert normalize_answer(12) == "12"
+
+
+def test_expert_agreement_and_features():
+    answers = [["Urge Overkill", "urge overkill", "Neil Diamond", "the Urge Overkill"],
+               ["1988", "1986", "1986", "1986"]]
+    conf = [[0.9, 0.8, 0.3, 0.6], [0.2, 0.7, 0.5, 0.4]]
+    a = expert_agreement(answers, 0)
+    assert a.tolist() == [[True, True, False, True], [True, False, False, False]]
+    assert expert_agreement(answers, 2)[:, 2].all()
+    f = expert_features(answers, conf, 0)
+    assert f.shape == (2, 9)
+    assert_allclose(f[:, 0], [0.9, 0.2])                       # own confidence
+    assert_allclose(f[:, 1:4], [[0.8, 0.3, 0.6], [0.7, 0.5, 0.4]])  # others' confidences
+    assert_allclose(f[:, 4:7], [[1, 0, 1], [0, 0, 0]])          # agreement bits
+    assert_allclose(f[:, 7], [0.75, 0.25])                      # frequency k/E
+    assert_allclose(f[:, 8], [(0.9 + 0.8 + 0.6) / 3, 0.2])      # mean confidence of agreeing experts
+
+
+def test_expert_agreement_errors():
+    with pytest.raises(ValueError, match="expert must be in \\[0, 2\\)"):
+        expert_agreement([["a", "b"]], 2)
+    with pytest.raises(ValueError, match="2-D"):
+        expert_agreement(["a", "b"], 0)
+    with pytest.raises(ValueError, match="at least 2 experts"):
+        expert_agreement([["a"]], 0)
+    with pytest.raises(ValueError, match="confidences has shape"):
+        expert_features([["a", "b"]], [[0.1, 0.2, 0.3]], 0)
+    with pytest.raises(ValueError, match="outside \\[0, 1\\]"):
+        expert_features([["a", "b"]], [[0.1, 1.3]], 0)
