@@ -10,6 +10,18 @@ __version__ = "0.1.0"
 # --- metrics (calibnb.metrics, calibnb.human, calibnb.scalar) ---------------
 
 # --- plots (calibnb.plots) ----------------------------------------------------
+from .plots import (  # noqa: E402,F401
+    HistogramData,
+    KSGraphData,
+    ReliabilityDiagramData,
+    histogram_data,
+    ks_graph_data,
+    plot_histograms,
+    plot_ks_graph,
+    plot_reliability_diagram,
+    probability_histograms,
+    reliability_diagram_data,
+)
 
 # --- calibrators (calibnb.calibrators, calibnb.training) ---------------------
 

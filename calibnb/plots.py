@@ -1,0 +1,610 @@
+"""The figures of the five papers, each in two parts: pure data, then drawing.
+
+Every figure has a pure ``*_data`` function that computes what is plotted and
+returns a small frozen dataclass, and a ``plot_*(data, *, ax=None, ...)``
+function that only draws it on ``ax`` (a new figure when ``ax`` is None) and
+returns the :class:`matplotlib.axes.Axes`. The drawing functions label both
+axes, add a legend when there are several series, never call ``plt.show`` or
+``savefig`` and never change matplotlib's global style. matplotlib is imported
+inside the drawing functions, so ``import calibnb`` stays light.
+
+Figures covered:
+
+* reliability diagram with per-bin counts, in the classic form (accuracy bars,
+  gap to mean confidence) or Si et al. 2022 Figure 1 form (each bucket's share
+  of predictions split into correct and wrong, with the accuracy line):
+  :func:`reliability_diagram_data`, :func:`plot_reliability_diagram`;
+* KS calibration graphs of Gupta et al. 2021 Figure 1 a-d:
+  :func:`ks_graph_data`, :func:`plot_ks_graph`;
+* overlaid histograms of instance-level values (Baan et al. 2022 Figures 1-2:
+  DistCE, EntCE) and of per-class or k-th-guess probabilities (Baan Appendix B):
+  :func:`histogram_data`, :func:`probability_histograms`,
+  :func:`plot_histograms`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+import pandas as pd
+
+from .validation import (
+    check_1d_finite,
+    check_choice,
+    check_conf_correct,
+    check_n_bins,
+    check_positive_int,
+    check_probs,
+    check_scalar_in_range,
+)
+
+__all__ = [
+    "ReliabilityDiagramData",
+    "reliability_diagram_data",
+    "plot_reliability_diagram",
+    "KSGraphData",
+    "ks_graph_data",
+    "plot_ks_graph",
+    "HistogramData",
+    "histogram_data",
+    "probability_histograms",
+    "plot_histograms",
+]
+
+# Si et al. 2022 Figure 1 colours: correct predictions green, wrong ones blue.
+_CORRECT_COLOR = "tab:green"
+_WRONG_COLOR = "tab:blue"
+
+
+def _new_axes(ax: Any) -> Any:
+    """Return ``ax``, or the Axes of a new figure when ``ax`` is None."""
+    if ax is not None:
+        return ax
+    import matplotlib.pyplot as plt
+
+    _, ax = plt.subplots()
+    return ax
+
+
+# --------------------------------------------------------------------------
+# Reliability diagram
+# --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ReliabilityDiagramData:
+    """What a reliability diagram shows.
+
+    Attributes
+    ----------
+    table : pandas.DataFrame
+        :func:`calibnb.reliability_table` (non-empty bins only: ``bin, lower,
+        upper, count, n_correct, mean_conf, accuracy, gap``) plus ``n_wrong``,
+        ``frac_correct`` and ``frac_wrong`` (``n_correct / N`` and
+        ``n_wrong / N``: the green and blue bars of Si 2022 Figure 1).
+    n : int
+        Number of predictions N.
+    n_bins : int
+        Number of bins requested (empty bins are not in ``table``).
+    binning : str
+        ``"width"`` or ``"mass"``.
+    ece, mce : float
+        :func:`calibnb.ece` and :func:`calibnb.mce` for the same bins.
+    """
+
+    table: pd.DataFrame
+    n: int
+    n_bins: int
+    binning: str
+    ece: float
+    mce: float
+
+
+def reliability_diagram_data(conf: Any, correct: Any, *, n_bins: int = 10, binning: str = "width") -> ReliabilityDiagramData:
+    r"""Per-bin accuracy, mean confidence and correct/wrong counts for a reliability diagram.
+
+    For each non-empty bin :math:`B_m` (bins as in :func:`calibnb.reliability_table`)
+
+    .. math::
+
+        \mathrm{acc}(B_m) = \frac{1}{|B_m|}\sum_{i \in B_m} y_i, \qquad
+        \mathrm{conf}(B_m) = \frac{1}{|B_m|}\sum_{i \in B_m} c_i, \qquad
+        \mathrm{frac\_correct}_m = \frac{1}{N}\sum_{i \in B_m} y_i, \qquad
+        \mathrm{frac\_wrong}_m = \frac{1}{N}\sum_{i \in B_m} (1 - y_i),
+
+    with confidences :math:`c_i`, correctness :math:`y_i \in \{0, 1\}` and N
+    predictions. The last two are the stacked bars of Si et al. 2022,
+    Figure 1 (relative bucket sizes, correct in green and wrong in blue).
+
+    Parameters
+    ----------
+    conf : array-like of shape (N,)
+        Confidences in [0, 1].
+    correct : array-like of shape (N,)
+        1 (or True) where the prediction is correct.
+    n_bins : int, default 10
+        Number of bins.
+    binning : {"width", "mass"}, default "width"
+        Equal-width bins on [0, 1] or equal-mass bins.
+
+    Returns
+    -------
+    ReliabilityDiagramData
+
+    Examples
+    --------
+    >>> d = reliability_diagram_data([0.1, 0.3, 0.8, 0.9], [0, 1, 1, 0], n_bins=2)
+    >>> d.table[["count", "n_correct", "n_wrong", "accuracy"]].to_numpy().tolist()
+    [[2.0, 1.0, 1.0, 0.5], [2.0, 1.0, 1.0, 0.5]]
+    >>> round(d.ece, 3)
+    0.325
+    """
+    from . import metrics
+
+    c, y = check_conf_correct(conf, correct)
+    n_bins = check_n_bins(n_bins)
+    binning = check_choice(binning, ("width", "mass"), "binning")
+    table = metrics.reliability_table(c, y, n_bins=n_bins, binning=binning).reset_index(drop=True)
+    n = int(c.shape[0])
+    table = table.assign(
+        n_wrong=table["count"] - table["n_correct"],
+        frac_correct=table["n_correct"] / n,
+        frac_wrong=(table["count"] - table["n_correct"]) / n,
+    )
+    return ReliabilityDiagramData(
+        table=table,
+        n=n,
+        n_bins=n_bins,
+        binning=binning,
+        ece=float(metrics.ece(c, y, n_bins=n_bins, binning=binning)),
+        mce=float(metrics.mce(c, y, n_bins=n_bins, binning=binning)),
+    )
+
+
+def plot_reliability_diagram(
+    data: ReliabilityDiagramData,
+    *,
+    ax: Any = None,
+    style: str = "classic",
+    show_counts: bool = True,
+    show_ece: bool = True,
+) -> Any:
+    """Draw a reliability diagram from :func:`reliability_diagram_data`.
+
+    ``style="classic"``: one bar per bin spanning its edges with height the
+    bin's accuracy, a hatched bar from accuracy up (or down) to the bin's mean
+    confidence (the gap), and the diagonal of perfect calibration.
+    ``style="si"``: Si et al. 2022 Figure 1: each bin's share of all
+    predictions as stacked bars, correct (green) below wrong (blue), with the
+    bin accuracy as a dashed line at the bin's mean confidence, and the diagonal.
+
+    Parameters
+    ----------
+    data : ReliabilityDiagramData
+    ax : matplotlib.axes.Axes, optional
+        Where to draw; a new figure is made when None.
+    style : {"classic", "si"}, default "classic"
+    show_counts : bool, default True
+        Write each bin's number of predictions above its bar.
+    show_ece : bool, default True
+        Give ECE and MCE as the legend's title.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        Artists carry a ``gid``: bars ``"accuracy"``, ``"gap"``, ``"correct"``,
+        ``"wrong"``; lines ``"accuracy"``, ``"diagonal"``; count texts
+        ``"count"``.
+    """
+    if not isinstance(data, ReliabilityDiagramData):
+        raise TypeError(f"data must be a ReliabilityDiagramData (from reliability_diagram_data); got {type(data).__name__}.")
+    style = check_choice(style, ("classic", "si"), "style")
+    ax = _new_axes(ax)
+    t = data.table
+    left = t["lower"].to_numpy(float)
+    width = np.maximum(t["upper"].to_numpy(float) - left, 1e-3)  # degenerate equal-mass bins stay visible
+    acc = t["accuracy"].to_numpy(float)
+    mean_conf = t["mean_conf"].to_numpy(float)
+
+    ax.plot([0, 1], [0, 1], color="0.5", linestyle=":", label="perfect calibration", gid="diagonal")
+    if style == "classic":
+        ax.bar(left, acc, width=width, align="edge", color="tab:blue", edgecolor="black",
+               label="accuracy", gid="accuracy")
+        ax.bar(left, mean_conf - acc, bottom=acc, width=width, align="edge", color="tab:red", alpha=0.3,
+               edgecolor="tab:red", hatch="//", label="gap to mean confidence", gid="gap")
+        tops = np.maximum(acc, mean_conf)
+        ax.set_ylabel("accuracy")
+    else:
+        ax.bar(left, t["frac_correct"].to_numpy(float), width=width, align="edge", color=_CORRECT_COLOR,
+               edgecolor="black", label="correct (share of all predictions)", gid="correct")
+        ax.bar(left, t["frac_wrong"].to_numpy(float), bottom=t["frac_correct"].to_numpy(float), width=width,
+               align="edge", color=_WRONG_COLOR, edgecolor="black", label="wrong (share of all predictions)",
+               gid="wrong")
+        ax.plot(mean_conf, acc, linestyle="--", marker="o", color="black", label="accuracy", gid="accuracy")
+        tops = t["count"].to_numpy(float) / data.n
+        ax.set_ylabel("accuracy / share of predictions")
+    if show_counts:
+        for x, top, count in zip(left + width / 2, tops, t["count"].to_numpy()):
+            ax.text(x, top + 0.01, f"{int(count)}", ha="center", va="bottom", fontsize="small", gid="count")
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1.08)
+    ax.set_xlabel(f"confidence ({data.n_bins} {'equal-width' if data.binning == 'width' else 'equal-mass'} bins)")
+    title = f"ECE = {data.ece:.3f}, MCE = {data.mce:.3f}" if show_ece else None
+    ax.legend(loc="upper left", fontsize="small", title=title, title_fontsize="small")
+    return ax
+
+
+# --------------------------------------------------------------------------
+# KS calibration graphs (Gupta et al. 2021, Figure 1)
+# --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class KSGraphData:
+    """What the four KS calibration graphs of Gupta et al. 2021 Figure 1 show.
+
+    Attributes
+    ----------
+    fractile : ndarray of shape (N,)
+        i/N for i = 1..N.
+    scores : ndarray of shape (N,)
+        Confidences sorted ascending (stable).
+    cum_score, cum_accuracy : ndarray of shape (N,)
+        :math:`\\tilde h_i` and :math:`h_i` (Gupta Eq. 11).
+    score, probability : ndarray of shape (N,)
+        Slopes of ``cum_score`` and ``cum_accuracy`` against the fractile, each
+        a centred difference over ``window_size`` points: the non-cumulative
+        score and the estimate of P(correct | score = s(t)) (Gupta Prop. 4.1).
+    ks : float
+        KS error, max_i |h_i - h̃_i| (Gupta Eq. 12).
+    ks_index : int
+        First index where the maximum is reached.
+    window_size : int
+        Points in each centred difference.
+    """
+
+    fractile: np.ndarray
+    scores: np.ndarray
+    cum_score: np.ndarray
+    cum_accuracy: np.ndarray
+    score: np.ndarray
+    probability: np.ndarray
+    ks: float
+    ks_index: int
+    window_size: int
+
+
+def _window_slope(values: np.ndarray, w: int) -> np.ndarray:
+    """Mean of ``values`` over a centred window of ``w`` points (one-sided at the ends).
+
+    This is the slope of the cumulative sum of ``values``/N against i/N over the
+    window, i.e. a smoothed difference; vectorised through one cumulative sum.
+    """
+    n = values.shape[0]
+    w = min(w, n)
+    c = np.concatenate(([0.0], np.cumsum(values, dtype=np.float64)))
+    lo = np.clip(np.arange(n) - w // 2, 0, n - w)
+    return (c[lo + w] - c[lo]) / w
+
+
+def ks_graph_data(conf: Any, correct: Any, *, window: float = 0.1) -> KSGraphData:
+    r"""Curves of the KS calibration graphs (Gupta et al. 2021, Figure 1 a-d).
+
+    With confidences sorted ascending (stable), :math:`s_1 \le \dots \le s_N`
+    and correctness :math:`y_i` in that order (Gupta Eq. 11),
+
+    .. math::
+
+        h_i = \frac{1}{N}\sum_{j \le i} y_j, \qquad
+        \tilde h_i = \frac{1}{N}\sum_{j \le i} s_j, \qquad
+        \mathrm{KS} = \max_i |h_i - \tilde h_i| \quad \text{(Eq. 12)}.
+
+    The non-cumulative curves of panels c and d are the slopes of
+    :math:`\tilde h` and :math:`h` against the fractile :math:`t = i/N`; by
+    Gupta's Proposition 4.1 the slope of :math:`h` estimates
+    :math:`P(\text{correct} \mid \text{score} = s(t))`. They are estimated by
+    a centred difference over :math:`w = \max(1, \mathrm{round}(\text{window}\cdot N))`
+    points,
+
+    .. math::
+
+        \hat h'(t_i) = \frac{h_{l+w} - h_{l}}{w / N} = \frac{1}{w}\sum_{j=l+1}^{l+w} y_j,
+        \qquad l = \min(\max(i - \lfloor w/2 \rfloor - 1, 0), N - w),
+
+    and likewise for the score (Gupta fit a spline instead; see
+    :class:`calibnb.SplineCalibrator`).
+
+    Parameters
+    ----------
+    conf : array-like of shape (N,)
+        Confidences (scores) in [0, 1].
+    correct : array-like of shape (N,)
+        1 (or True) where the prediction is correct.
+    window : float in (0, 1], default 0.1
+        Fraction of the N points in each centred difference.
+
+    Returns
+    -------
+    KSGraphData
+
+    Examples
+    --------
+    >>> d = ks_graph_data([0.9, 0.6, 0.8, 0.7], [1, 0, 1, 1], window=0.5)
+    >>> d.scores.tolist(), d.cum_accuracy.tolist()
+    ([0.6, 0.7, 0.8, 0.9], [0.0, 0.25, 0.5, 0.75])
+    >>> round(d.ks, 3), d.ks_index
+    (0.15, 0)
+    >>> d.probability.tolist()
+    [0.5, 0.5, 1.0, 1.0]
+    """
+    from . import metrics
+
+    c, y = check_conf_correct(conf, correct)
+    window = check_scalar_in_range(window, "window", low=0.0, high=1.0, low_inclusive=False)
+    curves = metrics.ks_curves(c, y)
+    scores = np.asarray(curves.scores, dtype=np.float64)
+    ordered_correct = np.asarray(curves.correct, dtype=np.float64)
+    n = scores.shape[0]
+    w = max(1, int(round(window * n)))
+    gap = np.abs(np.asarray(curves.gap, dtype=np.float64))
+    k = int(np.argmax(gap))
+    return KSGraphData(
+        fractile=np.asarray(curves.fractile, dtype=np.float64),
+        scores=scores,
+        cum_score=np.asarray(curves.cum_score, dtype=np.float64),
+        cum_accuracy=np.asarray(curves.cum_accuracy, dtype=np.float64),
+        score=_window_slope(scores, w),
+        probability=_window_slope(ordered_correct, w),
+        ks=float(gap[k]),
+        ks_index=k,
+        window_size=min(w, n),
+    )
+
+
+_KS_PANELS = {
+    # panel: (x field, (y fields), x label, y label)
+    "a": ("fractile", ("cum_score", "cum_accuracy"), "fractile", "cumulative score / accuracy"),
+    "b": ("cum_score", ("cum_score", "cum_accuracy"), "cumulative score", "cumulative score / accuracy"),
+    "c": ("fractile", ("score", "probability"), "fractile", "score / probability"),
+    "d": ("score", ("score", "probability"), "score", "probability"),
+}
+_KS_LABELS = {
+    "cum_score": "cumulative score",
+    "cum_accuracy": "cumulative accuracy",
+    "score": "score",
+    "probability": "probability (smoothed)",
+}
+
+
+def plot_ks_graph(data: KSGraphData, *, panel: str = "a", ax: Any = None) -> Any:
+    """Draw one panel of Gupta et al. 2021 Figure 1 from :func:`ks_graph_data`.
+
+    Panels: ``"a"`` cumulative score and cumulative accuracy against the
+    fractile, with the KS error marked where the two are furthest apart;
+    ``"b"`` the same against the cumulative score (the score curve becomes the
+    diagonal); ``"c"`` the (smoothed) non-cumulative score and probability
+    against the fractile; ``"d"`` the same against the score (the score curve
+    becomes the diagonal, the probability curve is the calibration curve).
+    Score is drawn in blue and probability/accuracy in orange, as in the paper.
+
+    Parameters
+    ----------
+    data : KSGraphData
+    panel : {"a", "b", "c", "d"}, default "a"
+    ax : matplotlib.axes.Axes, optional
+        Where to draw; a new figure is made when None.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        Lines carry the ``gid`` of the :class:`KSGraphData` field they plot
+        (``"cum_score"``, ``"cum_accuracy"``, ``"score"``, ``"probability"``);
+        the KS marker of panels a and b has ``gid="ks"``.
+    """
+    if not isinstance(data, KSGraphData):
+        raise TypeError(f"data must be a KSGraphData (from ks_graph_data); got {type(data).__name__}.")
+    panel = check_choice(panel, tuple(_KS_PANELS), "panel")
+    ax = _new_axes(ax)
+    x_field, y_fields, x_label, y_label = _KS_PANELS[panel]
+    x = getattr(data, x_field)
+    for field, color in zip(y_fields, ("tab:blue", "tab:orange")):
+        ax.plot(x, getattr(data, field), color=color, label=_KS_LABELS[field], gid=field)
+    if panel in ("a", "b"):
+        k = data.ks_index
+        ax.plot([x[k], x[k]], [data.cum_score[k], data.cum_accuracy[k]], color="black", linestyle="--",
+                marker="_", label=f"KS error = {100 * data.ks:.2f}%", gid="ks")
+    ax.set_xlabel(x_label)
+    ax.set_ylabel(y_label)
+    ax.legend(loc="upper left", fontsize="small")
+    return ax
+
+
+# --------------------------------------------------------------------------
+# Histograms (Baan et al. 2022, Figures 1-2 and Appendix B)
+# --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class HistogramData:
+    """A histogram of instance-level values.
+
+    Attributes
+    ----------
+    edges : ndarray of shape (bins + 1,)
+    counts : ndarray of shape (bins,), int
+        Values in each bin (the last bin is closed, as in ``numpy.histogram``).
+    fraction : ndarray of shape (bins,)
+        ``counts / n``: the share of *all* n values in each bin.
+    n : int
+        Number of values, including any outside the range.
+    n_outside : int
+        Values outside ``[edges[0], edges[-1]]`` (counted in no bin).
+    label : str or None
+        Series name used by :func:`plot_histograms`.
+    """
+
+    edges: np.ndarray
+    counts: np.ndarray
+    fraction: np.ndarray
+    n: int
+    n_outside: int
+    label: str | None = None
+
+
+def histogram_data(values: Any, *, bins: int = 30, range: tuple[float, float] | None = (0.0, 1.0),
+                   label: str | None = None) -> HistogramData:
+    r"""Histogram of instance-level values such as DistCE or EntCE (Baan et al. 2022, Figs. 1-2).
+
+    With edges :math:`e_0 < \dots < e_B` equally spaced over ``range``,
+
+    .. math::
+
+        \mathrm{count}_b = |\{i : e_b \le v_i < e_{b+1}\}| \ (\text{last bin closed}), \qquad
+        \mathrm{fraction}_b = \mathrm{count}_b / n .
+
+    Baan compare 30-bin DistCE histograms on [0, 1] (Table 2), the default
+    here. Values outside ``range`` are counted in ``n_outside``, not dropped
+    silently.
+
+    Parameters
+    ----------
+    values : array-like of shape (n,)
+        Finite values.
+    bins : int, default 30
+    range : (float, float) or None, default (0, 1)
+        Histogram range; None uses the values' minimum and maximum.
+    label : str, optional
+        Series name for the legend.
+
+    Returns
+    -------
+    HistogramData
+
+    Examples
+    --------
+    >>> h = histogram_data([0.1, 0.2, 0.9, 1.0, 1.5], bins=2)
+    >>> h.counts.tolist(), h.fraction.tolist(), h.n_outside
+    ([2, 2], [0.4, 0.4], 1)
+    """
+    v = check_1d_finite(values, "values")
+    bins = check_positive_int(bins, "bins")
+    if range is None:
+        lo, hi = float(v.min()), float(v.max())
+        if lo == hi:
+            lo, hi = lo - 0.5, hi + 0.5
+    else:
+        if not isinstance(range, (tuple, list)) or len(range) != 2:
+            raise TypeError(f"range must be a (low, high) pair or None; got {range!r}.")
+        lo = check_scalar_in_range(range[0], "range[0]")
+        hi = check_scalar_in_range(range[1], "range[1]", low=lo, low_inclusive=False)
+    counts, edges = np.histogram(v, bins=bins, range=(lo, hi))
+    n = int(v.shape[0])
+    return HistogramData(
+        edges=edges,
+        counts=counts.astype(np.int64),
+        fraction=counts / n,
+        n=n,
+        n_outside=n - int(counts.sum()),
+        label=label,
+    )
+
+
+def probability_histograms(probs: Any, *, by: str = "class", bins: int = 30,
+                           label: str | None = None) -> list[HistogramData]:
+    r"""One probability histogram per class, or per guess rank (Baan et al. 2022, Appendix B).
+
+    ``by="class"``: histogram k holds :math:`p_{ik}` over instances i (the
+    top row of Baan's Figures 4-5). ``by="guess"``: histogram k holds the k-th
+    largest probability of each instance, :math:`p_{i(k)}` (the k-th guess;
+    second row), whatever its class. Both use ``bins`` equal bins on [0, 1].
+    Pass model probabilities and human distributions (see
+    :func:`calibnb.human_distribution`) separately and overlay the results
+    with :func:`plot_histograms`.
+
+    Parameters
+    ----------
+    probs : array-like of shape (N, K)
+        Rows sum to 1.
+    by : {"class", "guess"}, default "class"
+    bins : int, default 30
+    label : str, optional
+        Prefix of each series' label, e.g. "model" gives "model, class 0".
+
+    Returns
+    -------
+    list of HistogramData
+        K histograms, for class (or guess) 0, 1, ..., K-1.
+
+    Examples
+    --------
+    >>> hs = probability_histograms([[0.7, 0.3], [0.2, 0.8]], by="guess", bins=2)
+    >>> [h.counts.tolist() for h in hs], hs[0].label
+    ([[0, 2], [2, 0]], 'guess 1')
+    """
+    p = check_probs(probs)
+    by = check_choice(by, ("class", "guess"), "by")
+    if by == "guess":
+        p = -np.sort(-p, axis=1)
+        names = [f"guess {k + 1}" for k in np.arange(p.shape[1])]
+    else:
+        names = [f"class {k}" for k in np.arange(p.shape[1])]
+    prefix = f"{label}, " if label else ""
+    return [histogram_data(p[:, k], bins=bins, range=(0.0, 1.0), label=prefix + names[k])
+            for k in np.arange(p.shape[1])]
+
+
+def plot_histograms(datas: HistogramData | Sequence[HistogramData], *, ax: Any = None,
+                    labels: Sequence[str] | None = None, stat: str = "fraction", alpha: float = 0.5,
+                    xlabel: str = "value") -> Any:
+    """Overlay one or several histograms sharing the same bins (Baan et al. 2022, Figure 2).
+
+    Each series is drawn as a filled step outline (``Axes.stairs``), translucent
+    so that overlaps stay visible.
+
+    Parameters
+    ----------
+    datas : HistogramData or sequence of HistogramData
+        All with identical ``edges``.
+    ax : matplotlib.axes.Axes, optional
+        Where to draw; a new figure is made when None.
+    labels : sequence of str, optional
+        Legend labels, one per series; by default each series' ``label``
+        (or "series i").
+    stat : {"fraction", "count"}, default "fraction"
+        Plot the share of all values per bin or the raw count.
+    alpha : float in [0, 1], default 0.5
+    xlabel : str, default "value"
+        The x-axis label, e.g. "DistCE".
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        One ``StepPatch`` per series, in order, with ``gid="histogram"``.
+    """
+    series = [datas] if isinstance(datas, HistogramData) else list(datas)
+    if not series:
+        raise ValueError("datas is empty; at least one HistogramData is needed.")
+    for i, d in enumerate(series):
+        if not isinstance(d, HistogramData):
+            raise TypeError(f"datas[{i}] must be a HistogramData (from histogram_data); got {type(d).__name__}.")
+        if d.edges.shape != series[0].edges.shape or not np.allclose(d.edges, series[0].edges):
+            raise ValueError(f"datas[{i}] has different bins from datas[0]; overlaid histograms must share bins and range.")
+    if labels is not None:
+        labels = list(labels)
+        if len(labels) != len(series):
+            raise ValueError(f"labels has {len(labels)} entries but datas has {len(series)}; they must match.")
+    else:
+        labels = [d.label if d.label is not None else f"series {i}" for i, d in enumerate(series)]
+    stat = check_choice(stat, ("fraction", "count"), "stat")
+    alpha = check_scalar_in_range(alpha, "alpha", low=0.0, high=1.0)
+    ax = _new_axes(ax)
+    for d, lab in zip(series, labels):
+        ax.stairs(d.fraction if stat == "fraction" else d.counts, d.edges, fill=True, alpha=alpha,
+                  label=lab, gid="histogram")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("share of instances" if stat == "fraction" else "number of instances")
+    if len(series) > 1:
+        ax.legend(fontsize="small")
+    return ax
