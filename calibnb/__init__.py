@@ -24,6 +24,13 @@ from .plots import (  # noqa: E402,F401
 )
 
 # --- calibrators (calibnb.calibrators, calibnb.training) ---------------------
+from .calibrators import (  # noqa: E402
+    NotFittedError,
+    TemperatureScaling,
+    pad_candidates,
+    softmax,
+    temperature_curve,
+)
 
 # --- reproduction record (calibnb.reproduction) ------------------------------
 from .reproduction import Claim, Reproduction, ReproductionError  # noqa: E402,F401

@@ -1,0 +1,544 @@
+r"""Temperature scaling (Guo et al. 2017; Si et al. 2022 §2.2 and §3.2).
+
+Three input forms share one estimator, :class:`TemperatureScaling`:
+
+* **multi-class**: ``(N, K)`` logits (or log-probabilities) and ``(N,)`` integer
+  labels; ``transform`` returns ``softmax(z / tau)``.
+* **candidate sets** (Si §3.2, open-domain QA): every question has its own,
+  variable-length list of candidate answers with a raw score each. Pad them
+  into an ``(N, C_max)`` array with ``-inf`` in the unused slots using
+  :func:`pad_candidates`; the softmax then runs over each question's own
+  candidates only (``exp(-inf) = 0``). Labels are either the gold candidate's
+  index, with ``-1`` when no candidate is correct, or an ``(N, C_max)``
+  boolean mask marking every correct candidate (several spans can hold the
+  right answer string). *Joint* calibration pads the ``k x n`` scores
+  ``z_psg(i) + z_start(i, s) + z_end(i, e)`` of all retrieved passages;
+  *pipeline* calibration pads the ``n`` scores ``z_start + z_end`` of the
+  top passage's spans only. Since some questions have no correct candidate,
+  Si et al. tune tau to minimise dev ECE (``objective="ece"``).
+* **binary**: a 1-D array of confidences in [0, 1] with 0/1 correctness;
+  ``conf' = sigmoid(logit(conf) / tau)``.
+
+The temperature is searched on :math:`\log\tau` inside ``bounds``. For the
+smooth NLL objective a bounded Brent search
+(``scipy.optimize.minimize_scalar(method="bounded")``) is run directly. ECE and
+MacroCE are piecewise constant in tau (they jump when a confidence crosses a
+bin edge), so a local search alone can stall on a plateau: they are first
+evaluated on a grid of ``n_grid`` log-spaced temperatures, and the bounded
+search is then run between the two grid neighbours of the best grid point;
+the better of the two results is kept.
+
+Speed: the row maximum :math:`m_i = \max_k z_{ik}` is subtracted once
+(:math:`\max_k z_{ik}/\tau = m_i/\tau` for every :math:`\tau > 0`), so each
+evaluation is one multiply, one ``exp`` and one row sum. For large inputs
+(``N * K >= 10**6``) the search runs in float32 (about 1e-6 relative error
+in the objective, far below what moves the optimum); ``transform`` always
+computes in float64.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Mapping, Sequence
+
+import numpy as np
+from scipy import optimize, special
+
+from ..validation import check_choice, check_conf, check_n_bins, check_positive_int, check_scalar_in_range
+from ._common import as_float_array, check_binary, check_is_fitted, check_logits
+
+__all__ = ["TemperatureScaling", "temperature_curve", "pad_candidates", "softmax"]
+
+_FLOAT32_SIZE = 1_000_000
+_NLL_CLIP = 1e-15
+
+
+def softmax(logits: Any, temperature: float = 1.0) -> np.ndarray:
+    r"""Row-wise softmax of ``logits / temperature``, computed stably.
+
+    .. math:: p_{ik} = \frac{\exp((z_{ik} - m_i)/\tau)}{\sum_j \exp((z_{ij} - m_i)/\tau)},
+              \quad m_i = \max_j z_{ij}.
+
+    ``-inf`` entries (padding, or log-probabilities of zero) get probability 0.
+
+    >>> softmax([[0.0, 0.0], [0.0, np.log(3.0)]]).round(3)
+    array([[0.5 , 0.5 ],
+           [0.25, 0.75]])
+    """
+    z = check_logits(logits)
+    tau = check_scalar_in_range(temperature, "temperature", low=0.0, low_inclusive=False)
+    return _softmax(z, tau)
+
+
+def _softmax(z: np.ndarray, tau: float) -> np.ndarray:
+    d = (z - z.max(axis=1, keepdims=True)) / tau
+    np.exp(d, out=d)
+    d /= d.sum(axis=1, keepdims=True)
+    return d
+
+
+def pad_candidates(
+    scores: Any, offsets: Any = None, *, correct: Any = None, gold: Any = None
+) -> tuple[np.ndarray, np.ndarray | None]:
+    r"""Pack per-question candidate scores of varying length into padded logits.
+
+    Si et al. 2022 §3.2 apply temperature scaling over a per-question
+    candidate set :math:`\mathcal C_q`:
+
+    .. math:: \mathrm{conf}_q = \max_{c \in \mathcal C_q}
+              \frac{\exp(z_c/\tau)}{\sum_{c' \in \mathcal C_q} \exp(z_{c'}/\tau)}.
+
+    Padding unused slots with ``-inf`` makes an ordinary row softmax compute
+    exactly this.
+
+    Parameters
+    ----------
+    scores : list of 1-D arrays, or a flat 1-D array with ``offsets``
+        Raw candidate scores of each question (e.g. passage + start + end
+        logits for joint calibration).
+    offsets : 1-D int array of length Q + 1, optional
+        With a flat ``scores``: question q owns ``scores[offsets[q]:offsets[q+1]]``.
+        ``offsets[0] == 0``, non-decreasing, ``offsets[-1] == len(scores)``;
+        every question needs at least one candidate.
+    correct : same layout as ``scores``, optional
+        0/1 flags, one per candidate (several may be correct, or none).
+        Returned as a padded ``(Q, C_max)`` boolean mask.
+    gold : 1-D int array of length Q, optional
+        The index of the gold candidate within each question, ``-1`` if none
+        is correct. Returned unchanged (validated). Give at most one of
+        ``correct`` and ``gold``.
+
+    Returns
+    -------
+    logits : ndarray of shape (Q, C_max)
+        Scores, ``-inf`` in unused slots.
+    labels : ndarray or None
+        The mask (from ``correct``) or gold indices (from ``gold``), ready for
+        :meth:`TemperatureScaling.fit`; ``None`` if neither was given.
+
+    Examples
+    --------
+    >>> logits, labels = pad_candidates([[2.0, 1.0, 0.0], [0.5]], gold=[1, -1])
+    >>> logits
+    array([[ 2. ,  1. ,  0. ],
+           [ 0.5, -inf, -inf]])
+    >>> labels
+    array([ 1, -1])
+    """
+    if correct is not None and gold is not None:
+        raise ValueError("give at most one of correct and gold, not both.")
+    if offsets is None:
+        if isinstance(scores, np.ndarray) and scores.ndim == 1 and scores.dtype != object:
+            raise ValueError("scores is a flat array; pass offsets to say where each question starts.")
+        try:
+            parts = [as_float_array(s, f"scores[{q}]").ravel() for q, s in enumerate(scores)]
+        except TypeError as exc:
+            raise TypeError(f"scores must be a list of 1-D arrays or a flat array with offsets: {exc}") from None
+        if not parts:
+            raise ValueError("scores is empty; at least one question is needed.")
+        lengths = np.array([p.size for p in parts], dtype=np.int64)
+        flat = np.concatenate(parts)
+        offsets_arr = np.concatenate([[0], np.cumsum(lengths)])
+        flat_correct = None
+        if correct is not None:
+            cparts = [np.asarray(c).ravel() for c in correct]
+            if len(cparts) != len(parts):
+                raise ValueError(f"correct has {len(cparts)} questions but scores has {len(parts)}; they must match.")
+            clen = np.array([c.size for c in cparts])
+            if np.any(clen != lengths):
+                q = int(np.flatnonzero(clen != lengths)[0])
+                raise ValueError(
+                    f"correct[{q}] has {clen[q]} flags but scores[{q}] has {lengths[q]} candidates; they must match."
+                )
+            flat_correct = np.concatenate(cparts) if cparts else np.zeros(0)
+    else:
+        flat = as_float_array(scores, "scores")
+        if flat.ndim != 1:
+            raise ValueError(f"scores must be 1-D when offsets are given; got shape {flat.shape}.")
+        offsets_arr = np.asarray(offsets)
+        if offsets_arr.ndim != 1 or offsets_arr.dtype.kind not in "iu" or offsets_arr.size < 2:
+            raise ValueError("offsets must be a 1-D integer array of length Q + 1 (Q >= 1).")
+        if offsets_arr[0] != 0 or offsets_arr[-1] != flat.size:
+            raise ValueError(
+                f"offsets must start at 0 and end at len(scores) = {flat.size}; "
+                f"got {int(offsets_arr[0])} and {int(offsets_arr[-1])}."
+            )
+        lengths = np.diff(offsets_arr).astype(np.int64)
+        flat_correct = None if correct is None else np.asarray(correct)
+        if flat_correct is not None and flat_correct.shape != flat.shape:
+            raise ValueError(f"correct has shape {flat_correct.shape} but scores has {flat.shape}; they must match.")
+    if np.any(lengths < 1):
+        q = int(np.flatnonzero(lengths < 1)[0])
+        raise ValueError(f"question {q} has no candidate; every question needs at least one.")
+    bad = ~np.isfinite(flat)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"scores has {int(bad.sum())} value(s) that are NaN or infinite; first at flat index {i}.")
+    n_q = lengths.size
+    c_max = int(lengths.max())
+    rows = np.repeat(np.arange(n_q), lengths)
+    cols = np.arange(flat.size) - np.repeat(offsets_arr[:-1], lengths)
+    logits = np.full((n_q, max(c_max, 2)), -np.inf)
+    logits[rows, cols] = flat
+    labels: np.ndarray | None = None
+    if flat_correct is not None:
+        fc = check_binary(flat_correct, flat.size, name="correct", other="scores")
+        labels = np.zeros(logits.shape, dtype=bool)
+        labels[rows, cols] = fc
+    elif gold is not None:
+        g = as_float_array(gold, "gold")
+        if g.ndim != 1 or g.shape[0] != n_q:
+            raise ValueError(f"gold must be 1-D with one index per question ({n_q}); got shape {g.shape}.")
+        if np.any(~np.isfinite(g)) or np.any(g != np.floor(g)):
+            raise ValueError("gold must hold whole-number indices.")
+        labels = g.astype(np.int64)
+        bad = (labels < -1) | (labels >= lengths)
+        if bad.any():
+            q = int(np.flatnonzero(bad)[0])
+            raise ValueError(
+                f"gold has {int(bad.sum())} index(es) outside [-1, n_candidates); "
+                f"first at question {q}: {labels[q]} with {lengths[q]} candidates."
+            )
+    return logits, labels
+
+
+class _Problem:
+    """Everything about (logits, labels) that does not depend on tau."""
+
+    def __init__(self, logits: Any, labels: Any, objective: str):
+        self.binary = np.ndim(logits) == 1
+        if self.binary:
+            conf = check_conf(logits, "conf")
+            correct = check_binary(labels, conf.shape[0], name="correct", other="conf")
+            self.correct = correct
+            self.n = conf.shape[0]
+            # logit(conf); +-inf for confidences of exactly 1 or 0
+            with np.errstate(divide="ignore"):
+                self.x = special.logit(conf)
+            if objective == "nll":
+                self.x_nll = special.logit(np.clip(conf, _NLL_CLIP, 1.0 - _NLL_CLIP))
+                self.sign = np.where(correct, 1.0, -1.0)
+            return
+        z = check_logits(logits)
+        n, k = z.shape
+        self.n = n
+        pred = np.argmax(z, axis=1)
+        labels_arr = np.asarray(labels) if labels is not None else None
+        if labels_arr is None:
+            raise TypeError("labels must be given with logits.")
+        mask = None
+        if labels_arr.ndim == 2:
+            if labels_arr.shape != z.shape:
+                raise ValueError(f"labels (a correct-candidate mask) has shape {labels_arr.shape} but logits has {z.shape}.")
+            mask = check_binary(labels_arr.ravel(), labels_arr.size, name="labels", other="logits").reshape(z.shape)
+            correct = mask[np.arange(n), pred]
+        else:
+            lab = as_float_array(labels_arr, "labels")
+            if lab.ndim != 1:
+                raise ValueError(f"labels must be 1-D (class indices) or a 2-D mask; got shape {lab.shape}.")
+            if lab.shape[0] != n:
+                raise ValueError(f"labels has length {lab.shape[0]} but logits has {n} rows; they must match.")
+            bad = ~np.isfinite(lab) | (lab != np.floor(lab)) | (lab < -1) | (lab >= k)
+            if bad.any():
+                i = int(np.flatnonzero(bad)[0])
+                raise ValueError(
+                    f"labels has {int(bad.sum())} value(s) that are not class indices in [-1, {k}); "
+                    f"first at index {i}: {labels_arr[i]!r}."
+                )
+            lab = lab.astype(np.int64)
+            correct = lab == pred
+            if objective == "nll":
+                if np.any(lab < 0):
+                    i = int(np.flatnonzero(lab < 0)[0])
+                    raise ValueError(
+                        f"labels has {int((lab < 0).sum())} rows with no correct class (-1), first at index {i}; "
+                        "NLL is undefined there. Use objective='ece' (as Si et al. 2022 do for QA)."
+                    )
+                mask = np.zeros(z.shape, dtype=bool)
+                mask[np.arange(n), lab] = True
+        self.correct = correct
+        dtype = np.float32 if z.size >= _FLOAT32_SIZE else np.float64
+        d = z - z.max(axis=1, keepdims=True)
+        self.d = d.astype(dtype, copy=False)
+        self.ones = np.ones(k, dtype=dtype)
+        self.buf = np.empty_like(self.d)
+        if objective == "nll":
+            if mask is not None and (~mask.any(axis=1)).any():
+                i = int(np.flatnonzero(~mask.any(axis=1))[0])
+                raise ValueError(
+                    f"labels marks no correct candidate in {int((~mask.any(axis=1)).sum())} rows, first row {i}; "
+                    "NLL is undefined there. Use objective='ece'."
+                )
+            gold_d = np.where(mask, d, -np.inf)
+            if np.all(mask.sum(axis=1) == 1):
+                self.single = gold_d.max(axis=1)  # d of the one gold entry, float64
+                if np.isneginf(self.single).any():
+                    i = int(np.flatnonzero(np.isneginf(self.single))[0])
+                    raise ValueError(
+                        f"the true class has logit -inf at row {i}; its NLL is infinite for every temperature."
+                    )
+                self.gold_d = None
+            else:
+                self.single = None
+                self.gold_d = gold_d.astype(dtype)
+
+    def log_sum(self, d: np.ndarray, tau: float) -> np.ndarray:
+        np.multiply(d, d.dtype.type(1.0 / tau), out=self.buf)
+        np.exp(self.buf, out=self.buf)
+        return np.log((self.buf @ self.ones).astype(np.float64))
+
+    def conf(self, tau: float) -> np.ndarray:
+        """Top-1 confidence after scaling (the max entry of d is 0, so p_max = 1 / S)."""
+        if self.binary:
+            return special.expit(self.x / tau)
+        return np.exp(-self.log_sum(self.d, tau))
+
+    def nll(self, tau: float) -> float:
+        if self.binary:
+            return float(np.mean(np.logaddexp(0.0, -self.sign * self.x_nll / tau)))
+        lse = self.log_sum(self.d, tau)
+        if self.single is not None:
+            return float(np.mean(lse - self.single / tau))
+        return float(np.mean(lse - self.log_sum(self.gold_d, tau)))
+
+
+def _objective_fn(problem: _Problem, objective: str, n_bins: int, binning: str) -> Callable[[float], float]:
+    if objective == "nll":
+        return problem.nll
+    from .. import metrics  # imported here: calibnb.metrics is written in parallel
+
+    correct = problem.correct
+    if objective == "ece":
+        return lambda tau: float(metrics.ece(problem.conf(tau), correct, n_bins=n_bins, binning=binning))
+    return lambda tau: float(metrics.macro_ce(problem.conf(tau), correct))
+
+
+class TemperatureScaling:
+    r"""Temperature scaling: divide the logits by one scalar :math:`\tau > 0`.
+
+    .. math:: \hat p_{ik} = \mathrm{softmax}(z_i / \tau)_k, \qquad
+              \tau^\star = \arg\min_{\tau} L(\tau)
+
+    where :math:`z_i` are the logits of instance :math:`i` and :math:`L` is
+    the objective on the calibration (dev) set: the negative log-likelihood
+    :math:`-\frac1N\sum_i \log \hat p_{i y_i}` (Guo et al. 2017; Gupta et al.
+    2021 §6 baseline), ECE (Si et al. 2022 §3.2, tuned on dev ECE; Baan et al.
+    2022's "oracle" temperature), or MacroCE (Si et al. 2022 §4.2). Accuracy
+    never changes: dividing by :math:`\tau` keeps each row's argmax. The
+    binary form maps a 1-D confidence :math:`c` to
+    :math:`\sigma(\mathrm{logit}(c)/\tau)`.
+
+    Parameters
+    ----------
+    objective : {"nll", "ece", "macro_ce"}
+        What the temperature minimises on the calibration data.
+    n_bins, binning :
+        Binning of the ECE objective (see :func:`calibnb.ece`).
+    bounds : (float, float)
+        Search interval for :math:`\tau`, default (0.01, 100).
+    n_grid : int
+        Grid size on :math:`\log\tau` for the non-smooth objectives.
+
+    Attributes
+    ----------
+    temperature_ : float
+        The fitted temperature.
+    objective_value_ : float
+        The objective at ``temperature_`` on the fit data.
+    n_classes_ : int or None
+        K for logits; None in the binary form.
+
+    Notes
+    -----
+    ``fit(logits, labels)`` takes ``(N, K)`` logits or log-probabilities
+    (``-inf`` allowed, see :func:`pad_candidates` for QA candidate sets) with
+    ``(N,)`` integer labels (``-1`` = no correct candidate, allowed for
+    ECE/MacroCE only) or an ``(N, K)`` boolean mask of correct candidates
+    (NLL is then the marginal :math:`-\log\sum_{c\ \mathrm{correct}} \hat p_c`);
+    or a 1-D array of confidences in [0, 1] with 0/1 correctness (binary form).
+    ``transform`` returns ``(N, K)`` probabilities, or 1-D confidences in the
+    binary form.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> z = rng.normal(size=(2000, 3)) * 3.0
+    >>> labels = (rng.random((2000, 1)) < np.cumsum(softmax(z), axis=1)).argmax(axis=1)
+    >>> ts = TemperatureScaling().fit(2.0 * z, labels)   # twice as overconfident
+    >>> round(ts.temperature_, 1)
+    2.0
+    >>> ts.transform(2.0 * z).shape
+    (2000, 3)
+    """
+
+    def __init__(
+        self,
+        objective: str = "nll",
+        *,
+        n_bins: int = 10,
+        binning: str = "width",
+        bounds: tuple[float, float] = (0.01, 100.0),
+        n_grid: int = 41,
+    ):
+        self.objective = objective
+        self.n_bins = n_bins
+        self.binning = binning
+        self.bounds = bounds
+        self.n_grid = n_grid
+
+    def _check_params(self) -> tuple[float, float]:
+        check_choice(self.objective, ("nll", "ece", "macro_ce"), "objective")
+        check_n_bins(self.n_bins)
+        check_choice(self.binning, ("width", "mass"), "binning")
+        check_positive_int(self.n_grid, "n_grid", minimum=3)
+        try:
+            lo, hi = self.bounds
+        except (TypeError, ValueError):
+            raise TypeError(f"bounds must be a pair (low, high); got {self.bounds!r}.") from None
+        lo = check_scalar_in_range(lo, "bounds[0]", low=0.0, low_inclusive=False)
+        hi = check_scalar_in_range(hi, "bounds[1]", low=lo, low_inclusive=False)
+        return lo, hi
+
+    def fit(self, logits: Any, labels: Any) -> "TemperatureScaling":
+        """Choose the temperature on calibration data; see the class docstring for the forms."""
+        lo, hi = self._check_params()
+        problem = _Problem(logits, labels, self.objective)
+        f = _objective_fn(problem, self.objective, self.n_bins, self.binning)
+
+        def g(log_tau: float) -> float:
+            return f(float(np.exp(log_tau)))
+
+        a, b = np.log(lo), np.log(hi)
+        if self.objective == "nll":
+            res = optimize.minimize_scalar(g, bounds=(a, b), method="bounded", options={"xatol": 1e-5})
+            best_x, best_f = float(res.x), float(res.fun)
+        else:
+            grid = np.linspace(a, b, self.n_grid)
+            values = np.array([g(x) for x in grid])
+            i = int(np.argmin(values))
+            best_x, best_f = float(grid[i]), float(values[i])
+            left, right = grid[max(i - 1, 0)], grid[min(i + 1, grid.size - 1)]
+            res = optimize.minimize_scalar(g, bounds=(left, right), method="bounded", options={"xatol": 1e-4})
+            if res.fun < best_f:
+                best_x, best_f = float(res.x), float(res.fun)
+        self.temperature_ = float(np.exp(best_x))
+        self.objective_value_ = best_f
+        self.n_classes_ = None if problem.binary else int(np.shape(logits)[1])
+        return self
+
+    def transform(self, logits: Any) -> np.ndarray:
+        """Scaled probabilities ``softmax(logits / temperature_)`` (or 1-D confidences, binary form)."""
+        check_is_fitted(self, "temperature_")
+        if np.ndim(logits) == 1:
+            if self.n_classes_ is not None:
+                raise ValueError(
+                    f"this TemperatureScaling was fitted on (N, {self.n_classes_}) logits; got a 1-D array."
+                )
+            conf = check_conf(logits, "conf")
+            with np.errstate(divide="ignore"):
+                return special.expit(special.logit(conf) / self.temperature_)
+        z = check_logits(logits)
+        if self.n_classes_ is None:
+            raise ValueError("this TemperatureScaling was fitted in the binary form (1-D conf); got 2-D logits.")
+        if z.shape[1] != self.n_classes_:
+            raise ValueError(f"logits has {z.shape[1]} columns but the fit had {self.n_classes_}; they must match.")
+        return _softmax(z, self.temperature_)
+
+    def fit_transform(self, logits: Any, labels: Any) -> np.ndarray:
+        """``fit(logits, labels).transform(logits)``."""
+        return self.fit(logits, labels).transform(logits)
+
+    def __repr__(self) -> str:
+        fitted = f", temperature_={self.temperature_:.4g}" if hasattr(self, "temperature_") else ""
+        return f"TemperatureScaling(objective={self.objective!r}{fitted})"
+
+
+_BUILTIN_CURVE = ("nll", "accuracy", "mean_conf")
+
+
+def temperature_curve(
+    scores: Any,
+    labels: Any,
+    temperatures: Any,
+    metrics: Sequence[str] | Mapping[str, Callable[[np.ndarray, np.ndarray], float]] = ("ece", "macro_ce"),
+) -> "pd.DataFrame":  # noqa: F821
+    r"""Calibration metrics of the top-1 prediction as a function of the temperature.
+
+    For each :math:`\tau` the top-1 confidence :math:`\max_k \mathrm{softmax}(z_i/\tau)_k`
+    (or :math:`\sigma(\mathrm{logit}(c_i)/\tau)` in the binary form) is scored
+    against the fixed correctness of the prediction. This is Si et al. 2022,
+    Appendix A, Figure 5 ("calibration errors after temperature scaling").
+
+    .. math:: \mathrm{row}(\tau) = \big(\tau,\ M_1(c(\tau), y),\ \dots,\ M_m(c(\tau), y)\big)
+
+    Parameters
+    ----------
+    scores, labels :
+        Any input form of :meth:`TemperatureScaling.fit`.
+    temperatures : 1-D array of positive floats
+    metrics : sequence of names, or mapping name -> callable(conf, correct)
+        Names are functions of :mod:`calibnb.metrics` taking ``(conf, correct)``
+        (e.g. ``"ece"``, ``"macro_ce"``, ``"ice"``, ``"ks_error"``, ``"mce"``),
+        or ``"nll"`` (of the true class; requires every row to have one),
+        ``"accuracy"``, ``"mean_conf"``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per temperature: column ``temperature`` then one per metric.
+
+    Examples
+    --------
+    >>> df = temperature_curve([0.9, 0.8, 0.6], [1, 0, 1], [1.0, 2.0], ["mean_conf", "accuracy"])
+    >>> df.round(3).to_dict("list")
+    {'temperature': [1.0, 2.0], 'mean_conf': [0.767, 0.656], 'accuracy': [0.667, 0.667]}
+    """
+    import pandas as pd
+
+    taus = as_float_array(temperatures, "temperatures")
+    if taus.ndim != 1 or taus.size == 0:
+        raise ValueError(f"temperatures must be a non-empty 1-D array; got shape {taus.shape}.")
+    bad = ~np.isfinite(taus) | (taus <= 0)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(
+            f"temperatures has {int(bad.sum())} value(s) that are not positive and finite; first at index {i}: {taus[i]!r}."
+        )
+    if isinstance(metrics, Mapping):
+        fns = dict(metrics)
+        for name, fn in fns.items():
+            if not callable(fn):
+                raise TypeError(f"metrics[{name!r}] must be callable(conf, correct); got {type(fn).__name__}.")
+    else:
+        if isinstance(metrics, str):
+            metrics = [metrics]
+        fns = {}
+        for name in metrics:
+            if name in _BUILTIN_CURVE:
+                fns[name] = None
+                continue
+            from .. import metrics as metrics_module  # written in parallel; imported on use
+
+            if callable(getattr(metrics_module, name, None)):
+                fns[name] = getattr(metrics_module, name)
+            else:
+                raise ValueError(
+                    f"metrics has an unknown name {name!r}; use a calibnb.metrics function taking (conf, correct), "
+                    f"one of {', '.join(repr(b) for b in _BUILTIN_CURVE)}, or pass a mapping name -> callable."
+                )
+    need_nll = "nll" in fns and fns["nll"] is None
+    problem = _Problem(scores, labels, "nll" if need_nll else "ece")
+    rows = []
+    for tau in taus:
+        conf = problem.conf(float(tau))
+        row = {"temperature": float(tau)}
+        for name, fn in fns.items():
+            if fn is not None:
+                row[name] = float(fn(conf, problem.correct))
+            elif name == "nll":
+                row[name] = problem.nll(float(tau))
+            elif name == "accuracy":
+                row[name] = float(np.mean(problem.correct))
+            else:
+                row[name] = float(np.mean(conf))
+        rows.append(row)
+    return pd.DataFrame(rows, columns=["temperature", *fns])
