@@ -1,0 +1,517 @@
+"""Calibration to human disagreement: the tools behind notebook 02 (Baan et al. 2022).
+
+Baan, Aziz, Plank and Fernández (2022), *Stop Measuring Calibration When Humans
+Disagree* (EMNLP), measure a classifier against the distribution of many human
+votes per item instead of against the majority label. The instance-level
+measures themselves (``dist_ce``, ``ent_ce``, ``rank_cs``) live in
+:mod:`calibnb.human`; this module holds what the notebook
+``notebooks/02_baan2022_human_disagreement.ipynb`` needs around them:
+
+- :func:`subsample_votes` draws disjoint groups of votes per item (without
+  replacement) to build the sub-sampled "human classifiers" H1 and H2 of §5.2;
+- :func:`histogram_divergence` compares two DistCE error distributions through
+  their binned histograms (Table 2), with an explicit ``smoothing`` option and an
+  honest ``inf`` for an unsmoothed KL divergence with an empty bin;
+- :func:`kth_guess` extracts the k-th largest probability (Appendix B);
+- :func:`classwise_ece_reference` computes classwise-ECE (Eq. 8) with the
+  binning of the authors' code, which silently drops probabilities of exactly 0;
+- :func:`human_calibration_summary` gives one row of Table 1;
+- :func:`votes_stability` and :func:`ranking_stability` ask how many votes per
+  item are needed before DistCE ranks models stably.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from .validation import (
+    as_rng,
+    check_1d_finite,
+    check_choice,
+    check_human,
+    check_n_bins,
+    check_positive_int,
+    check_probs,
+    check_probs_labels,
+    check_scalar_in_range,
+)
+
+__all__ = [
+    "subsample_votes",
+    "histogram_divergence",
+    "kth_guess",
+    "classwise_ece_reference",
+    "human_calibration_summary",
+    "votes_stability",
+    "ranking_stability",
+]
+
+
+def _check_counts(counts: Any, name: str = "counts") -> np.ndarray:
+    """Return vote counts as an (N, K) int64 array of whole, non-negative numbers."""
+    arr = check_human(counts, name=name)
+    frac = arr != np.floor(arr)
+    if frac.any():
+        flat = int(np.flatnonzero(frac.ravel())[0])
+        idx = np.unravel_index(flat, arr.shape)
+        raise ValueError(
+            f"{name} must hold whole vote counts; {int(frac.sum())} value(s) are not; "
+            f"first at index {tuple(int(i) for i in idx)}: {arr[idx].item()!r}."
+        )
+    return arr.astype(np.int64)
+
+
+def subsample_votes(counts: Any, n_votes: int, *, n_groups: int = 2, seed: Any = None) -> np.ndarray:
+    r"""Draw ``n_groups`` disjoint groups of ``n_votes`` votes from each item's votes.
+
+    Each item's votes are shuffled (every ordering equally likely) and the first
+    ``n_groups * n_votes`` of them are split into consecutive groups, so the
+    groups are sampled *without replacement* and share no vote. This is how
+    Baan et al. (2022, §5.2) build the two "as-good-as-it-realistically-gets"
+    classifiers H1 and H2 from 20 of ChaosNLI's 100 votes each; their MLE
+
+    .. math::
+
+        \bar\pi^{(g)}_c(x) = \frac{1}{T'} \sum_{t=1}^{T'} [y^{(g)}_t = c]
+
+    with :math:`T' =` ``n_votes`` and :math:`y^{(g)}_t` the votes of group
+    :math:`g`, is ``result[g] / n_votes``.
+
+    Parameters
+    ----------
+    counts : array-like of shape (N, K)
+        Whole vote counts per item and class; items may have different totals.
+    n_votes : int
+        Votes per group (at least 1).
+    n_groups : int, default 2
+        Number of disjoint groups; every item needs ``n_groups * n_votes`` votes.
+    seed : None, int or numpy.random.Generator
+        Source of randomness.
+
+    Returns
+    -------
+    numpy.ndarray of shape (n_groups, N, K), int64
+        The vote counts of each group; each row sums to ``n_votes``.
+
+    Raises
+    ------
+    ValueError
+        If an item has fewer than ``n_groups * n_votes`` votes.
+
+    Examples
+    --------
+    >>> groups = subsample_votes([[3, 1], [0, 4]], 2, seed=0)
+    >>> groups.shape
+    (2, 2, 2)
+    >>> groups.sum(axis=0).tolist()  # two groups of 2 use all 4 votes of each item
+    [[3, 1], [0, 4]]
+    """
+    c = _check_counts(counts)
+    n_votes = check_positive_int(n_votes, "n_votes")
+    n_groups = check_positive_int(n_groups, "n_groups")
+    rng = as_rng(seed)
+    n_items, n_classes = c.shape
+    totals = c.sum(axis=1)
+    need = n_groups * n_votes
+    short = totals < need
+    if short.any():
+        i = int(np.flatnonzero(short)[0])
+        raise ValueError(
+            f"counts has {int(short.sum())} item(s) with fewer than n_groups * n_votes = {need} votes; "
+            f"first at row {i}: {int(totals[i])} votes."
+        )
+    # One entry per vote: its item and its class, items in order.
+    item = np.repeat(np.arange(n_items), totals)
+    cls = np.repeat(np.tile(np.arange(n_classes), n_items), c.ravel())
+    # Shuffle within each item: sort by (item, random key).
+    order = np.lexsort((rng.random(item.size), item))
+    cls = cls[order]
+    starts = np.cumsum(totals) - totals
+    position = np.arange(item.size) - np.repeat(starts, totals)
+    group = position // n_votes
+    keep = group < n_groups
+    flat = (group[keep] * n_items + item[keep]) * n_classes + cls[keep]
+    out = np.bincount(flat, minlength=n_groups * n_items * n_classes)
+    return out.reshape(n_groups, n_items, n_classes).astype(np.int64)
+
+
+def _normalised_histogram(values: np.ndarray, bins: int, low: float, high: float, smoothing: float) -> np.ndarray:
+    counts = np.histogram(values, bins=bins, range=(low, high))[0].astype(np.float64) + smoothing
+    return counts / counts.sum()
+
+
+def histogram_divergence(
+    a: Any,
+    b: Any,
+    *,
+    divergence: str = "kl",
+    bins: int = 30,
+    range: tuple[float, float] = (0.0, 1.0),
+    smoothing: float = 0.0,
+) -> float:
+    r"""KL divergence or TVD between the binned histograms of two samples.
+
+    Baan et al. (2022, Table 2) compare DistCE *error distributions*: each
+    sample (e.g. the DistCE of every item under H1, and under RoBERTa) is
+    binned into ``bins`` equal-width bins on ``range``; with :math:`n_{j}` the
+    count in bin :math:`j` and :math:`s \ge 0` the ``smoothing`` pseudo-count
+    added to every bin,
+
+    .. math::
+
+        P_j = \frac{n^a_j + s}{\sum_i (n^a_i + s)}, \qquad
+        \mathrm{KL}(P \,\|\, Q) = \sum_{j: P_j > 0} P_j \ln \frac{P_j}{Q_j}, \qquad
+        \mathrm{TVD}(P, Q) = \tfrac12 \sum_j |P_j - Q_j|.
+
+    Without smoothing the KL divergence is infinite when a bin is empty in
+    ``b`` but not in ``a``; that ``inf`` is returned, never hidden. Natural log.
+
+    Parameters
+    ----------
+    a, b : array-like of shape (N,) and (M,)
+        The two samples (e.g. per-item DistCE). Every value must lie in ``range``.
+    divergence : {"kl", "tvd"}, default "kl"
+        ``"kl"`` gives KL(a ‖ b) (asymmetric), ``"tvd"`` the total variation distance.
+    bins : int, default 30
+        Number of equal-width bins.
+    range : (float, float), default (0.0, 1.0)
+        Lower and upper edge of the bins (the upper edge is included, as in
+        :func:`numpy.histogram`).
+    smoothing : float, default 0.0
+        Pseudo-count added to every bin of both histograms before normalising.
+
+    Returns
+    -------
+    float
+        The divergence; ``inf`` for an unsmoothed KL with an empty bin in ``b``.
+
+    Examples
+    --------
+    >>> histogram_divergence([0.1, 0.1, 0.6], [0.1, 0.6, 0.6], bins=2, divergence="tvd")
+    0.3333333333333333
+    >>> histogram_divergence([0.1, 0.6], [0.1, 0.1], bins=2)
+    inf
+    >>> round(histogram_divergence([0.1, 0.6], [0.1, 0.1], bins=2, smoothing=1.0), 4)
+    0.1438
+    """
+    x = check_1d_finite(a, "a")
+    y = check_1d_finite(b, "b")
+    divergence = check_choice(divergence, ("kl", "tvd"), "divergence")
+    bins = check_n_bins(bins, "bins")
+    try:
+        low, high = (float(v) for v in range)
+    except (TypeError, ValueError):
+        raise TypeError(f"range must be a pair of numbers (low, high); got {range!r}.") from None
+    if not (np.isfinite(low) and np.isfinite(high) and low < high):
+        raise ValueError(f"range must be finite with low < high; got {range!r}.")
+    smoothing = check_scalar_in_range(smoothing, "smoothing", low=0.0)
+    for name, v in (("a", x), ("b", y)):
+        bad = (v < low) | (v > high)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise ValueError(
+                f"{name} has {int(bad.sum())} value(s) outside [{low:g}, {high:g}]; first at index {i}: {v[i].item()!r}."
+            )
+    p = _normalised_histogram(x, bins, low, high, smoothing)
+    q = _normalised_histogram(y, bins, low, high, smoothing)
+    if divergence == "tvd":
+        return float(0.5 * np.abs(p - q).sum())
+    support = p > 0
+    if np.any(support & (q == 0)):
+        return float("inf")
+    return float(np.sum(p[support] * np.log(p[support] / q[support])))
+
+
+def kth_guess(probs: Any, k: int = 1) -> np.ndarray:
+    r"""The k-th largest probability of each row (the "k-th guess", Baan et al. 2022, App. B).
+
+    .. math::
+
+        g_k(x) = p_{(k)}(x), \qquad p_{(1)}(x) \ge p_{(2)}(x) \ge \dots \ge p_{(K)}(x)
+
+    The class behind the k-th guess need not be the same for a model and for
+    the humans; Appendix B compares the magnitudes only.
+
+    Parameters
+    ----------
+    probs : array-like of shape (N, K)
+        Class probabilities (a model's, or a human distribution).
+    k : int, default 1
+        Which guess, 1 (the largest) to K (the smallest).
+
+    Returns
+    -------
+    numpy.ndarray of shape (N,)
+
+    Examples
+    --------
+    >>> kth_guess([[0.2, 0.5, 0.3], [0.6, 0.1, 0.3]], k=2)
+    array([0.3, 0.3])
+    """
+    p = check_probs(probs)
+    k = check_positive_int(k, "k")
+    n_classes = p.shape[1]
+    if k > n_classes:
+        raise ValueError(f"k must be at most the number of classes {n_classes}; got {k}.")
+    return np.sort(p, axis=1)[:, n_classes - k]
+
+
+def classwise_ece_reference(probs: Any, labels: Any, *, n_bins: int = 10) -> float:
+    r"""Classwise-ECE (Baan et al. 2022, Eq. 8) with the binning of the authors' code.
+
+    .. math::
+
+        \text{cw-ECE} = \frac{1}{K} \sum_{k=1}^{K} \sum_{m=1}^{M}
+        \frac{|B_{mk}|}{N_k} \, \bigl| \mathrm{acc}(m, k) - \mathrm{conf}(m, k) \bigr|
+
+    where :math:`B_{mk}` holds the items whose probability for class :math:`k`
+    lies in :math:`(\tfrac{m-1}{M}, \tfrac{m}{M}]` (bin edges from
+    ``numpy.linspace(0, 1, M + 1)``), :math:`\mathrm{acc}(m, k)` is the fraction of
+    them whose label is :math:`k`, :math:`\mathrm{conf}(m, k)` their mean
+    probability for :math:`k`, and :math:`N_k = \sum_m |B_{mk}|`. Because every
+    bin is open on the left, **a probability of exactly 0 falls in no bin**: it is
+    dropped, and :math:`N_k` counts only the kept items. Eq. 8 as printed divides
+    by :math:`N` and keeps every item (the first bin then holds 0); that version
+    is :func:`calibnb.classwise_ece`. The two agree whenever no probability is
+    exactly 0, and differ for the oracle classifier, which gives probability 0 to
+    every class nobody voted for.
+
+    Parameters
+    ----------
+    probs : array-like of shape (N, K)
+        Class probabilities.
+    labels : array-like of shape (N,)
+        Integer labels (for Baan et al., the human majority class).
+    n_bins : int, default 10
+        Number of equal-width bins M.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        If some class has probability 0 for every item (no bin holds anything).
+
+    Examples
+    --------
+    Class 1 of the third item has probability 0 and is dropped:
+
+    >>> classwise_ece_reference([[0.8, 0.2], [0.4, 0.6], [1.0, 0.0]], [0, 1, 0])
+    0.25
+    """
+    p, y = check_probs_labels(probs, labels)
+    n_bins = check_n_bins(n_bins)
+    n_items, n_classes = p.shape
+    edges = np.linspace(0.0, 1.0, n_bins + 1)
+    # searchsorted(side="left") returns i with edges[i-1] < p <= edges[i]: the bin (a, b].
+    bin_index = np.searchsorted(edges, p, side="left") - 1
+    keep = p > 0
+    cls = np.broadcast_to(np.arange(n_classes), p.shape)
+    hit = (y[:, None] == cls).astype(np.float64)
+    group = cls[keep] * n_bins + bin_index[keep]
+    size = n_classes * n_bins
+    s_conf = np.bincount(group, weights=p[keep], minlength=size).reshape(n_classes, n_bins)
+    s_hit = np.bincount(group, weights=hit[keep], minlength=size).reshape(n_classes, n_bins)
+    n_kept = keep.sum(axis=0)
+    if np.any(n_kept == 0):
+        k = int(np.flatnonzero(n_kept == 0)[0])
+        raise ValueError(
+            f"probs gives probability 0 to class {k} for every item, so the reference binning keeps nothing for it."
+        )
+    per_class = np.abs(s_hit - s_conf).sum(axis=1) / n_kept
+    return float(per_class.mean())
+
+
+def human_calibration_summary(probs: Any, human: Any, *, n_bins: int = 10) -> dict[str, float]:
+    r"""One row of Baan et al. (2022) Table 1: Acc, ECE, RankCS, E|EntCE|, E[DistCE].
+
+    With :math:`\bar\pi(x)` the MLE of the human votes and
+    :math:`y^\star = \arg\max_c \bar\pi_c(x)` (first index wins ties):
+
+    .. math::
+
+        \mathrm{Acc} = \frac1N \sum_n [\hat y_n = y^\star_n], \quad
+        \mathrm{ECE} \;(\text{Eq. 3, against } y^\star), \quad
+        \mathrm{RankCS} \;(\text{Eq. 6}), \quad
+        \mathbb{E}\,|\mathrm{EntCE}| \;(\text{Eq. 5}), \quad
+        \mathbb{E}[\mathrm{DistCE}] \;(\text{Eq. 7}).
+
+    Parameters
+    ----------
+    probs : array-like of shape (N, K)
+        The classifier's probabilities.
+    human : array-like of shape (N, K)
+        Human vote counts (or distributions) for the same items and classes.
+    n_bins : int, default 10
+        Equal-width bins for ECE.
+
+    Returns
+    -------
+    dict
+        Keys ``accuracy``, ``ece``, ``rank_cs``, ``abs_ent_ce``, ``dist_ce`` (fractions).
+
+    Examples
+    --------
+    The oracle, which predicts the human distribution, is perfectly calibrated to
+    it but not to its own majority labels:
+
+    >>> votes = [[6, 4, 0], [0, 9, 1]]
+    >>> s = human_calibration_summary([[0.6, 0.4, 0.0], [0.0, 0.9, 0.1]], votes)
+    >>> s["accuracy"], s["dist_ce"], round(s["ece"], 2)
+    (1.0, 0.0, 0.25)
+    """
+    p = check_probs(probs)
+    h = check_human(human, p.shape[0], p.shape[1])
+    n_bins = check_n_bins(n_bins)
+    from .human import dist_ce, ent_ce, human_distribution, majority_label, rank_cs
+    from .metrics import ece
+
+    dist = human_distribution(h)
+    majority = majority_label(h)
+    correct = p.argmax(axis=1) == majority
+    return {
+        "accuracy": float(correct.mean()),
+        "ece": float(ece(p.max(axis=1), correct, n_bins=n_bins)),
+        "rank_cs": float(rank_cs(p, dist)),
+        "abs_ent_ce": float(np.abs(ent_ce(p, dist)).mean()),
+        "dist_ce": float(dist_ce(p, dist).mean()),
+    }
+
+
+def votes_stability(
+    model_probs: Mapping[str, Any],
+    counts: Any,
+    *,
+    votes_per_item: Sequence[int] = (1, 3, 5, 10, 20, 50, 100),
+    n_draws: int = 10,
+    seed: Any = None,
+) -> pd.DataFrame:
+    r"""Mean DistCE of each model against human distributions built from few votes.
+
+    For each number of votes :math:`T'` in ``votes_per_item`` and each of
+    ``n_draws`` draws, :math:`T'` votes per item are drawn without replacement
+    (:func:`subsample_votes`), their MLE :math:`\bar\pi^{(T')}` is formed, and
+    every model is scored by
+
+    .. math::
+
+        \overline{\mathrm{DistCE}}^{(T')} = \frac1N \sum_n \mathrm{TVD}\bigl(f(x_n), \bar\pi^{(T')}(x_n)\bigr).
+
+    Feed the result to :func:`ranking_stability` to see from how many votes per
+    item the models' ranking stops changing (the cost question of Baan et al.
+    2022, "Limitations").
+
+    Parameters
+    ----------
+    model_probs : mapping of str to array-like of shape (N, K)
+        The models to rank, by name.
+    counts : array-like of shape (N, K)
+        Whole human vote counts.
+    votes_per_item : sequence of int
+        The sub-sample sizes; each must not exceed any item's number of votes.
+    n_draws : int, default 10
+        Independent draws per size.
+    seed : None, int or numpy.random.Generator
+
+    Returns
+    -------
+    pandas.DataFrame
+        Long table with columns ``n_votes``, ``draw``, ``model``, ``dist_ce``.
+
+    Examples
+    --------
+    >>> votes = [[3, 1], [1, 3], [2, 2]]
+    >>> models = {"good": [[0.7, 0.3], [0.3, 0.7], [0.5, 0.5]], "bad": [[0.1, 0.9], [0.9, 0.1], [1.0, 0.0]]}
+    >>> table = votes_stability(models, votes, votes_per_item=(4,), n_draws=2, seed=0)
+    >>> table.groupby("model")["dist_ce"].mean().round(3).to_dict()
+    {'bad': 0.6, 'good': 0.033}
+    """
+    from .human import dist_ce
+
+    if not isinstance(model_probs, Mapping) or not model_probs:
+        raise TypeError("model_probs must be a non-empty mapping of model name to probabilities.")
+    c = _check_counts(counts)
+    probs = {}
+    for name, value in model_probs.items():
+        probs[name] = check_probs(value, name=f"model_probs[{name!r}]")
+        if probs[name].shape != c.shape:
+            raise ValueError(f"model_probs[{name!r}] has shape {probs[name].shape} but counts has {c.shape}.")
+    sizes = [check_positive_int(v, "votes_per_item") for v in votes_per_item]
+    if not sizes:
+        raise ValueError("votes_per_item is empty; give at least one sub-sample size.")
+    n_draws = check_positive_int(n_draws, "n_draws")
+    rng = as_rng(seed)
+    rows = []
+    for size in sizes:
+        for draw in range(n_draws):
+            sub = subsample_votes(c, size, n_groups=1, seed=rng)[0] / size
+            for name, p in probs.items():
+                rows.append((size, draw, name, float(dist_ce(p, sub).mean())))
+    return pd.DataFrame(rows, columns=["n_votes", "draw", "model", "dist_ce"])
+
+
+def ranking_stability(table: pd.DataFrame, reference: Mapping[str, float]) -> pd.DataFrame:
+    r"""How often the models' DistCE ranking from few votes matches the reference ranking.
+
+    For each ``n_votes`` in a :func:`votes_stability` table and each draw, the
+    models are ordered by mean DistCE (ascending, ties by name) and compared with
+    the ordering of ``reference`` (e.g. mean DistCE against all votes):
+
+    .. math::
+
+        \text{agreement}(T') = \frac{1}{D} \sum_{d=1}^{D}
+        [\operatorname{order}^{(T', d)} = \operatorname{order}^{\mathrm{ref}}]
+
+    and Kendall's :math:`\tau` between the two orderings is averaged over draws.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        Output of :func:`votes_stability`.
+    reference : mapping of str to float
+        The reference score of every model in ``table``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by ``n_votes``, columns ``agreement`` (fraction of draws with
+        exactly the reference ranking) and ``kendall_tau`` (mean over draws).
+
+    Examples
+    --------
+    >>> t = pd.DataFrame({"n_votes": [1, 1, 1, 1], "draw": [0, 0, 1, 1],
+    ...                   "model": ["a", "b", "a", "b"], "dist_ce": [0.2, 0.3, 0.4, 0.3]})
+    >>> ranking_stability(t, {"a": 0.1, "b": 0.2})
+             agreement  kendall_tau
+    n_votes
+    1              0.5          0.0
+    """
+    from scipy.stats import kendalltau
+
+    required = {"n_votes", "draw", "model", "dist_ce"}
+    if not isinstance(table, pd.DataFrame) or not required <= set(table.columns):
+        raise TypeError(f"table must be a DataFrame with columns {sorted(required)} (see votes_stability).")
+    models = sorted(table["model"].unique())
+    missing = [m for m in models if m not in reference]
+    if missing:
+        raise ValueError(f"reference has no score for {len(missing)} model(s); first: {missing[0]!r}.")
+    ref = np.array([float(reference[m]) for m in models])
+    wide = table.pivot_table(index=["n_votes", "draw"], columns="model", values="dist_ce")[models]
+    scores = wide.to_numpy()
+    ref_rank = np.argsort(np.argsort(ref, kind="stable"), kind="stable")
+    ranks = np.argsort(np.argsort(scores, axis=1, kind="stable"), axis=1, kind="stable")
+    same = np.all(ranks == ref_rank, axis=1)
+    if len(models) > 1:
+        taus = np.array([kendalltau(r, ref_rank).statistic for r in ranks])
+    else:
+        taus = np.ones(len(ranks))
+    out = pd.DataFrame(
+        {"agreement": same.astype(float), "kendall_tau": taus},
+        index=wide.index.get_level_values("n_votes"),
+    )
+    return out.groupby(level="n_votes").mean()

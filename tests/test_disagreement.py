@@ -1,0 +1,316 @@
+"""Unit tests for calibnb.disagreement (the tools behind notebook 02, Baan et al. 2022)."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from numpy.testing import assert_allclose, assert_array_equal
+from scipy.stats import entropy as scipy_entropy
+
+from calibnb.disagreement import (
+    classwise_ece_reference,
+    histogram_divergence,
+    human_calibration_summary,
+    kth_guess,
+    ranking_stability,
+    subsample_votes,
+    votes_stability,
+)
+
+
+def _random_counts(rng, n, k, total):
+    p = rng.dirichlet(np.full(k, 0.7), size=n)
+    return np.stack([rng.multinomial(total, row) for row in p])
+
+
+# --------------------------------------------------------------------------- subsample_votes
+
+
+@pytest.mark.parametrize("n_votes,n_groups", [(1, 1), (5, 2), (20, 2), (10, 5), (50, 2)])
+def test_subsample_votes_groups_are_disjoint_and_sized(n_votes, n_groups):
+    rng = np.random.default_rng(1)
+    counts = _random_counts(rng, 40, 3, 100)
+    groups = subsample_votes(counts, n_votes, n_groups=n_groups, seed=3)
+    assert groups.shape == (n_groups, 40, 3)
+    assert groups.dtype == np.int64
+    assert_array_equal(groups.sum(axis=2), n_votes)
+    # disjoint draws without replacement never use more votes of a class than exist
+    assert np.all(groups.sum(axis=0) <= counts)
+    assert np.all(groups >= 0)
+
+
+def test_subsample_votes_using_every_vote_recovers_the_counts():
+    counts = np.array([[3, 1, 0], [0, 4, 0], [1, 1, 2]])
+    groups = subsample_votes(counts, 2, n_groups=2, seed=0)
+    assert_array_equal(groups.sum(axis=0), counts)
+
+
+def test_subsample_votes_handles_items_with_different_totals():
+    counts = np.array([[47, 3], [10, 53], [25, 25]])  # totals 50, 63, 50
+    groups = subsample_votes(counts, 25, n_groups=2, seed=5)
+    assert_array_equal(groups.sum(axis=2), 25)
+    assert_array_equal(groups.sum(axis=0)[[0, 2]], counts[[0, 2]])
+    assert np.all(groups.sum(axis=0)[1] <= counts[1])
+
+
+def test_subsample_votes_is_seeded():
+    counts = _random_counts(np.random.default_rng(0), 30, 3, 100)
+    a = subsample_votes(counts, 20, seed=11)
+    b = subsample_votes(counts, 20, seed=11)
+    c = subsample_votes(counts, 20, seed=12)
+    assert_array_equal(a, b)
+    assert not np.array_equal(a, c)
+    gen = np.random.default_rng(11)
+    assert_array_equal(subsample_votes(counts, 20, seed=gen), a)
+
+
+def test_subsample_votes_is_hypergeometric():
+    # One item with 50/50 votes repeated many times: the count of class 0 in a
+    # group of 20 drawn without replacement from 100 is hypergeometric
+    # (mean 10, variance 20 * 0.5 * 0.5 * 80 / 99 = 4.04), not binomial (variance 5).
+    counts = np.tile([50, 50], (20000, 1))
+    g = subsample_votes(counts, 20, n_groups=2, seed=0)
+    x = g[0, :, 0]
+    assert abs(x.mean() - 10) < 0.05
+    assert abs(x.var() - 20 * 0.25 * 80 / 99) < 0.15
+    # the two groups share no vote, so their class-0 counts are negatively correlated
+    assert np.corrcoef(g[0, :, 0], g[1, :, 0])[0, 1] < -0.1
+
+
+def test_subsample_votes_errors():
+    with pytest.raises(ValueError, match="fewer than n_groups \\* n_votes = 40 votes; first at row 1: 30"):
+        subsample_votes([[50, 50], [10, 20]], 20)
+    with pytest.raises(ValueError, match="whole vote counts"):
+        subsample_votes([[0.5, 0.5]], 1)
+    with pytest.raises(ValueError, match="below 0"):
+        subsample_votes([[-1, 5]], 1)
+    with pytest.raises(ValueError, match="n_votes must be at least 1"):
+        subsample_votes([[5, 5]], 0)
+    with pytest.raises(TypeError, match="n_groups must be an integer"):
+        subsample_votes([[5, 5]], 1, n_groups=2.0)
+    with pytest.raises(TypeError, match="seed"):
+        subsample_votes([[5, 5]], 1, seed="a")
+
+
+# --------------------------------------------------------------------------- histogram_divergence
+
+
+def test_histogram_divergence_matches_scipy_kl_and_manual_tvd():
+    rng = np.random.default_rng(2)
+    for bins in (5, 10, 30):
+        a = rng.beta(2, 5, size=500)
+        b = rng.beta(2, 4, size=700)
+        for s in (0.5, 1.0):
+            p = np.histogram(a, bins=bins, range=(0, 1))[0] + s
+            q = np.histogram(b, bins=bins, range=(0, 1))[0] + s
+            assert_allclose(histogram_divergence(a, b, bins=bins, smoothing=s), scipy_entropy(p, q), rtol=1e-12)
+        p = np.histogram(a, bins=bins, range=(0, 1))[0] / a.size
+        q = np.histogram(b, bins=bins, range=(0, 1))[0] / b.size
+        assert_allclose(histogram_divergence(a, b, bins=bins, divergence="tvd"), 0.5 * np.abs(p - q).sum())
+
+
+def test_histogram_divergence_properties():
+    rng = np.random.default_rng(3)
+    a = rng.random(300)
+    b = rng.random(200) ** 2
+    assert histogram_divergence(a, a) == 0.0
+    assert histogram_divergence(a, a, divergence="tvd") == 0.0
+    assert histogram_divergence(a, b, divergence="tvd") == pytest.approx(histogram_divergence(b, a, divergence="tvd"))
+    assert histogram_divergence(a, b) != pytest.approx(histogram_divergence(b, a))
+    assert 0.0 <= histogram_divergence(a, b, divergence="tvd") <= 1.0
+
+
+def test_histogram_divergence_reports_infinite_kl_and_smoothing_makes_it_finite():
+    a = [0.05, 0.5, 0.95]
+    b = [0.05, 0.06, 0.5]  # last bin empty in b but not in a
+    assert histogram_divergence(a, b, bins=10) == np.inf
+    smoothed = histogram_divergence(a, b, bins=10, smoothing=0.5)
+    assert np.isfinite(smoothed) and smoothed > 0
+    # the other direction is finite: every bin b uses is also used by a
+    assert np.isfinite(histogram_divergence(b, a, bins=10))
+
+
+def test_histogram_divergence_custom_range():
+    assert histogram_divergence([1.0, 3.0], [1.5, 3.5], bins=2, range=(0, 4), divergence="tvd") == 0.0
+    assert histogram_divergence([1.0, 3.0], [1.5, 1.7], bins=2, range=(0, 4), divergence="tvd") == 0.5
+
+
+def test_histogram_divergence_errors():
+    with pytest.raises(ValueError, match="a has 1 value\\(s\\) outside \\[0, 1\\]; first at index 1: 1.5"):
+        histogram_divergence([0.1, 1.5], [0.2])
+    with pytest.raises(ValueError, match="divergence must be one of 'kl', 'tvd'"):
+        histogram_divergence([0.1], [0.2], divergence="js")
+    with pytest.raises(ValueError, match="smoothing must be >= 0"):
+        histogram_divergence([0.1], [0.2], smoothing=-1)
+    with pytest.raises(ValueError, match="bins must be at least 1"):
+        histogram_divergence([0.1], [0.2], bins=0)
+    with pytest.raises(ValueError, match="low < high"):
+        histogram_divergence([0.1], [0.2], range=(1, 0))
+    with pytest.raises(ValueError, match="NaN or infinite"):
+        histogram_divergence([np.nan], [0.2])
+
+
+# --------------------------------------------------------------------------- kth_guess
+
+
+def test_kth_guess_is_the_descending_sort():
+    rng = np.random.default_rng(4)
+    p = rng.dirichlet(np.ones(4), size=50)
+    guesses = np.stack([kth_guess(p, k) for k in range(1, 5)], axis=1)
+    assert_allclose(guesses, -np.sort(-p, axis=1))
+    assert_allclose(guesses.sum(axis=1), 1.0)
+    assert_array_equal(kth_guess(p), p.max(axis=1))
+
+
+def test_kth_guess_errors():
+    with pytest.raises(ValueError, match="k must be at most the number of classes 3; got 4"):
+        kth_guess([[0.2, 0.3, 0.5]], 4)
+    with pytest.raises(ValueError, match="k must be at least 1"):
+        kth_guess([[0.2, 0.3, 0.5]], 0)
+    with pytest.raises(ValueError, match="does not sum to 1"):
+        kth_guess([[0.2, 0.3, 0.6]], 1)
+
+
+# --------------------------------------------------------------------------- classwise_ece_reference
+
+
+def _reference_loop(probs, labels, n_bins):
+    """The authors' per-class loop over (a, b] bins, written out plainly."""
+    out = []
+    edges = np.linspace(0.0, 1.0, n_bins + 1)
+    for k in range(probs.shape[1]):
+        conf = probs[:, k]
+        hit = labels == k
+        stats = []
+        for a, b in zip(edges[:-1], edges[1:]):
+            idx = (conf > a) & (conf <= b)
+            if idx.any():
+                stats.append((conf[idx].mean(), hit[idx].mean(), idx.sum()))
+        s = np.array(stats)
+        out.append(np.average(np.abs(s[:, 0] - s[:, 1]), weights=s[:, 2]))
+    return float(np.mean(out))
+
+
+@pytest.mark.parametrize("n_bins", [1, 5, 10, 15])
+@pytest.mark.parametrize("grid", [False, True])
+def test_classwise_ece_reference_matches_the_loop(n_bins, grid):
+    rng = np.random.default_rng(n_bins)
+    if grid:  # vote fractions: many exact zeros and values on bin edges (0.3, 0.7, ...)
+        counts = _random_counts(rng, 300, 3, 100)
+        probs = counts / 100.0
+    else:
+        probs = rng.dirichlet(np.ones(3) * 0.8, size=300)
+    labels = rng.integers(0, 3, size=300)
+    assert_allclose(classwise_ece_reference(probs, labels, n_bins=n_bins), _reference_loop(probs, labels, n_bins),
+                    rtol=1e-12, atol=1e-15)
+
+
+def test_classwise_ece_reference_drops_exact_zeros_only():
+    from calibnb.metrics import classwise_ece
+
+    rng = np.random.default_rng(9)
+    probs = rng.dirichlet(np.ones(3), size=200)
+    labels = rng.integers(0, 3, size=200)
+    # no exact zeros: same as Eq. 8 with every item kept
+    assert_allclose(classwise_ece_reference(probs, labels), classwise_ece(probs, labels), rtol=1e-10)
+    probs[:20, 2] = 0.0
+    probs[:20] /= probs[:20].sum(axis=1, keepdims=True)
+    assert classwise_ece_reference(probs, labels) != pytest.approx(classwise_ece(probs, labels))
+
+
+def test_classwise_ece_reference_errors():
+    with pytest.raises(ValueError, match="probability 0 to class 1 for every item"):
+        classwise_ece_reference([[1.0, 0.0], [1.0, 0.0]], [0, 1])
+    with pytest.raises(ValueError, match="labels has 1 value outside \\[0, 2\\)"):
+        classwise_ece_reference([[0.5, 0.5]], [2])
+    with pytest.raises(ValueError, match="n_bins must be at least 1"):
+        classwise_ece_reference([[0.5, 0.5]], [1], n_bins=0)
+
+
+# --------------------------------------------------------------------------- human_calibration_summary
+
+
+def test_human_calibration_summary_oracle_and_one_hot():
+    rng = np.random.default_rng(5)
+    counts = _random_counts(rng, 200, 3, 100)
+    counts[:, 0] += 1  # no item without votes
+    oracle = counts / counts.sum(axis=1, keepdims=True)
+    s = human_calibration_summary(oracle, counts)
+    assert set(s) == {"accuracy", "ece", "rank_cs", "abs_ent_ce", "dist_ce"}
+    assert s["accuracy"] == 1.0
+    assert s["dist_ce"] == pytest.approx(0.0, abs=1e-12)
+    assert s["abs_ent_ce"] == pytest.approx(0.0, abs=1e-12)
+    assert s["rank_cs"] == 1.0
+    # the oracle's ECE is 1 - mean top probability (all its predictions are "correct")
+    assert s["ece"] == pytest.approx(1 - oracle.max(axis=1).mean())
+
+
+def test_human_calibration_summary_against_direct_formulas():
+    from calibnb.metrics import ece
+
+    rng = np.random.default_rng(6)
+    counts = _random_counts(rng, 300, 3, 50) + 1
+    probs = rng.dirichlet(np.ones(3), size=300)
+    h = counts / counts.sum(axis=1, keepdims=True)
+    s = human_calibration_summary(probs, counts, n_bins=15)
+    majority = counts.argmax(axis=1)
+    correct = probs.argmax(axis=1) == majority
+    assert s["accuracy"] == pytest.approx(correct.mean())
+    assert s["ece"] == pytest.approx(ece(probs.max(axis=1), correct, n_bins=15))
+    assert s["dist_ce"] == pytest.approx(0.5 * np.abs(probs - h).sum(axis=1).mean())
+    ent = lambda p: -(p * np.log(p)).sum(axis=1)  # noqa: E731 (no zeros here)
+    assert s["abs_ent_ce"] == pytest.approx(np.abs(ent(probs) - ent(h)).mean())
+
+
+def test_human_calibration_summary_shape_mismatch():
+    with pytest.raises(ValueError, match="human has 3 classes"):
+        human_calibration_summary([[0.5, 0.5]], [[1, 2, 3]])
+
+
+# --------------------------------------------------------------------------- votes_stability / ranking_stability
+
+
+def test_votes_stability_with_all_votes_equals_full_distce():
+    rng = np.random.default_rng(7)
+    counts = _random_counts(rng, 100, 3, 20)
+    models = {"a": rng.dirichlet(np.ones(3), size=100), "b": counts / 20 * 0.9 + 0.1 / 3}
+    t = votes_stability(models, counts, votes_per_item=(20, 5), n_draws=3, seed=0)
+    assert list(t.columns) == ["n_votes", "draw", "model", "dist_ce"]
+    assert len(t) == 2 * 3 * 2
+    full = t[t.n_votes == 20]
+    h = counts / 20
+    for name, p in models.items():
+        assert_allclose(full[full.model == name].dist_ce, 0.5 * np.abs(p - h).sum(axis=1).mean())
+    few = t[(t.n_votes == 5) & (t.model == "b")].dist_ce
+    assert few.nunique() > 1  # the draws differ
+    # fewer votes make the human estimate noisier, so a model close to the full MLE looks worse
+    assert few.mean() > full[full.model == "b"].dist_ce.iloc[0]
+    assert_array_equal(votes_stability(models, counts, votes_per_item=(5,), n_draws=2, seed=1),
+                       votes_stability(models, counts, votes_per_item=(5,), n_draws=2, seed=1))
+
+
+def test_votes_stability_errors():
+    counts = np.array([[3, 1], [1, 3]])
+    with pytest.raises(TypeError, match="non-empty mapping"):
+        votes_stability({}, counts)
+    with pytest.raises(ValueError, match="shape \\(1, 2\\) but counts has \\(2, 2\\)"):
+        votes_stability({"m": [[0.5, 0.5]]}, counts)
+    with pytest.raises(ValueError, match="fewer than n_groups \\* n_votes = 5"):
+        votes_stability({"m": [[0.5, 0.5], [0.5, 0.5]]}, counts, votes_per_item=(5,))
+
+
+def test_ranking_stability_counts_matching_orders():
+    t = pd.DataFrame({
+        "n_votes": [1] * 6 + [3] * 6,
+        "draw": [0, 0, 0, 1, 1, 1] * 2,
+        "model": ["a", "b", "c"] * 4,
+        "dist_ce": [0.1, 0.2, 0.3, 0.3, 0.2, 0.1, 0.1, 0.2, 0.3, 0.1, 0.2, 0.3],
+    })
+    r = ranking_stability(t, {"a": 0.0, "b": 0.5, "c": 1.0})
+    assert list(r.index) == [1, 3]
+    assert_allclose(r.loc[1, "agreement"], 0.5)
+    assert_allclose(r.loc[1, "kendall_tau"], 0.0)  # one draw +1, one draw -1
+    assert_allclose(r.loc[3].to_numpy(), [1.0, 1.0])
+    with pytest.raises(ValueError, match="no score for 1 model\\(s\\); first: 'c'"):
+        ranking_stability(t, {"a": 0.0, "b": 0.5})
+    with pytest.raises(TypeError, match="DataFrame with columns"):
+        ranking_stability(t.drop(columns="draw"), {"a": 0, "b": 0, "c": 0})
