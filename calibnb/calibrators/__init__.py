@@ -11,11 +11,14 @@ never modified.
 """
 
 from ._common import NotFittedError
+from ._spline import SplineCalibrator, natural_spline_basis
 from ._temperature import TemperatureScaling, pad_candidates, softmax, temperature_curve
 
 __all__ = [
     "NotFittedError",
+    "SplineCalibrator",
     "TemperatureScaling",
+    "natural_spline_basis",
     "pad_candidates",
     "softmax",
     "temperature_curve",
