@@ -64,6 +64,9 @@ STATUS_HOLDS = "holds"
 STATUS_FAILS = "fails"
 STATUS_GAP = "known gap"
 
+_UMASK = os.umask(0o022)
+os.umask(_UMASK)
+
 _NONFINITE = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
 
 
@@ -187,6 +190,7 @@ def write_text_atomic(path: str | os.PathLike, text: str) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp makes 0600; give the usual mode
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
             handle.flush()

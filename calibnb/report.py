@@ -1,0 +1,525 @@
+"""The main job: execute every notebook into an HTML report.
+
+Usage (from the repository root; ``make report`` runs the first line)::
+
+    python -m calibnb.report
+    python -m calibnb.report --params params/quick.yaml
+    python -m calibnb.report -p seed 1 -p n_bins 15 --notebooks "notebooks/04_*.ipynb" --out reports
+
+For each notebook matched by ``--notebooks`` (default ``notebooks/*.ipynb``)
+this executes it with papermill (kernel ``python3``, working directory the
+notebook's folder, the notebook's ``results_path`` parameter pointed at
+``<out>/<stem>.results.json``), writes the executed notebook to
+``<out>/<stem>.ipynb`` and a self-contained HTML page to ``<out>/<stem>.html``,
+and finally writes ``<out>/index.html`` (and ``<out>/index.json``) listing
+each notebook with how many of its reproduction claims hold, its known gaps,
+its parameters, a link to its page and, for a failed notebook, the error.
+
+Parameters
+----------
+A YAML parameter file maps a notebook stem, or ``all``, to parameter values::
+
+    all:                      # every notebook whose parameters cell declares the name
+      seed: 0
+    04_sakai2024_hmr:         # this notebook only (the names must be declared)
+      n_systems: 500
+
+``-p NAME VALUE`` (repeatable) overrides both, for every notebook that declares
+``NAME``; ``VALUE`` is read as a YAML scalar (``2`` is an int, ``2.0`` a float,
+``true`` a bool, ``null`` None, anything else a string).
+
+Robustness
+----------
+A failing notebook is reported with its error and does not stop the others; its
+executed notebook and HTML go to ``<stem>.failed.ipynb``/``<stem>.failed.html``
+so that a previous good ``<stem>.html`` is not replaced by a failed run. Every
+file is written to a temporary file in the output folder first and then moved
+into place with :func:`os.replace`, so a half-written report never replaces a
+good one. The exit status is 0 when every notebook ran, 1 when any failed and
+2 for a usage error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import datetime as _dt
+import glob as _glob
+import html
+import json
+import os
+import re
+import shutil
+import sys
+import tempfile
+import time
+import traceback
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+from .reproduction import write_json_atomic, write_text_atomic
+
+__all__ = [
+    "NotebookRun",
+    "run_notebook",
+    "notebook_to_html",
+    "load_params_file",
+    "parse_cli_value",
+    "params_for",
+    "build_report",
+    "render_index",
+    "main",
+]
+
+#: The inline backend, so that figures are embedded in the executed notebooks
+#: (a test run sets ``MPLBACKEND=Agg`` instead).
+INLINE_BACKEND = "module://matplotlib_inline.backend_inline"
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+
+
+@dataclasses.dataclass
+class NotebookRun:
+    """The outcome of executing one notebook.
+
+    Attributes
+    ----------
+    stem : str
+        The notebook's file name without ``.ipynb``.
+    ok : bool
+        True if every cell ran without an error.
+    error : str or None
+        ``"ExceptionName: message"`` of the failure, else None.
+    traceback : str or None
+        The failing cell's traceback (ANSI colours removed), else None.
+    elapsed : float
+        Wall-clock seconds.
+    results : dict or None
+        The parsed results JSON the notebook wrote, if it wrote one.
+    output_path : pathlib.Path
+        The executed notebook.
+    parameters : dict
+        The parameters injected (without ``results_path``).
+    """
+
+    stem: str
+    ok: bool
+    error: str | None
+    traceback: str | None
+    elapsed: float
+    results: dict | None
+    output_path: Path
+    parameters: dict
+
+    def claim_counts(self) -> dict[str, int] | None:
+        """``{"holds", "fails", "known_gaps", "total"}`` from the results JSON, or None."""
+        if not self.results or not isinstance(self.results.get("claims"), list):
+            return None
+        statuses = [c.get("status") for c in self.results["claims"]]
+        holds, fails, gaps = (statuses.count(s) for s in ("holds", "fails", "known gap"))
+        return {"holds": holds, "fails": fails, "known_gaps": gaps, "total": holds + fails}
+
+
+def _strip_ansi(text: str) -> str:
+    return _ANSI.sub("", text)
+
+
+def run_notebook(
+    path: str | os.PathLike,
+    output_path: str | os.PathLike,
+    *,
+    parameters: dict | None = None,
+    results_path: str | os.PathLike | None = None,
+    kernel_name: str = "python3",
+    cwd: str | os.PathLike | None = None,
+    timeout: float | None = None,
+) -> NotebookRun:
+    """Execute one notebook with papermill and collect what it produced.
+
+    Parameters
+    ----------
+    path, output_path : path
+        The notebook to run and where to write the executed copy (papermill
+        writes it even when a cell fails).
+    parameters : dict, optional
+        Injected after the cell tagged ``parameters``.
+    results_path : path, optional
+        Injected as the ``results_path`` parameter (made absolute) and read back
+        after the run; a stale file there is removed first.
+    kernel_name : str
+        Jupyter kernel; ``python3`` is the one the Makefile installs into the venv.
+    cwd : path, optional
+        Working directory of the kernel; default the notebook's folder.
+    timeout : float, optional
+        Per-cell execution timeout in seconds (None = no limit).
+
+    Returns
+    -------
+    NotebookRun
+        Never raises for a failure inside the notebook; ``ok`` says whether it ran.
+    """
+    import papermill as pm
+    from papermill.exceptions import PapermillExecutionError
+
+    path = Path(path)
+    output_path = Path(output_path)
+    params = dict(parameters or {})
+    injected = dict(params)
+    if results_path is not None:
+        results_path = Path(results_path).absolute()
+        if results_path.exists():
+            results_path.unlink()
+        injected["results_path"] = str(results_path)
+    start = time.perf_counter()
+    error = tb = None
+    try:
+        pm.execute_notebook(
+            str(path), str(output_path), parameters=injected, kernel_name=kernel_name,
+            cwd=str(cwd if cwd is not None else path.parent), progress_bar=False,
+            execution_timeout=timeout,
+        )
+    except PapermillExecutionError as exc:
+        error = f"{exc.ename}: {_strip_ansi(str(exc.evalue))}"
+        tb = _strip_ansi("\n".join(exc.traceback))
+    except Exception as exc:  # kernel died, timeout, unreadable notebook, ...
+        error = f"{type(exc).__name__}: {_strip_ansi(str(exc))}"
+        tb = _strip_ansi(traceback.format_exc())
+    elapsed = time.perf_counter() - start
+    results = None
+    if results_path is not None and results_path.exists():
+        try:
+            results = json.loads(results_path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            error = error or f"results JSON unreadable: {exc}"
+    return NotebookRun(stem=path.stem, ok=error is None, error=error, traceback=tb, elapsed=elapsed,
+                       results=results, output_path=output_path, parameters=params)
+
+
+def notebook_to_html(notebook_path: str | os.PathLike) -> str:
+    """Convert an executed notebook to one self-contained HTML page (nbconvert, lab template).
+
+    Figures are embedded as base64 images; CSS is inlined.
+    """
+    import nbformat
+    from nbconvert import HTMLExporter
+
+    nb = nbformat.read(str(notebook_path), as_version=4)
+    exporter = HTMLExporter(template_name="lab", embed_images=True)
+    body, _ = exporter.from_notebook_node(nb)
+    return body
+
+
+# ---------------------------------------------------------------------- parameters
+
+
+def parse_cli_value(text: str) -> Any:
+    """Read a ``-p NAME VALUE`` value as a YAML scalar.
+
+    >>> [parse_cli_value(v) for v in ["2", "2.0", "true", "null", "mass", "1e-3"]]
+    [2, 2.0, True, None, 'mass', 0.001]
+    """
+    import yaml
+
+    # YAML 1.1 reads "1e-3" as a string; accept it as a float as Python would.
+    try:
+        value = yaml.safe_load(text)
+    except yaml.YAMLError:
+        return text
+    if isinstance(value, str):
+        try:
+            return float(value) if re.fullmatch(r"[+-]?(\d+\.?\d*|\.\d+)[eE][+-]?\d+", value) else value
+        except ValueError:  # pragma: no cover - guarded by the regex
+            return value
+    if isinstance(value, (dict, list)):
+        return text
+    return value
+
+
+def load_params_file(path: str | os.PathLike) -> dict[str, dict[str, Any]]:
+    """Read and check a YAML parameter file: ``{stem or "all": {name: value}}``.
+
+    Raises
+    ------
+    ValueError
+        If the file is not such a mapping (the message names the offending entry).
+    """
+    import yaml
+
+    path = Path(path)
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ValueError(f"params file {path} cannot be read: {exc}") from None
+    except yaml.YAMLError as exc:
+        raise ValueError(f"params file {path} is not valid YAML: {exc}") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ValueError(f"params file {path} must map notebook stems (or 'all') to parameters; "
+                         f"got a {type(data).__name__}.")
+    out: dict[str, dict[str, Any]] = {}
+    for key, values in data.items():
+        if not isinstance(key, str):
+            raise ValueError(f"params file {path}: key {key!r} must be a notebook stem or 'all'.")
+        if values is None:
+            values = {}
+        if not isinstance(values, dict) or not all(isinstance(k, str) for k in values):
+            raise ValueError(f"params file {path}: entry {key!r} must map parameter names to values.")
+        if "results_path" in values:
+            raise ValueError(f"params file {path}: entry {key!r} sets results_path; the report sets it.")
+        out[key] = dict(values)
+    return out
+
+
+def params_for(stem: str, declared: Iterable[str], file_params: dict[str, dict[str, Any]],
+               cli_params: dict[str, Any]) -> dict[str, Any]:
+    """The parameters to inject into notebook ``stem``.
+
+    ``all`` entries of the file and ``-p`` values apply only where the notebook
+    declares the name; the notebook's own file entry applies always (an
+    undeclared name there is an error). Precedence: file ``all`` < file stem <
+    ``-p``.
+
+    >>> params_for("nb", ["seed", "n_bins"], {"all": {"seed": 1, "tau": 2}, "nb": {"n_bins": 5}},
+    ...            {"seed": 3})
+    {'seed': 3, 'n_bins': 5}
+    """
+    declared = set(declared)
+    own = file_params.get(stem, {})
+    unknown = sorted(set(own) - declared)
+    if unknown:
+        raise ValueError(f"params for {stem} name {len(unknown)} parameter(s) its parameters cell does not "
+                         f"declare: {', '.join(unknown)} (declared: {', '.join(sorted(declared)) or 'none'}).")
+    params = {k: v for k, v in file_params.get("all", {}).items() if k in declared}
+    params.update(own)
+    params.update({k: v for k, v in cli_params.items() if k in declared})
+    params.pop("results_path", None)
+    return params
+
+
+def _declared_parameters(path: Path) -> dict[str, Any]:
+    import papermill as pm
+
+    return dict(pm.inspect_notebook(str(path)))
+
+
+def _title(path: Path) -> str:
+    """The first heading of the notebook's first markdown cell (else the stem)."""
+    try:
+        import nbformat
+
+        nb = nbformat.read(str(path), as_version=4)
+        for cell in nb.cells:
+            if cell.cell_type == "markdown":
+                for line in cell.source.splitlines():
+                    if line.strip():
+                        return line.strip().lstrip("#").strip()
+                break
+    except Exception:
+        pass
+    return path.stem
+
+
+# ---------------------------------------------------------------------------- index
+
+
+def _fmt_value(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    if isinstance(value, list):
+        return "[" + ", ".join(_fmt_value(v) for v in value) + "]"
+    return "" if value is None else str(value)
+
+
+def _claims_table(results: dict | None) -> str:
+    if not results or not results.get("claims"):
+        return ""
+    rows = []
+    for c in results["claims"]:
+        status = str(c.get("status", ""))
+        rows.append(
+            f"<tr class='{html.escape(status.replace(' ', '-'))}'><td>{html.escape(str(c.get('name', '')))}</td>"
+            f"<td>{html.escape(_fmt_value(c.get('paper')))}</td><td>{html.escape(_fmt_value(c.get('ours')))}</td>"
+            f"<td>{html.escape(_fmt_value(c.get('tol')))}</td><td>{html.escape(status)}</td>"
+            f"<td>{html.escape(str(c.get('source') or ''))}</td>"
+            f"<td>{html.escape(str(c.get('reason') or ''))}</td></tr>"
+        )
+    return ("<details><summary>claims</summary><table class='claims'><tr><th>claim</th><th>paper</th>"
+            "<th>ours</th><th>tol</th><th>status</th><th>source</th><th>reason</th></tr>"
+            + "".join(rows) + "</table></details>")
+
+
+def render_index(entries: Sequence[dict], *, generated: str | None = None) -> str:
+    """The HTML of ``index.html`` from the per-notebook entries of :func:`build_report`."""
+    generated = generated or _dt.datetime.now().isoformat(timespec="seconds")
+    rows = []
+    for e in entries:
+        counts = e.get("claims")
+        claims = "—" if counts is None else f"{counts['holds']} / {counts['total']}"
+        gaps = "—" if counts is None else str(counts["known_gaps"])
+        status = "ok" if e["ok"] else "failed"
+        link = f"<a href='{html.escape(e['html'])}'>{html.escape(e['stem'])}</a>" if e.get("html") else html.escape(e["stem"])
+        params = ", ".join(f"{k}={v!r}" for k, v in e.get("parameters", {}).items())
+        error = ""
+        if e.get("error"):
+            error = f"<pre class='error'>{html.escape(e['error'])}</pre>"
+        rows.append(
+            f"<tr class='{status}'><td>{link}<br><small>{html.escape(e.get('title', ''))}</small></td>"
+            f"<td>{status}</td><td>{claims}</td><td>{gaps}</td><td>{e['elapsed']:.1f} s</td>"
+            f"<td><code>{html.escape(params)}</code></td><td>{error}{_claims_table(e.get('results'))}</td></tr>"
+        )
+    n_ok = sum(e["ok"] for e in entries)
+    body = ("".join(rows) if rows else
+            "<tr><td colspan='7'>No notebooks matched; nothing was run.</td></tr>")
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>calibnb reports</title>
+<style>
+body {{ font-family: sans-serif; margin: 2em; }}
+table {{ border-collapse: collapse; }}
+td, th {{ border: 1px solid #ccc; padding: 0.3em 0.6em; vertical-align: top; text-align: left; }}
+tr.failed > td:nth-child(2), tr.fails td {{ color: #b00; font-weight: bold; }}
+tr.ok > td:nth-child(2) {{ color: #070; }}
+tr.known-gap td {{ color: #975; }}
+pre.error {{ white-space: pre-wrap; color: #b00; max-width: 60em; }}
+</style></head><body>
+<h1>calibnb: reproduction reports</h1>
+<p>{n_ok} of {len(entries)} notebooks ran without error. Generated {html.escape(generated)}.</p>
+<table><tr><th>notebook</th><th>status</th><th>claims holding</th><th>known gaps</th><th>time</th>
+<th>parameters</th><th>errors and claims</th></tr>
+{body}
+</table></body></html>
+"""
+
+
+def build_report(
+    notebooks: Sequence[str | os.PathLike],
+    out_dir: str | os.PathLike,
+    *,
+    file_params: dict[str, dict[str, Any]] | None = None,
+    cli_params: dict[str, Any] | None = None,
+    kernel_name: str = "python3",
+    timeout: float | None = None,
+    html_output: bool = True,
+    progress: bool = True,
+) -> list[dict]:
+    """Run every notebook into ``out_dir`` and write the index; return its entries.
+
+    See the module docstring for the files written. Each entry is a dict with
+    ``stem, title, ok, error, traceback, elapsed, parameters, claims, results,
+    notebook, html``.
+    """
+    from tqdm.auto import tqdm
+
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    file_params = file_params or {}
+    cli_params = cli_params or {}
+    paths = [Path(p) for p in notebooks]
+    # Figures inline in the executed notebooks (the kernels inherit this).
+    os.environ["MPLBACKEND"] = INLINE_BACKEND
+
+    entries: list[dict] = []
+    declared_anywhere: set[str] = set()
+    work = Path(tempfile.mkdtemp(prefix=".report-", dir=out_dir))
+    try:
+        bar = tqdm(paths, desc="notebooks", unit="nb", disable=not progress, file=sys.stderr)
+        for path in bar:
+            stem = path.stem
+            bar.set_description(stem)
+            entry: dict[str, Any] = {"stem": stem, "title": _title(path), "parameters": {}, "claims": None,
+                                     "results": None, "notebook": None, "html": None, "traceback": None}
+            try:
+                declared = _declared_parameters(path)
+                declared_anywhere.update(declared)
+                params = params_for(stem, declared, file_params, cli_params)
+            except Exception as exc:
+                entry.update(ok=False, error=f"{type(exc).__name__}: {exc}", elapsed=0.0)
+                entries.append(entry)
+                continue
+            tmp_nb, tmp_json = work / f"{stem}.ipynb", work / f"{stem}.results.json"
+            run = run_notebook(path, tmp_nb, parameters=params, results_path=tmp_json,
+                               kernel_name=kernel_name, timeout=timeout)
+            entry.update(ok=run.ok, error=run.error, traceback=run.traceback, elapsed=run.elapsed,
+                         parameters=params, claims=run.claim_counts(), results=run.results)
+            name = stem if run.ok else f"{stem}.failed"
+            if tmp_nb.exists():
+                if html_output:
+                    try:
+                        write_text_atomic(out_dir / f"{name}.html", notebook_to_html(tmp_nb))
+                        entry["html"] = f"{name}.html"
+                    except Exception as exc:
+                        entry.update(ok=False, error=(entry["error"] or "") + f"\nHTML conversion failed: {exc}")
+                os.replace(tmp_nb, out_dir / f"{name}.ipynb")
+                entry["notebook"] = f"{name}.ipynb"
+            if tmp_json.exists():
+                os.replace(tmp_json, out_dir / f"{name}.results.json")
+            entries.append(entry)
+            bar.set_postfix_str("ok" if entry["ok"] else "FAILED")
+        bar.close()
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    unused = sorted((set(cli_params) | set(file_params.get("all", {}))) - declared_anywhere)
+    if unused and paths:
+        print(f"calibnb.report: warning: no selected notebook declares {', '.join(unused)}.", file=sys.stderr)
+    write_text_atomic(out_dir / "index.html", render_index(entries))
+    write_json_atomic(out_dir / "index.json", [{k: v for k, v in e.items() if k != "results"} for e in entries])
+    return entries
+
+
+# ------------------------------------------------------------------------------ CLI
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m calibnb.report",
+        description="Execute every notebook with papermill into HTML reports and write an index.",
+    )
+    parser.add_argument("--params", metavar="FILE.yaml",
+                        help="YAML file mapping a notebook stem (or 'all') to parameter values")
+    parser.add_argument("-p", "--parameter", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"),
+                        help="override a parameter in every notebook that declares it (repeatable)")
+    parser.add_argument("--notebooks", default="notebooks/*.ipynb", metavar="GLOB",
+                        help="which notebooks to run (default: %(default)s)")
+    parser.add_argument("--out", default="reports", metavar="DIR", help="output folder (default: %(default)s)")
+    parser.add_argument("--kernel", default="python3", help="Jupyter kernel name (default: %(default)s)")
+    parser.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
+                        help="per-cell execution timeout (default: none)")
+    parser.add_argument("--no-html", action="store_true", help="skip the HTML conversion of each notebook")
+    parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Command-line entry point; returns the exit status."""
+    parser = _parser()
+    args = parser.parse_args(argv)
+    try:
+        file_params = load_params_file(args.params) if args.params else {}
+    except ValueError as exc:
+        parser.error(str(exc))
+    cli_params: dict[str, Any] = {}
+    for name, value in args.parameter:
+        if not name.isidentifier():
+            parser.error(f"-p name must be a Python identifier; got {name!r}.")
+        if name == "results_path":
+            parser.error("-p results_path is set by the report itself.")
+        cli_params[name] = parse_cli_value(value)
+    notebooks = sorted(p for p in _glob.glob(args.notebooks) if p.endswith(".ipynb"))
+    if not notebooks:
+        print(f"calibnb.report: no notebooks match {args.notebooks!r}; writing an empty index.", file=sys.stderr)
+    stems = {Path(p).stem for p in notebooks}
+    for key in sorted(set(file_params) - stems - {"all"}):
+        print(f"calibnb.report: warning: params for {key!r} match no selected notebook.", file=sys.stderr)
+    entries = build_report(notebooks, args.out, file_params=file_params, cli_params=cli_params,
+                           kernel_name=args.kernel, timeout=args.timeout, html_output=not args.no_html,
+                           progress=not args.no_progress)
+    failed = [e for e in entries if not e["ok"]]
+    index = Path(args.out) / "index.html"
+    print(f"calibnb.report: {len(entries) - len(failed)} of {len(entries)} notebooks ran; see {index}")
+    for e in failed:
+        print(f"  FAILED {e['stem']}: {(e['error'] or '').splitlines()[0] if e['error'] else ''}", file=sys.stderr)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
