@@ -15,3 +15,22 @@ from ._registry import (
     manifest_entry,
     registry,
 )
+from ._loaders import (
+    NLI_CLASSES,
+    QA_EXPERTS,
+    ChaosNLI,
+    ChaosNLIPredictions,
+    CifarOutputs,
+    calibration_test_split,
+    chaosnli_prediction_models,
+    cifar_models,
+    load_chaosnli,
+    load_chaosnli_predictions,
+    load_cifar,
+    load_cifar10h,
+    load_codex_triviaqa,
+    load_qa_confidences,
+    load_qa_dev_confidences,
+    qa_datasets,
+    read_text,
+)
