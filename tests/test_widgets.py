@@ -1,0 +1,234 @@
+"""Tests of calibnb.widgets without a browser: build each panel, set its controls'
+values from Python, and check the readout and what was drawn."""
+
+import copy
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import ipywidgets  # noqa: E402
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+from numpy.testing import assert_allclose  # noqa: E402
+from scipy import special  # noqa: E402
+
+from calibnb import metrics  # noqa: E402
+from calibnb.plots import reliability_diagram_data  # noqa: E402
+from calibnb.widgets import Panel, binning_explorer, perturbation_explorer, temperature_explorer  # noqa: E402
+
+# Sakai 2024, Example 1 (papers README): System X; instances 3 and 5 (1-based) are wrong.
+SAKAI_X = np.array([0.4, 0.4, 0.4, 0.6, 0.6, 0.6, 0.8, 0.8, 0.8])
+SAKAI_CORRECT = np.array([1, 1, 0, 1, 0, 1, 1, 1, 1])
+
+
+@pytest.fixture(autouse=True)
+def _close_figures():
+    yield
+    plt.close("all")
+
+
+def _system(n, seed):
+    rng = np.random.default_rng(seed)
+    conf = rng.beta(5, 1, n)
+    return conf, rng.uniform(size=n) < conf**3  # overconfident
+
+
+def _bars(ax, gid):
+    return [p for p in ax.patches if p.get_gid() == gid]
+
+
+def _check_si_bars(ax, conf, correct, n_bins, binning):
+    t = reliability_diagram_data(conf, correct, n_bins=n_bins, binning=binning).table
+    assert_allclose([p.get_height() for p in _bars(ax, "correct")], t["frac_correct"])
+    assert_allclose([p.get_height() for p in _bars(ax, "wrong")], t["frac_wrong"])
+
+
+# --------------------------------------------------------------------------
+# temperature explorer
+# --------------------------------------------------------------------------
+
+def test_temperature_explorer_binary_form_follows_the_slider():
+    conf, correct = _system(500, 0)
+    panel = temperature_explorer(conf, correct, n_bins=10)
+    assert isinstance(panel, Panel) and set(panel.controls) == {"temperature"}
+    r1 = panel.readout["value"]
+    assert r1["temperature"] == 1.0
+    assert r1["ECE"] == pytest.approx(metrics.ece(conf, correct))
+    assert r1["MacroCE"] == pytest.approx(metrics.macro_ce(conf, correct))
+    assert r1["KS"] == pytest.approx(metrics.ks_error(conf, correct))
+    assert r1["HMR"] == pytest.approx(metrics.hmr(conf, correct))
+    _check_si_bars(panel.axes[0], conf, correct, 10, "width")
+
+    for tau in (3.0, 0.5):
+        panel.controls["temperature"].value = tau
+        scaled = special.expit(special.logit(conf) / tau)
+        r = panel.readout["value"]
+        assert r["temperature"] == pytest.approx(tau)
+        assert r["mean confidence"] == pytest.approx(scaled.mean())
+        assert r["accuracy"] == pytest.approx(correct.mean())
+        assert r["ECE"] == pytest.approx(metrics.ece(scaled, correct))
+        assert r["MacroCE"] == pytest.approx(metrics.macro_ce(scaled, correct))
+        assert r["KS"] == pytest.approx(metrics.ks_error(scaled, correct))
+        assert r["HMR"] == pytest.approx(metrics.hmr(scaled, correct))
+        _check_si_bars(panel.axes[0], scaled, correct, 10, "width")
+        assert panel.axes[0].get_title() == f"τ = {tau:.3g}"
+    # This system is overconfident: a temperature above 1 lowers ECE, one below raises it.
+    assert panel.update(temperature=3.0).loc["ECE", "value"] < r1["ECE"] < panel.update(temperature=0.5).loc["ECE", "value"]
+
+
+def test_temperature_explorer_logits_form():
+    rng = np.random.default_rng(1)
+    z = rng.normal(size=(400, 4)) * 3
+    labels = rng.integers(0, 4, 400)
+    panel = temperature_explorer(z, labels, style="classic", binning="mass", n_bins=5)
+    correct = z.argmax(axis=1) == labels
+    for tau in (0.3, 1.0, 4.0):
+        r = panel.update(temperature=tau)["value"]
+        conf = special.softmax(z / tau, axis=1).max(axis=1)
+        assert r["accuracy"] == pytest.approx(correct.mean())  # temperature never changes the prediction
+        assert r["mean confidence"] == pytest.approx(conf.mean())
+        assert r["ECE"] == pytest.approx(metrics.ece(conf, correct, n_bins=5, binning="mass"))
+        t = reliability_diagram_data(conf, correct, n_bins=5, binning="mass").table
+        assert_allclose([p.get_height() for p in _bars(panel.axes[0], "accuracy")], t["accuracy"])
+    assert panel.readout is not None and panel.readout.loc["temperature", "value"] == 4.0
+
+
+def test_temperature_explorer_update_checks_its_arguments():
+    panel = temperature_explorer([0.6, 0.7], [1, 0])
+    with pytest.raises(TypeError, match=r"unknown argument\(s\) \['tau'\]"):
+        panel.update(tau=2.0)
+    with pytest.raises(ValueError, match="temperature must be > 0"):
+        panel.update(temperature=0.0)
+
+
+# --------------------------------------------------------------------------
+# binning explorer
+# --------------------------------------------------------------------------
+
+def test_binning_explorer_follows_bins_and_toggle():
+    conf, correct = _system(300, 2)
+    panel = binning_explorer(conf, correct)
+    assert set(panel.controls) == {"n_bins", "binning"}
+    ax = panel.axes[0]
+    for n_bins, binning in [(10, "width"), (3, "width"), (3, "mass"), (25, "mass"), (1, "width")]:
+        panel.controls["n_bins"].value = n_bins
+        panel.controls["binning"].value = binning
+        r = panel.readout["value"]
+        assert (r["bins"], r["binning"]) == (n_bins, binning)
+        assert r["ECE"] == pytest.approx(metrics.ece(conf, correct, n_bins=n_bins, binning=binning))
+        assert r["MCE"] == pytest.approx(metrics.mce(conf, correct, n_bins=n_bins, binning=binning))
+        t = reliability_diagram_data(conf, correct, n_bins=n_bins, binning=binning).table
+        assert r["non-empty bins"] == len(t)
+        assert_allclose([p.get_height() for p in _bars(ax, "accuracy")], t["accuracy"])
+        assert f"{n_bins} equal-{binning}" in ax.get_xlabel()
+
+
+def test_binning_explorer_bad_input():
+    with pytest.raises(ValueError, match=r"n_bins must be at most max_bins \(5\)"):
+        binning_explorer([0.5], [1], n_bins=6, max_bins=5)
+    with pytest.raises(ValueError, match="binning must be one of"):
+        binning_explorer([0.5], [1], binning="quantile")
+    with pytest.raises(ValueError, match=r"conf has 1 value outside \[0, 1\]"):
+        binning_explorer([0.5, -0.1], [1, 0])
+
+
+# --------------------------------------------------------------------------
+# perturbation explorer (Sakai 2024 Example 1)
+# --------------------------------------------------------------------------
+
+def test_perturbation_explorer_sakai_z_and_y():
+    panel = perturbation_explorer(SAKAI_X, SAKAI_CORRECT, index=2, n_bins=3, binning="mass")
+    assert (panel.readout["Axiom O"] == "no change").all()  # the slider starts at the instance's own value
+    # System Z: the wrong instance 3 raised from 0.4 to 0.6.
+    panel.controls["new_conf"].value = 0.6
+    r = panel.readout
+    ece, mce = "ECE (3 equal-mass bins)", "MCE (3 equal-mass bins)"
+    assert r.loc[ece, "before"] == pytest.approx(0.178, abs=5e-4)  # Sakai: ECE(X) = 0.178
+    assert r.loc[ece, "after"] == pytest.approx(0.156, abs=5e-4)  # Sakai: ECE(Z) = 0.156
+    assert r.loc[mce, "before"] == pytest.approx(0.267, abs=5e-4)
+    assert r.loc[mce, "after"] == pytest.approx(0.200, abs=5e-4)
+    assert r.loc[ece, "perturbed system is"] == "better" and r.loc[ece, "Axiom O"] == "violates"
+    assert r.loc[mce, "Axiom O"] == "violates"
+    assert r.loc["HMR", "before"] == pytest.approx(0.557, abs=5e-4)
+    assert r.loc["HMR", "perturbed system is"] == "worse" and r.loc["HMR", "Axiom O"] == "satisfies"
+    z = SAKAI_X.copy()
+    z[2] = 0.6
+    for name, fn in [("KS", metrics.ks_error), ("MacroCE", metrics.macro_ce), ("ICE", metrics.ice),
+                     ("top-1 Brier", metrics.brier_top)]:
+        assert r.loc[name, "before"] == pytest.approx(fn(SAKAI_X, SAKAI_CORRECT))
+        assert r.loc[name, "after"] == pytest.approx(fn(z, SAKAI_CORRECT))
+    _check_si_bars(panel.axes[0], SAKAI_X, SAKAI_CORRECT, 3, "mass")
+    _check_si_bars(panel.axes[1], z, SAKAI_CORRECT, 3, "mass")
+
+    # Choosing instance 7 (correct) starts its slider at 0.8; lowering it to 0.7 is System Y.
+    panel.controls["index"].value = 6
+    assert panel.controls["new_conf"].value == pytest.approx(0.8)
+    assert (panel.readout["Axiom U"] == "no change").all()
+    panel.controls["new_conf"].value = 0.7
+    r = panel.readout
+    assert r.loc["HMR", "Axiom U"] == "satisfies" and r.loc["HMR", "perturbed system is"] == "worse"
+    assert r.loc["MacroCE", "Axiom U"] == "satisfies"
+    assert set(r["Axiom U"]) <= {"satisfies", "violates"}
+
+
+def test_perturbation_explorer_reverse_moves_must_not_make_it_worse():
+    panel = perturbation_explorer(SAKAI_X, SAKAI_CORRECT, index=4)
+    r = panel.update(new_conf=0.1)  # the wrong instance 5 made less confident: an improvement
+    assert r.loc["HMR", "perturbed system is"] == "better"
+    assert r.loc["MacroCE", "Axiom O"] == "satisfies" and r.loc["ICE", "Axiom O"] == "satisfies"
+    r = panel.update(index=0, new_conf=0.9)  # a correct instance made more confident
+    assert "Axiom U" in r.columns
+    assert r.loc["HMR", "perturbed system is"] == "better" and r.loc["HMR", "Axiom U"] == "satisfies"
+
+
+def test_perturbation_explorer_bad_input():
+    with pytest.raises(ValueError, match=r"index must be below the number of instances \(9\); got 9"):
+        perturbation_explorer(SAKAI_X, SAKAI_CORRECT, index=9)
+    with pytest.raises(TypeError, match="index must be an integer"):
+        perturbation_explorer(SAKAI_X, SAKAI_CORRECT, index=1.5)
+    with pytest.raises(ValueError, match="correct has length 2"):
+        perturbation_explorer(SAKAI_X, [1, 0])
+    panel = perturbation_explorer(SAKAI_X, SAKAI_CORRECT)
+    with pytest.raises(ValueError, match="new_conf must be <= 1"):
+        panel.update(new_conf=1.5)
+
+
+# --------------------------------------------------------------------------
+# shared behaviour
+# --------------------------------------------------------------------------
+
+def test_bad_scores_for_temperature_explorer():
+    with pytest.raises(ValueError, match=r"labels has 1 value outside \[0, 3\)"):
+        temperature_explorer(np.zeros((2, 3)), [0, 3])
+    with pytest.raises(ValueError, match="logits must have at least 2 classes"):
+        temperature_explorer(np.zeros((2, 1)), [0, 0])
+    with pytest.raises(ValueError, match="NaN or infinite"):
+        temperature_explorer([[0.0, np.nan]], [0])
+    with pytest.raises(TypeError, match="temperatures must be a"):
+        temperature_explorer([0.5], [1], temperatures=5)
+    with pytest.raises(ValueError, match=r"temperatures\[0\] must be <= 1"):
+        temperature_explorer([0.5], [1], temperatures=(2.0, 5.0))
+    with pytest.raises(ValueError, match="style must be one of"):
+        temperature_explorer([0.5], [1], style="fancy")
+
+
+def test_panels_are_quiet_and_leave_global_state_alone(capsys):
+    before = copy.deepcopy(dict(matplotlib.rcParams))
+    figs_before = plt.get_fignums()
+    panels = [temperature_explorer([0.6, 0.9], [0, 1]), binning_explorer([0.6, 0.9], [0, 1]),
+              perturbation_explorer([0.6, 0.9], [0, 1])]
+    panels[0].controls["temperature"].value = 2.0
+    assert capsys.readouterr().out == ""  # nothing printed outside a notebook
+    assert dict(matplotlib.rcParams) == before
+    assert plt.get_fignums() == figs_before  # figures are shown through the panel only
+    for p in panels:
+        assert isinstance(p.widget, ipywidgets.VBox)
+        assert isinstance(p.output, ipywidgets.Output)
+        controls_box = p.widget.children[0]
+        assert list(controls_box.children) == list(p.controls.values())
+        assert callable(p._ipython_display_)
+        assert all(ax.figure is p.figure for ax in p.axes)
+        for ax in p.axes:
+            assert ax.get_xlabel() and ax.get_ylabel()
