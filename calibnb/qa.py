@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import re
 import string
+from dataclasses import dataclass, field
 from typing import Any, Mapping, NamedTuple
 
 import numpy as np
@@ -52,6 +53,11 @@ __all__ = [
     "normalize_answer",
     "expert_agreement",
     "expert_features",
+    "top_confidence",
+    "resampling_table",
+    "accuracy_shift_table",
+    "ResamplingExplorer",
+    "resampling_explorer",
     "SUMMARY_COLUMNS",
 ]
 
@@ -144,6 +150,134 @@ def resample_indices(correct: Any, accuracy: float, *, n: int | None = None, see
         )
     idx = np.concatenate([rng.choice(pos, n_pos, replace=False), rng.choice(neg, n_neg, replace=False)])
     return rng.permutation(idx)
+
+
+def top_confidence(scores: Any, labels: Any, *, temperature: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
+    r"""Top-1 confidence and correctness of scores, after dividing by a temperature.
+
+    Accepts the two forms of :class:`calibnb.TemperatureScaling`:
+    ``(N, K)`` logits (or log-probabilities) with ``(N,)`` integer labels,
+    giving :math:`c_i = \max_k \operatorname{softmax}(z_i/\tau)_k` and
+    :math:`y_i = [\arg\max_k z_{ik} = \text{label}_i]`; or 1-D confidences
+    with 0/1 correctness, giving :math:`c_i = \sigma(\operatorname{logit}(p_i)/\tau)`.
+
+    Examples
+    --------
+    >>> c, y = top_confidence(np.log([[0.8, 0.2], [0.4, 0.6]]), [0, 0])
+    >>> c.round(2).tolist(), y.tolist()
+    ([0.8, 0.6], [True, False])
+    >>> top_confidence([0.8, 0.5], [1, 0], temperature=2.0)[0].round(3).tolist()
+    [0.667, 0.5]
+    """
+    from scipy import special
+
+    from .calibrators import softmax
+
+    tau = check_scalar_in_range(temperature, "temperature", low=0.0, low_inclusive=False)
+    if np.ndim(scores) == 1:
+        c, y = check_conf_correct(scores, labels)
+        with np.errstate(divide="ignore"):
+            return special.expit(special.logit(c) / tau), y
+    p = softmax(scores, tau)
+    lab = np.asarray(labels)
+    if lab.ndim != 1 or lab.shape[0] != p.shape[0]:
+        raise ValueError(f"labels must be 1-D with {p.shape[0]} entries (one per row of scores); got shape {lab.shape}.")
+    return p.max(axis=1), p.argmax(axis=1) == lab
+
+
+def _take(scores: Any, labels: Any, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    return np.asarray(scores)[idx], np.asarray(labels)[idx]
+
+
+def _fit_tau(scores: np.ndarray, labels: np.ndarray, n_bins: int) -> float:
+    from .calibrators import TemperatureScaling
+
+    return TemperatureScaling("ece", n_bins=n_bins).fit(scores, labels).temperature_
+
+
+def _stage_row(conf: np.ndarray, correct: np.ndarray, n_bins: int) -> dict[str, float]:
+    s = calibration_summary(conf, correct, n_bins=n_bins)
+    return {"ece": s["ece_width"], "ice": s["ice"], "ice_pos": s["ice_pos"], "ice_neg": s["ice_neg"],
+            "macro_ce": s["macro_ce"], "n": int(conf.shape[0])}
+
+
+def resampling_table(dev_scores: Any, dev_labels: Any, test_scores: Any, test_labels: Any,
+                     accuracies: Any = (0.1, 0.5, 0.9), *, seed: Any = None, n_bins: int = 10):
+    r"""Temperature scaling at re-sampled accuracy levels (Si et al. 2022, Table 5, Figure 2).
+
+    For each target accuracy :math:`a`, the dev and the test predictions are
+    re-sampled to accuracy :math:`a` with :func:`resample_indices` (same
+    :math:`a` on both), :math:`\tau` is chosen to minimise dev ECE
+    (:class:`calibnb.TemperatureScaling` with ``objective="ece"``, as in
+    Section 3.2), and ECE, ICE, ICE_pos, ICE_neg and MacroCE of the test sample
+    are reported before (:math:`\tau = 1`) and after temperature scaling.
+
+    Parameters
+    ----------
+    dev_scores, dev_labels, test_scores, test_labels :
+        Either form of :func:`top_confidence` (logits with labels, or 1-D
+        confidences with correctness).
+    accuracies : sequence of float
+        Target accuracies.
+    seed : None, int or numpy.random.Generator
+        Re-sampling randomness (one Generator drives all draws).
+    n_bins : int
+        ECE bins (also of the dev-ECE objective).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``accuracy, stage ("before"/"after TS"), temperature, ece, ice,
+        ice_pos, ice_neg, macro_ce, n`` (fractions).
+    """
+    import pandas as pd
+
+    rng = as_rng(seed)
+    n_bins = check_n_bins(n_bins)
+    _, y_dev = top_confidence(dev_scores, dev_labels)
+    _, y_test = top_confidence(test_scores, test_labels)
+    rows = []
+    for a in np.atleast_1d(np.asarray(accuracies, dtype=float)):
+        d_idx = resample_indices(y_dev, float(a), seed=rng)
+        t_idx = resample_indices(y_test, float(a), seed=rng)
+        tau = _fit_tau(*_take(dev_scores, dev_labels, d_idx), n_bins)
+        ts, tl = _take(test_scores, test_labels, t_idx)
+        for stage, t in (("before", 1.0), ("after TS", tau)):
+            c, y = top_confidence(ts, tl, temperature=t)
+            rows.append({"accuracy": float(a), "stage": stage, "temperature": t, **_stage_row(c, y, n_bins)})
+    return pd.DataFrame(rows)
+
+
+def accuracy_shift_table(dev_scores: Any, dev_labels: Any, test_scores: Any, test_labels: Any, *,
+                         dev_accuracy: float, test_accuracy: float, seed: Any = None, n_bins: int = 10):
+    r"""Temperature scaling under a dev/test accuracy shift (Si et al. 2022, Table 6, Figure 3).
+
+    The dev predictions are re-sampled to ``dev_accuracy`` and the test
+    predictions to ``test_accuracy`` (:func:`resample_indices`); :math:`\tau`
+    minimises the dev ECE; the metrics of both samples at that :math:`\tau`
+    are returned.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Two rows (``split`` = "dev", "test") with columns ``split, accuracy,
+        temperature, ece, ice, ice_pos, ice_neg, macro_ce, n``.
+    """
+    import pandas as pd
+
+    rng = as_rng(seed)
+    n_bins = check_n_bins(n_bins)
+    _, y_dev = top_confidence(dev_scores, dev_labels)
+    _, y_test = top_confidence(test_scores, test_labels)
+    d_idx = resample_indices(y_dev, dev_accuracy, seed=rng)
+    t_idx = resample_indices(y_test, test_accuracy, seed=rng)
+    ds, dl = _take(dev_scores, dev_labels, d_idx)
+    tau = _fit_tau(ds, dl, n_bins)
+    rows = []
+    for split, (s, l), a in (("dev", (ds, dl), dev_accuracy), ("test", _take(test_scores, test_labels, t_idx), test_accuracy)):
+        c, y = top_confidence(s, l, temperature=tau)
+        rows.append({"split": split, "accuracy": float(a), "temperature": tau, **_stage_row(c, y, n_bins)})
+    return pd.DataFrame(rows)
 
 
 # --------------------------------------------------------------------------
@@ -335,7 +469,7 @@ def relative_reduction(before: Any, after: Any) -> np.ndarray | float:
 
     Examples
     --------
-    >>> relative_reduction(0.271, 0.040)
+    >>> round(relative_reduction(0.271, 0.040), 4)
     0.8524
     >>> relative_reduction([0.4, 0.2], [0.3, 0.3]).round(2).tolist()
     [0.25, -0.5]
@@ -487,3 +621,90 @@ def expert_features(answers: Any, confidences: Any, expert: int) -> np.ndarray:
     freq = agree.mean(axis=1)
     agree_conf = (conf * agree).sum(axis=1) / agree.sum(axis=1)
     return np.column_stack([conf[:, e], conf[:, others], agree[:, others].astype(np.float64), freq, agree_conf])
+
+
+# --------------------------------------------------------------------------
+# Widget: the accuracy re-sampling slider (Section 4.2)
+# --------------------------------------------------------------------------
+
+@dataclass
+class ResamplingExplorer:
+    """Panel of :func:`resampling_explorer`: a slider, a readout and an Axes.
+
+    ``update(accuracy=...)`` re-samples, redraws and returns the readout; it
+    is a plain function, so it can be called without a browser.
+    """
+
+    conf: np.ndarray
+    correct: np.ndarray
+    seed: int
+    n_bins: int
+    slider: Any
+    output: Any
+    ax: Any
+    readout: dict = field(default_factory=dict)
+
+    def update(self, accuracy: float) -> dict:
+        from .plots import plot_reliability_diagram, reliability_diagram_data
+
+        idx = resample_indices(self.correct, accuracy, seed=self.seed)
+        c, y = self.conf[idx], self.correct[idx]
+        s = calibration_summary(c, y, n_bins=self.n_bins)
+        self.readout = {"accuracy": s["accuracy"], "n": int(idx.size), "ece": s["ece_width"],
+                        "ice": s["ice"], "macro_ce": s["macro_ce"]}
+        self.ax.clear()
+        plot_reliability_diagram(reliability_diagram_data(c, y, n_bins=self.n_bins), ax=self.ax, style="si")
+        self.ax.set_title(f"re-sampled to accuracy {s['accuracy']:.2f}: ECE {s['ece_width']:.3f}, "
+                          f"ICE {s['ice']:.3f}, MacroCE {s['macro_ce']:.3f}", fontsize="small")
+        return self.readout
+
+    @property
+    def widget(self) -> Any:
+        import ipywidgets as w
+
+        return w.VBox([self.slider, self.output])
+
+    def _ipython_display_(self) -> None:
+        from IPython.display import display
+
+        display(self.widget)
+
+
+def resampling_explorer(conf: Any, correct: Any, *, seed: int = 0, n_bins: int = 10,
+                        accuracy: float = 0.5) -> ResamplingExplorer:
+    """An accuracy slider that re-samples predictions (Si et al. 2022, Section 4.2).
+
+    Moving the slider re-samples ``(conf, correct)`` to the chosen accuracy
+    with :func:`resample_indices` (seeded, so a value always gives the same
+    sample) and redraws the Figure 1-style reliability diagram with ECE, ICE
+    and MacroCE: ECE and ICE follow the accuracy, MacroCE does not.
+
+    Returns
+    -------
+    ResamplingExplorer
+        Holds the slider, the figure's Axes and ``update(accuracy)``.
+    """
+    import ipywidgets as w
+    import matplotlib.pyplot as plt
+
+    c, y = check_conf_correct(conf, correct)
+    n_bins = check_n_bins(n_bins)
+    a = check_scalar_in_range(accuracy, "accuracy", low=0.0, high=1.0)
+    slider = w.FloatSlider(value=a, min=0.05, max=0.95, step=0.05, description="accuracy",
+                           continuous_update=False)
+    output = w.Output()
+    with output:
+        fig, ax = plt.subplots(figsize=(5, 3.5))
+    panel = ResamplingExplorer(c, y, int(seed), n_bins, slider, output, ax)
+    panel.update(a)
+
+    def _on_change(change: dict) -> None:
+        panel.update(change["new"])
+        with output:
+            output.clear_output(wait=True)
+            from IPython.display import display
+
+            display(fig)
+
+    slider.observe(_on_change, names="value")
+    return panel

@@ -192,3 +192,84 @@ def test_expert_agreement_errors():
         expert_features([["a", "b"]], [[0.1, 0.2, 0.3]], 0)
     with pytest.raises(ValueError, match="outside \\[0, 1\\]"):
         expert_features([["a", "b"]], [[0.1, 1.3]], 0)
+
+
+# ------------------------------------------------------------ TS under re-sampling
+
+def _toy_logits(n=4000, seed=0, scale=4.0):
+    rng = np.random.default_rng(seed)
+    z = rng.normal(size=(n, 5)) * scale
+    p = np.exp(z / scale * 1.5)  # the true probabilities are flatter than the logits say: overconfident
+    p /= p.sum(1, keepdims=True)
+    labels = (rng.random((n, 1)) < np.cumsum(p, 1)).argmax(1)
+    return z, labels
+
+
+def test_top_confidence_forms():
+    from calibnb.qa import top_confidence
+
+    z, labels = _toy_logits(50)
+    c, y = top_confidence(z, labels, temperature=2.0)
+    p = np.exp(z / 2.0)
+    p /= p.sum(1, keepdims=True)
+    assert_allclose(c, p.max(1))
+    assert np.array_equal(y, z.argmax(1) == labels)
+    c1, y1 = top_confidence([0.9, 0.2], [True, False], temperature=1.0)
+    assert_allclose(c1, [0.9, 0.2])
+    with pytest.raises(ValueError, match="temperature must be > 0"):
+        top_confidence([0.5], [1], temperature=0)
+    with pytest.raises(ValueError, match="labels must be 1-D with 50 entries"):
+        top_confidence(z, labels[:3])
+
+
+def test_resampling_table_levels_and_stages():
+    from calibnb.qa import resampling_table
+
+    z, labels = _toy_logits()
+    t = resampling_table(z[:2000], labels[:2000], z[2000:], labels[2000:], [0.2, 0.5, 0.8], seed=0)
+    assert list(t.stage) == ["before", "after TS"] * 3
+    assert (t.n > 0).all()
+    before = t[t.stage == "before"]
+    assert_allclose(before.temperature, 1.0)
+    # uncalibrated MacroCE is (nearly) unchanged by re-sampling, ECE is not
+    assert before.macro_ce.max() - before.macro_ce.min() < 0.03
+    assert before.ece.max() - before.ece.min() > 0.2
+    # TS lowers the dev-tuned ECE at the balanced level on this overconfident toy model
+    mid = t[t.accuracy == 0.5].set_index("stage")
+    assert mid.loc["after TS", "ece"] < mid.loc["before", "ece"]
+    # seeded
+    t2 = resampling_table(z[:2000], labels[:2000], z[2000:], labels[2000:], [0.2, 0.5, 0.8], seed=0)
+    assert_allclose(t.macro_ce, t2.macro_ce)
+
+
+def test_accuracy_shift_table():
+    from calibnb.qa import accuracy_shift_table
+
+    z, labels = _toy_logits()
+    t = accuracy_shift_table(z[:2000], labels[:2000], z[2000:], labels[2000:], dev_accuracy=0.9,
+                             test_accuracy=0.1, seed=1)
+    assert list(t.split) == ["dev", "test"]
+    assert t.temperature.nunique() == 1
+    assert_allclose(t.accuracy, [0.9, 0.1])
+    dev, test = t.iloc[0], t.iloc[1]
+    assert abs(test.ece - dev.ece) > 0.2          # ECE jumps with the accuracy
+    assert abs(test.macro_ce - dev.macro_ce) < 0.05  # MacroCE does not
+
+
+def test_resampling_explorer_update_redraws():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from calibnb.qa import resampling_explorer
+
+    rng = np.random.default_rng(0)
+    conf = rng.random(2000) * 0.5 + 0.5
+    correct = rng.random(2000) < conf
+    panel = resampling_explorer(conf, correct, seed=0, n_bins=10, accuracy=0.5)
+    assert abs(panel.readout["accuracy"] - 0.5) < 0.01
+    low = panel.update(0.1)
+    assert abs(low["accuracy"] - 0.1) < 0.01
+    assert "0.10" in panel.ax.get_title()
+    panel.slider.value = 0.9  # through the widget
+    assert abs(panel.readout["accuracy"] - 0.9) < 0.01
+    assert panel.readout["ece"] != low["ece"]
