@@ -1,0 +1,155 @@
+"""Every notebook executed end to end with papermill, its results checked.
+
+For each ``notebooks/<stem>.ipynb`` the file ``tests/notebook_cases/<stem>.py``
+must define ``check_default(results)`` and ``CASES`` (at least two
+:class:`nbcase.Case`). This module
+
+1. runs the notebook at its defaults in a temporary folder with
+   ``results_path`` set, reads back the results JSON, asserts that no claim
+   fails, and calls ``check_default(results)``;
+2. runs it once per case with the case's parameters and calls
+   ``case.check(results, default_results)``.
+
+The kernel is ``python3`` (the Makefile installs it into the venv) and runs in
+the ``notebooks/`` folder, as in Jupyter and nbval; data are found through
+``CALIBNB_DATA_DIR`` (inherited) by ``calibnb.data``. A notebook's tests share
+one ``xdist_group``, so the default run is computed once per worker and reused
+by the cases.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+import warnings
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from calibnb.report import NotebookRun, run_notebook
+
+TESTS_DIR = Path(__file__).resolve().parent
+ROOT = TESTS_DIR.parent
+NOTEBOOKS_DIR = ROOT / "notebooks"
+CASES_DIR = TESTS_DIR / "notebook_cases"
+#: A notebook at its defaults should run well within this (seconds); slower runs warn.
+DEFAULT_RUN_BUDGET = 60.0
+
+if str(TESTS_DIR) not in sys.path:
+    sys.path.insert(0, str(TESTS_DIR))
+
+from nbcase import Case  # noqa: E402
+
+
+def notebook_stems() -> list[str]:
+    return sorted(p.stem for p in NOTEBOOKS_DIR.glob("*.ipynb"))
+
+
+def load_case_module(stem: str) -> ModuleType:
+    """Import ``tests/notebook_cases/<stem>.py`` (names may start with digits)."""
+    path = CASES_DIR / f"{stem}.py"
+    if not path.exists():
+        raise FileNotFoundError(f"notebook {stem}.ipynb has no case file {path.relative_to(ROOT)}")
+    spec = importlib.util.spec_from_file_location(f"notebook_cases_{stem}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _cases_or_none(stem: str) -> list[Case]:
+    try:
+        cases = getattr(load_case_module(stem), "CASES", [])
+    except Exception:  # reported by test_notebook_declares_cases
+        return []
+    return [c for c in cases if isinstance(c, Case)]
+
+
+def _group(stem: str):
+    return pytest.mark.xdist_group(stem)
+
+
+DEFAULT_PARAMS = [pytest.param(stem, marks=_group(stem), id=stem) for stem in notebook_stems()]
+CASE_PARAMS = [
+    pytest.param(stem, case, marks=_group(stem), id=f"{stem}-{case.id}")
+    for stem in notebook_stems()
+    for case in _cases_or_none(stem)
+]
+
+
+class NotebookRunner:
+    """Runs notebooks into a temporary folder; caches each default run."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self._defaults: dict[str, NotebookRun] = {}
+
+    def run(self, stem: str, label: str, params: dict) -> NotebookRun:
+        out = self.folder / f"{stem}.{label}"
+        return run_notebook(NOTEBOOKS_DIR / f"{stem}.ipynb", out.with_suffix(".ipynb"), parameters=params,
+                            results_path=out.with_suffix(".json"), kernel_name="python3", cwd=NOTEBOOKS_DIR)
+
+    def default(self, stem: str) -> NotebookRun:
+        if stem not in self._defaults:
+            self._defaults[stem] = self.run(stem, "default", {})
+        return self._defaults[stem]
+
+
+@pytest.fixture(scope="session")
+def runner(tmp_path_factory) -> NotebookRunner:
+    return NotebookRunner(tmp_path_factory.mktemp("notebook_runs"))
+
+
+def results_of(run: NotebookRun, what: str) -> dict:
+    """The run's results JSON, or a test failure that shows the notebook's error."""
+    if not run.ok:
+        pytest.fail(f"{run.stem} ({what}) failed: {run.error}\n{run.traceback or ''}\n"
+                    f"(executed notebook: {run.output_path})", pytrace=False)
+    if run.results is None:
+        pytest.fail(f"{run.stem} ({what}) wrote no results JSON; it must pass results_path to "
+                    "Reproduction(...) and call rep.finish().", pytrace=False)
+    results = run.results
+    assert set(results) >= {"paper", "claims", "results"}, f"results JSON keys: {sorted(results)}"
+    return results
+
+
+def assert_claims_hold(results: dict, what: str) -> None:
+    claims = results["claims"]
+    assert claims, f"{what}: the notebook declares no claims"
+    failed = [c for c in claims if c["status"] == "fails"]
+    assert not failed, f"{what}: {len(failed)} claims fail: " + "; ".join(
+        f"{c['name']} (paper {c['paper']}, ours {c['ours']}, tol {c['tol']})" for c in failed)
+    assert all(c["status"] in {"holds", "known gap"} for c in claims)
+
+
+@pytest.mark.parametrize("stem", DEFAULT_PARAMS)
+def test_notebook_declares_cases(stem):
+    """Every notebook has a case file with check_default and at least two cases."""
+    module = load_case_module(stem)
+    assert callable(getattr(module, "check_default", None)), f"{stem}: define check_default(results)"
+    cases = getattr(module, "CASES", None)
+    assert isinstance(cases, list) and all(isinstance(c, Case) for c in cases), \
+        f"{stem}: CASES must be a list of nbcase.Case"
+    assert len(cases) >= 2, f"{stem}: declare at least two parameter sets (got {len(cases)})"
+    ids = [c.id for c in cases]
+    assert len(set(ids)) == len(ids), f"{stem}: case ids must be unique: {ids}"
+
+
+@pytest.mark.parametrize("stem", DEFAULT_PARAMS)
+def test_notebook_default(stem, runner):
+    run = runner.default(stem)
+    results = results_of(run, "defaults")
+    if run.elapsed > DEFAULT_RUN_BUDGET:
+        warnings.warn(f"{stem} took {run.elapsed:.0f} s at its defaults (budget {DEFAULT_RUN_BUDGET:.0f} s)",
+                      stacklevel=1)
+    assert_claims_hold(results, f"{stem} at defaults")
+    load_case_module(stem).check_default(results)
+
+
+@pytest.mark.parametrize(("stem", "case"), CASE_PARAMS)
+def test_notebook_case(stem, case, runner):
+    default = results_of(runner.default(stem), "defaults")
+    run = runner.run(stem, case.id, case.params)
+    results = results_of(run, f"case {case.id} {case.params}")
+    assert_claims_hold(results, f"{stem} case {case.id}")
+    case.check(results, default)
