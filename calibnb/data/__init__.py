@@ -34,3 +34,4 @@ from ._loaders import (
     qa_datasets,
     read_text,
 )
+from ._simulate import SimulatedODQA, simulate_odqa
