@@ -60,7 +60,8 @@ class Panel:
     output : ipywidgets.Output
         Where the figure and readout are shown when a control changes.
     widget : ipywidgets.Widget
-        Controls above output; what ``display(panel)`` shows.
+        Controls above output; what ``display(panel)`` shows (with a static
+        PNG and HTML snapshot as fallbacks for HTML reports).
     readout : pandas.DataFrame or None
         The last readout returned by ``update``.
     """
@@ -73,10 +74,24 @@ class Panel:
     widget: Any = None
     readout: pd.DataFrame | None = field(default=None)
 
-    def _ipython_display_(self) -> None:
-        from IPython.display import display
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict:
+        """The live widget, plus a static snapshot for viewers without widget state.
 
-        display(self.widget)
+        Jupyter shows the widget view; a viewer that cannot (an HTML report
+        made with nbconvert from a papermill run, which saves no widget state)
+        falls back to the current figure as PNG and the readout as a table.
+        """
+        import base64
+        import io
+
+        data = dict(self.widget._repr_mimebundle_())
+        buf = io.BytesIO()
+        self.figure.savefig(buf, format="png", bbox_inches="tight")
+        png = base64.b64encode(buf.getvalue()).decode("ascii")
+        table = self.readout.to_html() if self.readout is not None else ""
+        data["image/png"] = png
+        data["text/html"] = f'<img src="data:image/png;base64,{png}"/>{table}'
+        return data
 
 
 def _build_panel(controls: dict, draw: Callable[..., pd.DataFrame], n_axes: int, figsize: tuple) -> Panel:

@@ -228,7 +228,11 @@ def test_panels_are_quiet_and_leave_global_state_alone(capsys):
         assert isinstance(p.output, ipywidgets.Output)
         controls_box = p.widget.children[0]
         assert list(controls_box.children) == list(p.controls.values())
-        assert callable(p._ipython_display_)
+        bundle = p._repr_mimebundle_()
+        assert bundle["application/vnd.jupyter.widget-view+json"]["model_id"] == p.widget.model_id
+        assert bundle["image/png"].startswith("iVBOR")  # base64 of the PNG signature
+        assert bundle["text/html"].startswith('<img src="data:image/png;base64,')
+        assert p.readout.to_html() in bundle["text/html"]
         assert all(ax.figure is p.figure for ax in p.axes)
         for ax in p.axes:
             assert ax.get_xlabel() and ax.get_ylabel()
