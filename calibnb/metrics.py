@@ -1,0 +1,857 @@
+"""Calibration metrics of the five papers, as pure vectorised NumPy functions.
+
+Every function takes confidences ``conf`` (1-D floats in [0, 1]) and correctness
+``correct`` (1-D 0/1 or bool of the same length), or class probabilities
+``probs`` (N, K) and integer ``labels`` (N,), validates them once with
+:mod:`calibnb.validation`, and returns fractions (not percentages).
+
+Conventions (``../shared/papers/README.md``, "Common decisions"):
+
+* **Equal-width bins.** With ``M`` bins, bin ``m`` (0-based) holds the
+  confidences in :math:`(m/M, (m+1)/M]`; bin 0 also holds exactly 0. An edge
+  value such as ``0.3`` with ``M = 10`` therefore closes bin 2. A value that
+  exceeds an edge only by floating-point noise (about 1e-15, e.g.
+  ``0.1 + 0.2``) is counted on the edge, i.e. in the lower bin.
+* **Equal-mass bins.** Sort by confidence (stable: ties keep input order) and
+  split into ``M`` contiguous groups whose sizes differ by at most one, the
+  first groups taking the extra items, as :func:`numpy.array_split` does.
+* **Empty bins** are skipped; **empty groups** (no correct or no wrong
+  predictions) have error 0, i.e. reward 1 (Sakai 2024, Eqs. 6-7).
+* **KS error.** Stable ascending sort; ``ties="order"`` evaluates every
+  position (the value depends on the input order of tied confidences, as in
+  Sakai's Tables 3 and 6); ``ties="group"`` evaluates only at the last item of
+  each group of equal confidences and is invariant to that order.
+
+The width-binned metrics and the KS error are written for millions of
+predictions: the data are processed in cache-sized chunks (a Python loop over
+chunks, never over instances), with no per-bin temporaries; see
+``benchmarks/bench_metrics.py``.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from .validation import (
+    check_choice,
+    check_conf_correct,
+    check_n_bins,
+    check_positive_int,
+    check_probs_labels,
+    check_scalar_in_range,
+)
+
+__all__ = [
+    "bin_indices",
+    "ece",
+    "mce",
+    "reliability_table",
+    "ice",
+    "macro_ce",
+    "macro_ce_parts",
+    "MacroCEParts",
+    "rewards",
+    "Rewards",
+    "hmr",
+    "ks_error",
+    "ks_curves",
+    "KSCurves",
+    "top_r",
+    "within_top_r",
+    "classwise_ece",
+    "brier_top",
+    "nbr",
+]
+
+_BINNINGS = ("width", "mass")
+_TIES = ("order", "group")
+# Items per chunk: the temporaries of one chunk stay in the CPU cache.
+_CHUNK = 1 << 16
+# Scale slightly below M so that every edge value m/M (as a float) lands in the
+# bin it closes: fl(fl(m/M) * M * (1 - 2**-50)) < m for every m and M.
+_EDGE_SHRINK = 1.0 - 2.0**-50
+
+
+class MacroCEParts(NamedTuple):
+    """Parts of MacroCE (Si et al. 2022, Section 4.2)."""
+
+    ice_pos: float
+    ice_neg: float
+    macro_ce: float
+
+
+class Rewards(NamedTuple):
+    """Sakai 2024's rewards for suppressing overconfidence and underconfidence."""
+
+    r_o: float
+    r_u: float
+
+
+class KSCurves(NamedTuple):
+    """Cumulative curves behind the KS error (Gupta 2021 Eq. 11-12, Sakai 2024 Eq. 3-4).
+
+    Attributes
+    ----------
+    scores : ndarray (N,)
+        Confidences sorted ascending (stable: ties keep input order).
+    correct : ndarray (N,) of bool
+        Correctness in that order.
+    fractile : ndarray (N,)
+        ``i / N`` for ``i = 1..N``.
+    cum_accuracy : ndarray (N,)
+        :math:`h_i = \\frac{1}{N}\\sum_{j \\le i} \\text{correct}_j`.
+    cum_score : ndarray (N,)
+        :math:`\\tilde h_i = \\frac{1}{N}\\sum_{j \\le i} \\text{conf}_j`.
+    gap : ndarray (N,)
+        :math:`h_i - \\tilde h_i`.
+    """
+
+    scores: np.ndarray
+    correct: np.ndarray
+    fractile: np.ndarray
+    cum_accuracy: np.ndarray
+    cum_score: np.ndarray
+    gap: np.ndarray
+
+
+# --------------------------------------------------------------------------
+# internal helpers
+# --------------------------------------------------------------------------
+
+
+def _width_codes(conf: np.ndarray, n_bins: int) -> np.ndarray:
+    """Code ``k = ceil(conf * M)`` in 0..M; bin = max(k - 1, 0)."""
+    codes = np.empty(conf.shape[0], dtype=np.intp)
+    np.ceil(conf * (n_bins * _EDGE_SHRINK), out=codes, casting="unsafe")
+    return codes
+
+
+def _width_sums(conf: np.ndarray, correct: np.ndarray, n_bins: int, counts: bool):
+    """Per equal-width bin: sum of (conf - correct) and, optionally, the count.
+
+    Processes cache-sized chunks: scale, ceil into an int code, subtract, and
+    scatter-add -- four passes over in-cache data, no per-bin temporaries.
+    Returns arrays of length ``n_bins`` (code 0, i.e. conf == 0, folded into bin 0).
+    """
+    n = conf.shape[0]
+    size = min(n, _CHUNK)
+    scale = n_bins * _EDGE_SHRINK
+    diff_sum = np.zeros(n_bins + 1)
+    count = np.zeros(n_bins + 1) if counts else None
+    buf = np.empty(size)
+    codes = np.empty(size, dtype=np.intp)
+    for start in range(0, n, _CHUNK):
+        c = conf[start:start + _CHUNK]
+        y = correct[start:start + _CHUNK]
+        k = c.shape[0]
+        t = buf[:k]
+        idx = codes[:k]
+        np.multiply(c, scale, out=t)
+        np.ceil(t, out=idx, casting="unsafe")
+        np.subtract(c, y, out=t)
+        np.add.at(diff_sum, idx, t)
+        if count is not None:
+            np.add.at(count, idx, 1.0)
+    diff_sum[1] += diff_sum[0]
+    if count is not None:
+        count[1] += count[0]
+        return diff_sum[1:], count[1:]
+    return diff_sum[1:], None
+
+
+def _mass_sizes(n: int, n_bins: int) -> np.ndarray:
+    """Group sizes of ``numpy.array_split(range(n), n_bins)``."""
+    q, r = divmod(n, n_bins)
+    sizes = np.full(n_bins, q, dtype=np.intp)
+    sizes[:r] += 1
+    return sizes
+
+
+def _sort_keys(conf: np.ndarray, correct: np.ndarray) -> np.ndarray:
+    """Sorted int64 keys ``(bits(conf) << 1) | correct``.
+
+    For non-negative doubles the IEEE bit pattern is monotone, and values
+    <= 1.0 leave bit 62 clear, so the shifted key fits in a non-negative int64
+    (``-0.0`` maps to the key of ``+0.0``). One ``numpy.sort`` of the keys
+    gives the confidences in ascending order together with their correctness;
+    within a group of equal confidences the wrong ones come first.
+    """
+    n = conf.shape[0]
+    bits = conf.view(np.int64)
+    keys = np.empty(n, dtype=np.int64)
+    for start in range(0, n, _CHUNK):
+        out = keys[start:start + _CHUNK]
+        np.left_shift(bits[start:start + _CHUNK], 1, out=out)
+        np.bitwise_or(out, correct[start:start + _CHUNK], out=out)
+    keys.sort()
+    return keys
+
+
+def _fix_tie_order(keys: np.ndarray, conf: np.ndarray, correct: np.ndarray):
+    """Sorted (values, correct) with ties in input order (a stable sort).
+
+    ``keys`` come from :func:`_sort_keys`. Only groups of equal confidences
+    that mix correct and wrong items need their input order; those items alone
+    are re-sorted with a stable argsort.
+    """
+    vals = keys >> 1
+    y = (keys & 1).astype(bool)
+    if vals.shape[0] > 1:
+        change = (vals[1:] == vals[:-1]) & (y[1:] != y[:-1])
+        if change.any():
+            mixed = vals[1:][change]  # one entry per mixed group, ascending
+            ivals = conf.view(np.int64) << 1 >> 1
+            pos = np.searchsorted(mixed, ivals)
+            member = mixed[np.minimum(pos, mixed.shape[0] - 1)] == ivals
+            sub = ivals[member]
+            order = np.argsort(sub, kind="stable")
+            lo = np.searchsorted(vals, mixed, side="left")
+            hi = np.searchsorted(vals, mixed, side="right")
+            mark = np.zeros(vals.shape[0] + 1, dtype=np.intp)
+            np.add.at(mark, lo, 1)
+            np.add.at(mark, hi, -1)
+            in_mixed = np.cumsum(mark[:-1]) > 0
+            y[in_mixed] = correct[member][order]
+    return vals.view(np.float64), y
+
+
+def _stable_sorted(conf: np.ndarray, correct: np.ndarray):
+    """Confidences sorted ascending and correctness in the same (stable) order."""
+    return _fix_tie_order(_sort_keys(conf, correct), conf, correct)
+
+
+def _mass_stats(conf: np.ndarray, correct: np.ndarray, n_bins: int):
+    """Per non-empty equal-mass bin: counts, sum of conf, sum of correct, min, max."""
+    s_conf, s_y = _stable_sorted(conf, correct)
+    sizes = _mass_sizes(conf.shape[0], n_bins)
+    sizes = sizes[sizes > 0]
+    starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
+    sum_conf = np.add.reduceat(s_conf, starts)
+    n_correct = np.add.reduceat(s_y.astype(np.float64), starts)
+    lower = s_conf[starts]
+    upper = s_conf[starts + sizes - 1]
+    return sizes.astype(np.float64), sum_conf, n_correct, lower, upper
+
+
+def _check_binning(n_bins, binning) -> int:
+    n_bins = check_n_bins(n_bins)
+    check_choice(binning, _BINNINGS, "binning")
+    return n_bins
+
+
+# --------------------------------------------------------------------------
+# binned metrics
+# --------------------------------------------------------------------------
+
+
+def bin_indices(conf, *, n_bins: int = 10, binning: str = "width") -> np.ndarray:
+    """Bin index (0-based) of every confidence.
+
+    Parameters
+    ----------
+    conf : array-like of shape (N,)
+        Confidences in [0, 1].
+    n_bins : int, default 10
+        Number of bins ``M``.
+    binning : {"width", "mass"}, default "width"
+        Equal-width bins :math:`(m/M, (m+1)/M]` (bin 0 also holds 0), or
+        equal-mass bins (stable sort, ``numpy.array_split`` sizes).
+
+    Returns
+    -------
+    ndarray of int of shape (N,)
+
+    Examples
+    --------
+    >>> bin_indices([0.0, 0.1, 0.15, 0.3, 1.0], n_bins=10)
+    array([0, 0, 1, 2, 9])
+    >>> bin_indices([0.9, 0.1, 0.5, 0.1], n_bins=2, binning="mass")
+    array([1, 0, 1, 0])
+    """
+    from .validation import check_conf
+
+    conf = check_conf(conf)
+    n_bins = _check_binning(n_bins, binning)
+    if binning == "width":
+        return np.maximum(_width_codes(conf, n_bins) - 1, 0)
+    order = np.argsort(conf, kind="stable")
+    sizes = _mass_sizes(conf.shape[0], n_bins)
+    out = np.empty(conf.shape[0], dtype=np.intp)
+    out[order] = np.repeat(np.arange(n_bins), sizes)
+    return out
+
+
+def ece(conf, correct, *, n_bins: int = 10, binning: str = "width") -> float:
+    """Expected calibration error.
+
+    .. math::
+
+        \\mathrm{ECE} = \\sum_{m=1}^{M} \\frac{|B_m|}{N}
+        \\left|\\mathrm{acc}(B_m) - \\mathrm{conf}(B_m)\\right|
+        = \\frac{1}{N}\\sum_{m=1}^{M}\\Big|\\sum_{i \\in B_m}(c_i - y_i)\\Big|
+
+    where :math:`B_m` is the set of predictions in bin :math:`m`,
+    :math:`\\mathrm{acc}(B_m)` their accuracy, :math:`\\mathrm{conf}(B_m)` their
+    mean confidence :math:`c_i`, and :math:`y_i \\in \\{0, 1\\}` correctness.
+    Guo et al. 2017; Si et al. 2022 Eq. 1; Sakai 2024 Eq. 1.
+
+    Parameters
+    ----------
+    conf : array-like of shape (N,)
+        Confidences in [0, 1].
+    correct : array-like of shape (N,)
+        1/True where the prediction is correct.
+    n_bins : int, default 10
+    binning : {"width", "mass"}, default "width"
+        See the module docstring for the exact bin conventions.
+
+    Returns
+    -------
+    float in [0, 1]
+
+    Examples
+    --------
+    Sakai 2024, Example 1, System X (3 equal-mass bins):
+
+    >>> conf = [0.4, 0.4, 0.4, 0.6, 0.6, 0.6, 0.8, 0.8, 0.8]
+    >>> correct = [1, 1, 0, 1, 0, 1, 1, 1, 1]
+    >>> round(ece(conf, correct, n_bins=3, binning="mass"), 3)
+    0.178
+    """
+    conf, correct = check_conf_correct(conf, correct)
+    n_bins = _check_binning(n_bins, binning)
+    n = conf.shape[0]
+    if binning == "width":
+        diff, _ = _width_sums(conf, correct, n_bins, counts=False)
+        return float(np.abs(diff).sum() / n)
+    count, sum_conf, n_correct, _, _ = _mass_stats(conf, correct, n_bins)
+    return float(np.abs(sum_conf - n_correct).sum() / n)
+
+
+def mce(conf, correct, *, n_bins: int = 10, binning: str = "width") -> float:
+    """Maximum calibration error over non-empty bins.
+
+    .. math::
+
+        \\mathrm{MCE} = \\max_{m:\\,|B_m| > 0}
+        \\left|\\mathrm{acc}(B_m) - \\mathrm{conf}(B_m)\\right|
+
+    with the bins of :func:`ece`. Naeini et al. 2015; Sakai 2024 Eq. 1;
+    Gupta et al. 2021 (Tables 6-7).
+
+    Parameters
+    ----------
+    conf, correct : array-like of shape (N,)
+    n_bins : int, default 10
+    binning : {"width", "mass"}, default "width"
+
+    Returns
+    -------
+    float in [0, 1]
+
+    Examples
+    --------
+    >>> conf = [0.4, 0.4, 0.4, 0.6, 0.6, 0.6, 0.8, 0.8, 0.8]
+    >>> correct = [1, 1, 0, 1, 0, 1, 1, 1, 1]
+    >>> round(mce(conf, correct, n_bins=3, binning="mass"), 3)
+    0.267
+    """
+    conf, correct = check_conf_correct(conf, correct)
+    n_bins = _check_binning(n_bins, binning)
+    if binning == "width":
+        diff, count = _width_sums(conf, correct, n_bins, counts=True)
+        keep = count > 0
+        return float(np.max(np.abs(diff[keep]) / count[keep]))
+    count, sum_conf, n_correct, _, _ = _mass_stats(conf, correct, n_bins)
+    return float(np.max(np.abs(sum_conf - n_correct) / count))
+
+
+def reliability_table(conf, correct, *, n_bins: int = 10, binning: str = "width"):
+    """Per-bin statistics behind ECE, MCE and the reliability diagram.
+
+    .. math::
+
+        \\mathrm{gap}_m = \\mathrm{conf}(B_m) - \\mathrm{acc}(B_m)
+
+    (positive: overconfident in that bin). Empty bins are omitted.
+
+    Parameters
+    ----------
+    conf, correct : array-like of shape (N,)
+    n_bins : int, default 10
+    binning : {"width", "mass"}, default "width"
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``bin`` (0-based index), ``lower``, ``upper`` (the bin edges
+        ``m/M``, ``(m+1)/M`` for equal-width bins; the smallest and largest
+        confidence in the bin for equal-mass bins), ``count``, ``n_correct``,
+        ``mean_conf``, ``accuracy``, ``gap``.
+
+    Examples
+    --------
+    >>> t = reliability_table([0.2, 0.25, 0.9], [0, 1, 1], n_bins=2)
+    >>> t[["bin", "count", "accuracy"]].to_string(index=False)
+    ' bin  count  accuracy\\n   0      2       0.5\\n   1      1       1.0'
+    """
+    import pandas as pd
+
+    conf, correct = check_conf_correct(conf, correct)
+    n_bins = _check_binning(n_bins, binning)
+    if binning == "width":
+        idx = np.maximum(_width_codes(conf, n_bins) - 1, 0)
+        count = np.bincount(idx, minlength=n_bins).astype(np.float64)
+        sum_conf = np.bincount(idx, weights=conf, minlength=n_bins)
+        n_correct = np.bincount(idx, weights=correct, minlength=n_bins)
+        bins = np.flatnonzero(count > 0)
+        lower = bins / n_bins
+        upper = (bins + 1) / n_bins
+        count, sum_conf, n_correct = count[bins], sum_conf[bins], n_correct[bins]
+    else:
+        count, sum_conf, n_correct, lower, upper = _mass_stats(conf, correct, n_bins)
+        bins = np.flatnonzero(_mass_sizes(conf.shape[0], n_bins) > 0)
+    mean_conf = sum_conf / count
+    accuracy = n_correct / count
+    return pd.DataFrame(
+        {
+            "bin": bins.astype(np.int64),
+            "lower": lower,
+            "upper": upper,
+            "count": count.astype(np.int64),
+            "n_correct": np.rint(n_correct).astype(np.int64),
+            "mean_conf": mean_conf,
+            "accuracy": accuracy,
+            "gap": mean_conf - accuracy,
+        }
+    )
+
+
+# --------------------------------------------------------------------------
+# instance-level metrics (Si 2022, Sakai 2024)
+# --------------------------------------------------------------------------
+
+
+def _group_sums(conf: np.ndarray, correct: np.ndarray):
+    """(n_pos, n_neg, sum of conf over correct, sum of conf over wrong)."""
+    n = conf.shape[0]
+    n_pos = int(np.count_nonzero(correct))
+    total = 0.0
+    pos = 0.0
+    for start in range(0, n, _CHUNK):
+        c = conf[start:start + _CHUNK]
+        total += float(c.sum())
+        pos += float(np.dot(c, correct[start:start + _CHUNK].astype(np.float64)))
+    return n_pos, n - n_pos, pos, total - pos
+
+
+def _ice_parts(conf: np.ndarray, correct: np.ndarray) -> tuple[float, float]:
+    n_pos, n_neg, pos, neg = _group_sums(conf, correct)
+    ice_pos = (n_pos - pos) / n_pos if n_pos else 0.0
+    ice_neg = neg / n_neg if n_neg else 0.0
+    # Guard against rounding just below 0 (sum of ones minus sum of conf).
+    return max(ice_pos, 0.0), max(ice_neg, 0.0)
+
+
+def ice(conf, correct) -> float:
+    """Instance-level calibration error.
+
+    .. math::
+
+        \\mathrm{ICE} = \\frac{1}{N}\\sum_{i=1}^{N} |y_i - c_i|
+
+    Si et al. 2022, Section 4.2 (equal to equal-mass ECE with N bins, their
+    footnote 4).
+
+    Examples
+    --------
+    >>> ice([0.9, 0.2], [1, 1])
+    0.45
+    """
+    conf, correct = check_conf_correct(conf, correct)
+    n_pos, n_neg, pos, neg = _group_sums(conf, correct)
+    return float(((n_pos - pos) + neg) / conf.shape[0])
+
+
+def macro_ce_parts(conf, correct) -> MacroCEParts:
+    """ICE over the correct and over the wrong predictions, and their mean.
+
+    .. math::
+
+        \\mathrm{ICE}_{pos} = \\frac{1}{n_p}\\sum_{i: y_i = 1}(1 - c_i),\\quad
+        \\mathrm{ICE}_{neg} = \\frac{1}{n_n}\\sum_{i: y_i = 0} c_i,\\quad
+        \\mathrm{MacroCE} = \\tfrac{1}{2}(\\mathrm{ICE}_{pos} + \\mathrm{ICE}_{neg})
+
+    Si et al. 2022, Section 4.2. An empty group (no correct or no wrong
+    predictions) has error 0, as in Sakai 2024 Eqs. 6-7.
+
+    Returns
+    -------
+    MacroCEParts(ice_pos, ice_neg, macro_ce)
+
+    Examples
+    --------
+    >>> macro_ce_parts([0.8, 0.6, 0.5], [1, 1, 0])
+    MacroCEParts(ice_pos=0.3, ice_neg=0.5, macro_ce=0.4)
+    """
+    conf, correct = check_conf_correct(conf, correct)
+    pos, neg = _ice_parts(conf, correct)
+    return MacroCEParts(float(pos), float(neg), float((pos + neg) / 2))
+
+
+def macro_ce(conf, correct) -> float:
+    """Macro-averaged calibration error (Si et al. 2022, Section 4.2).
+
+    .. math::
+
+        \\mathrm{MacroCE} = \\tfrac{1}{2}(\\mathrm{ICE}_{pos} + \\mathrm{ICE}_{neg})
+        = 1 - \\tfrac{1}{2}(R_O + R_U)
+
+    with the parts of :func:`macro_ce_parts` and Sakai's rewards
+    (:func:`rewards`).
+
+    Examples
+    --------
+    The average baseline (every prediction gets the accuracy) scores 0.5:
+
+    >>> macro_ce([0.75] * 4, [1, 1, 1, 0])
+    0.5
+    """
+    conf, correct = check_conf_correct(conf, correct)
+    pos, neg = _ice_parts(conf, correct)
+    return float((pos + neg) / 2)
+
+
+def rewards(conf, correct) -> Rewards:
+    """Rewards for suppressing overconfidence and underconfidence.
+
+    .. math::
+
+        O = \\sum_{i \\in I^-} c_i,\\quad U = \\sum_{i \\in I^+} (1 - c_i),\\quad
+        R_O = 1 - O/|I^-|,\\quad R_U = 1 - U/|I^+|
+
+    with :math:`R_O = 1` if :math:`I^-` (the wrong predictions) is empty and
+    :math:`R_U = 1` if :math:`I^+` (the correct ones) is empty.
+    Sakai 2024, Eqs. 5-7.
+
+    Returns
+    -------
+    Rewards(r_o, r_u)
+
+    Examples
+    --------
+    >>> conf = [0.4, 0.4, 0.4, 0.6, 0.6, 0.6, 0.8, 0.8, 0.8]
+    >>> correct = [1, 1, 0, 1, 0, 1, 1, 1, 1]
+    >>> r = rewards(conf, correct)
+    >>> round(r.r_o, 3), round(r.r_u, 3)
+    (0.5, 0.629)
+    """
+    conf, correct = check_conf_correct(conf, correct)
+    pos, neg = _ice_parts(conf, correct)
+    return Rewards(float(1.0 - neg), float(1.0 - pos))
+
+
+def hmr(conf, correct, *, beta: float = 1.0) -> float:
+    """Harmonic mean of rewards (Sakai 2024, Eq. 8 and footnote 1).
+
+    .. math::
+
+        \\mathrm{HMR}_\\beta = \\frac{(\\beta^2 + 1) R_O R_U}{\\beta^2 R_O + R_U},
+        \\qquad \\mathrm{HMR}_1 = \\frac{2 R_O R_U}{R_O + R_U}
+
+    with the rewards of :func:`rewards`; 0 when the denominator is 0 (for
+    ``beta = 1``: when :math:`R_O = R_U = 0`). As in the F-measure, ``beta > 1``
+    weights the underconfidence reward :math:`R_U` more.
+
+    Parameters
+    ----------
+    conf, correct : array-like of shape (N,)
+    beta : float >= 0, default 1.0
+
+    Returns
+    -------
+    float in [0, 1] (higher is better)
+
+    Examples
+    --------
+    >>> conf = [0.4, 0.4, 0.4, 0.6, 0.6, 0.6, 0.8, 0.8, 0.8]
+    >>> round(hmr(conf, [1, 1, 0, 1, 0, 1, 1, 1, 1]), 3)
+    0.557
+    """
+    conf, correct = check_conf_correct(conf, correct)
+    beta = check_scalar_in_range(beta, "beta", low=0.0)
+    pos, neg = _ice_parts(conf, correct)
+    r_o, r_u = 1.0 - neg, 1.0 - pos
+    b2 = beta * beta
+    den = b2 * r_o + r_u
+    if den <= 0.0:
+        return 0.0
+    return float((b2 + 1.0) * r_o * r_u / den)
+
+
+def brier_top(conf, correct) -> float:
+    """Top-label Brier score (Gupta et al. 2021, Tables 6-7).
+
+    .. math::
+
+        \\mathrm{Brier} = \\frac{1}{N}\\sum_{i=1}^{N} (c_i - y_i)^2
+
+    Examples
+    --------
+    >>> brier_top([0.9, 0.2], [1, 0])
+    0.025
+    """
+    conf, correct = check_conf_correct(conf, correct)
+    d = conf - correct
+    return float(np.dot(d, d) / conf.shape[0])
+
+
+# --------------------------------------------------------------------------
+# KS error (Gupta 2021, Sakai 2024)
+# --------------------------------------------------------------------------
+
+
+def _ks_from_keys(keys: np.ndarray, n: int, ties: str):
+    """max |cumsum(correct - conf)| / N from sorted keys, chunk by chunk.
+
+    Returns None in "order" mode when a tie group mixes correct and wrong
+    items (the key order then differs from the input order within the group).
+    """
+    carry = 0.0
+    best = 0.0
+    for start in range(0, n, _CHUNK):
+        k = keys[start:start + _CHUNK]
+        vals = k >> 1
+        y = k & 1
+        if start + _CHUNK < n:
+            nxt = keys[start + _CHUNK] >> 1
+        else:
+            nxt = None
+        if ties == "order":
+            if vals.shape[0] > 1 and np.any((vals[1:] == vals[:-1]) & (y[1:] != y[:-1])):
+                return None
+            d = y - vals.view(np.float64)
+            cs = np.cumsum(d)
+            cs += carry
+            best = max(best, float(cs.max()), float(-cs.min()))
+            carry = float(cs[-1])
+        else:
+            d = y - vals.view(np.float64)
+            cs = np.cumsum(d)
+            cs += carry
+            last = np.empty(vals.shape[0], dtype=bool)
+            last[:-1] = vals[1:] != vals[:-1]
+            last[-1] = True if nxt is None else bool(vals[-1] != nxt)
+            sel = cs[last]
+            if sel.size:
+                best = max(best, float(sel.max()), float(-sel.min()))
+            carry = float(cs[-1])
+    return best / n
+
+
+def ks_error(conf, correct, *, ties: str = "order") -> float:
+    """Kolmogorov-Smirnov calibration error.
+
+    .. math::
+
+        h_i = \\frac{1}{N}\\sum_{j \\le i} y_{(j)},\\quad
+        \\tilde h_i = \\frac{1}{N}\\sum_{j \\le i} c_{(j)},\\quad
+        \\mathrm{KS} = \\max_{i} |h_i - \\tilde h_i|
+
+    where :math:`c_{(1)} \\le \\dots \\le c_{(N)}` are the confidences sorted
+    ascending and :math:`y_{(j)}` the matching correctness.
+    Gupta et al. 2021, Eqs. 11-12; Sakai 2024, Eqs. 3-4.
+
+    Parameters
+    ----------
+    conf, correct : array-like of shape (N,)
+    ties : {"order", "group"}, default "order"
+        ``"order"``: stable sort (ties keep input order), max over all
+        ``i = 1..N`` -- this reproduces Sakai's Tables 3 and 6.
+        ``"group"``: max only over the last item of each group of equal
+        confidences, so the value does not depend on the order of ties.
+        Without ties both agree.
+
+    Returns
+    -------
+    float in [0, 1]
+
+    Examples
+    --------
+    Sakai 2024, Example 2, System X (Table 6):
+
+    >>> conf = [0.5, 0.5, 0.5, 0.6, 0.6, 0.6, 0.7, 0.7, 0.7]
+    >>> correct = [1, 0, 0, 1, 0, 1, 1, 0, 1]
+    >>> round(ks_error(conf, correct), 3), round(ks_error(conf, correct, ties="group"), 3)
+    (0.078, 0.056)
+    """
+    conf, correct = check_conf_correct(conf, correct)
+    check_choice(ties, _TIES, "ties")
+    n = conf.shape[0]
+    keys = _sort_keys(conf, correct)
+    out = _ks_from_keys(keys, n, ties)
+    if out is None:  # "order" with mixed ties: restore input order in those groups
+        s_conf, s_y = _fix_tie_order(keys, conf, correct)
+        cs = np.cumsum(s_y - s_conf)
+        out = float(np.max(np.abs(cs)) / n)
+    return float(out)
+
+
+def ks_curves(conf, correct) -> KSCurves:
+    """Sorted scores and the cumulative curves of the KS error, for plotting.
+
+    .. math::
+
+        h_i = \\frac{1}{N}\\sum_{j \\le i} y_{(j)},\\qquad
+        \\tilde h_i = \\frac{1}{N}\\sum_{j \\le i} c_{(j)},\\qquad i = 1..N
+
+    (Gupta et al. 2021, Eqs. 11-12 and Figure 1a; Sakai 2024, Eq. 3 and
+    Tables 3, 6). The sort is stable; ``max(abs(gap))`` equals
+    ``ks_error(conf, correct, ties="order")``.
+
+    Returns
+    -------
+    KSCurves(scores, correct, fractile, cum_accuracy, cum_score, gap)
+
+    Examples
+    --------
+    >>> c = ks_curves([0.4, 0.4, 0.4], [1, 1, 0])
+    >>> np.round(c.gap, 3).tolist()
+    [0.2, 0.4, 0.267]
+    """
+    conf, correct = check_conf_correct(conf, correct)
+    n = conf.shape[0]
+    scores, y = _stable_sorted(conf, correct)
+    cum_acc = np.cumsum(y) / n
+    cum_score = np.cumsum(scores) / n
+    return KSCurves(
+        scores=scores,
+        correct=y,
+        fractile=np.arange(1, n + 1) / n,
+        cum_accuracy=cum_acc,
+        cum_score=cum_score,
+        gap=cum_acc - cum_score,
+    )
+
+
+# --------------------------------------------------------------------------
+# multi-class reductions (Gupta 2021, Baan 2022, Sakai 2024)
+# --------------------------------------------------------------------------
+
+
+def _check_r(r, n_classes: int) -> int:
+    r = check_positive_int(r, "r")
+    if r > n_classes:
+        raise ValueError(f"r must be at most the number of classes {n_classes}; got {r}.")
+    return r
+
+
+def _descending_order(probs: np.ndarray) -> np.ndarray:
+    """Class indices by decreasing probability; ties: lower class index first."""
+    return np.argsort(-probs, axis=1, kind="stable")
+
+
+def top_r(probs, labels, r: int = 1):
+    """The r-th largest probability and whether its class is the label.
+
+    .. math::
+
+        c_i = f_{(r)}(x_i),\\qquad y_i = \\mathbb{1}[k_{(r)}(x_i) = \\text{label}_i]
+
+    where :math:`k_{(r)}` is the class of the r-th largest probability (ties:
+    lower class index first). Gupta et al. 2021, Eqs. 3-4.
+
+    Parameters
+    ----------
+    probs : array-like of shape (N, K)
+    labels : array-like of int of shape (N,)
+    r : int in 1..K, default 1
+
+    Returns
+    -------
+    conf : ndarray (N,)
+    correct : ndarray (N,) of bool
+
+    Examples
+    --------
+    >>> conf, correct = top_r([[0.2, 0.7, 0.1], [0.5, 0.1, 0.4]], [1, 2], r=2)
+    >>> conf.tolist(), correct.tolist()
+    ([0.2, 0.4], [False, True])
+    """
+    probs, labels = check_probs_labels(probs, labels)
+    r = _check_r(r, probs.shape[1])
+    rows = np.arange(probs.shape[0])
+    if r == 1:
+        cls = np.argmax(probs, axis=1)
+    else:
+        cls = _descending_order(probs)[:, r - 1]
+    return probs[rows, cls], cls == labels
+
+
+def within_top_r(probs, labels, r: int = 2):
+    """Sum of the r largest probabilities and whether the label is among them.
+
+    .. math::
+
+        c_i = \\sum_{s=1}^{r} f_{(s)}(x_i),\\qquad
+        y_i = \\mathbb{1}[\\text{label}_i \\in \\{k_{(1)}, \\dots, k_{(r)}\\}]
+
+    Gupta et al. 2021, Eq. 5 (ties: lower class index first).
+
+    Examples
+    --------
+    >>> conf, correct = within_top_r([[0.2, 0.7, 0.1], [0.5, 0.1, 0.4]], [0, 1], r=2)
+    >>> np.round(conf, 3).tolist(), correct.tolist()
+    ([0.9, 0.9], [True, False])
+    """
+    probs, labels = check_probs_labels(probs, labels)
+    r = _check_r(r, probs.shape[1])
+    top = _descending_order(probs)[:, :r]
+    conf = np.take_along_axis(probs, top, axis=1).sum(axis=1)
+    correct = (top == labels[:, None]).any(axis=1)
+    return np.clip(conf, 0.0, 1.0), correct
+
+
+def classwise_ece(probs, labels, *, n_bins: int = 10, binning: str = "width") -> float:
+    """Class-wise ECE averaged over classes (Baan et al. 2022, Eq. 8).
+
+    .. math::
+
+        \\mathrm{cwECE} = \\frac{1}{K}\\sum_{k=1}^{K}
+        \\mathrm{ECE}\\big(f_k(x),\\ \\mathbb{1}[\\text{label} = k]\\big)
+
+    Examples
+    --------
+    >>> round(classwise_ece([[0.9, 0.1], [0.3, 0.7]], [0, 1], n_bins=2), 3)
+    0.2
+    """
+    probs, labels = check_probs_labels(probs, labels)
+    n_bins = _check_binning(n_bins, binning)
+    k = probs.shape[1]
+    total = 0.0
+    for cls in range(k):  # loop over classes, not instances
+        col = np.clip(probs[:, cls], 0.0, 1.0)
+        total += ece(col, labels == cls, n_bins=n_bins, binning=binning)
+    return float(total / k)
+
+
+def nbr(probs, labels) -> float:
+    """Normalised Brier score over all class probabilities (Sakai 2024, Eq. 2).
+
+    .. math::
+
+        \\mathrm{NBR} = \\frac{1}{N M}\\sum_{j=1}^{N}\\sum_{m=1}^{M}
+        (p_j^m - \\mathrm{GOLD}_j^m)^2
+
+    Examples
+    --------
+    >>> round(nbr([[0.6, 0.4, 0.0]], [0]), 4)  # (0.16 + 0.16) / 3
+    0.1067
+    """
+    probs, labels = check_probs_labels(probs, labels)
+    n, k = probs.shape
+    d = probs.copy()
+    d[np.arange(n), labels] -= 1.0
+    return float(np.einsum("ij,ij->", d, d) / (n * k))
