@@ -124,7 +124,6 @@ def top_setup(seed=9, n=8000, k=10):
 
 
 def test_top1_recalibration_keeps_predicted_class():
-    pytest.importorskip("calibnb.metrics")
     p, labels = top_setup()
     cal = SplineCalibrator().fit(p[:4000], labels[:4000])
     pred, conf = cal.recalibrate_top1(p[4000:])
@@ -137,7 +136,6 @@ def test_top1_recalibration_keeps_predicted_class():
 
 @pytest.mark.parametrize("mode, r", [("top", 2), ("within", 2)])
 def test_top_r_and_within_top_r_modes(mode, r):
-    pytest.importorskip("calibnb.metrics")
     p, labels = top_setup(seed=10)
     srt = np.sort(p, axis=1)[:, ::-1]
     rank = np.argsort(-p, axis=1, kind="stable")

@@ -8,13 +8,34 @@ never modified.
 
 * :class:`TemperatureScaling`, :func:`temperature_curve`, :func:`pad_candidates`
   -- Guo et al. 2017; Si et al. 2022 §2.2, §3.2 (candidate sets), App. A.
+* :class:`SplineCalibrator` -- Gupta et al. 2021 §4 (top-r, within-top-r, class k).
+* :class:`AverageBaseline`, :class:`BinaryBaseline`, :class:`CorrectnessClassifier`
+  -- Si et al. 2022 §5.1, App. B.
+* :class:`ConsCal`, :func:`majority_vote` -- Si et al. 2022 §5.2-5.3, App. B, D, E.
+* :class:`VectorScaling`, :class:`PlattScaling`, :class:`IsotonicCalibrator`,
+  :class:`HistogramBinning` -- the peers of Gupta et al. 2021 §6. Matrix
+  scaling and Dirichlet calibration are left out (see ``_peers``).
+
+Label smoothing is a training-time method: see :mod:`calibnb.training`.
 """
 
+from ._baselines import AverageBaseline, BinaryBaseline, CorrectnessClassifier
 from ._common import NotFittedError
+from ._conscal import ConsCal, majority_vote
+from ._peers import HistogramBinning, IsotonicCalibrator, PlattScaling, VectorScaling
 from ._spline import SplineCalibrator, natural_spline_basis
 from ._temperature import TemperatureScaling, pad_candidates, softmax, temperature_curve
 
 __all__ = [
+    "AverageBaseline",
+    "BinaryBaseline",
+    "ConsCal",
+    "CorrectnessClassifier",
+    "HistogramBinning",
+    "IsotonicCalibrator",
+    "PlattScaling",
+    "VectorScaling",
+    "majority_vote",
     "NotFittedError",
     "SplineCalibrator",
     "TemperatureScaling",

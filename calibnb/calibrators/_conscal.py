@@ -1,0 +1,201 @@
+r"""Consistency calibration, ConsCal (Si et al. 2022, §5.2, Appendix B, D, E).
+
+The input is an ``(N, C)`` table of predictions: row i holds what each of C
+model checkpoints predicted for instance i, in training order, the last column
+being the final checkpoint. Predictions can be any comparable labels (class
+indices, answer strings). The final prediction is the last column (Si App. B:
+not a majority vote, because early checkpoints are less accurate). With
+
+.. math:: k_i = \sum_{j=1}^{C} \mathbb 1[\hat y_{ij} = \hat y_{iC}]
+
+(the final checkpoint included, so :math:`1 \le k_i \le C`):
+
+* ``mode="binary"`` (§5.2): :math:`\hat c_i = \mathbb 1[k_i > n]`, with the
+  threshold :math:`n \in \{0, \dots, C\}` chosen to minimise dev MacroCE
+  when not given (ties: the smallest such n);
+* ``mode="frequency"`` (App. D): :math:`\hat c_i = k_i / C`;
+* ``mode="classifier"`` (App. D): logistic regression on the agreement bits
+  :math:`\mathbb 1[\hat y_{ij} = \hat y_{iC}]`, j < C (all j for the
+  majority-vote variant), fitted to the dev
+  correctness; :math:`\hat c_i` is its predicted probability.
+
+"ConsCal w/o training dynamics" (§5.3): the C columns are independently
+seeded runs instead of checkpoints; the final prediction is their majority
+vote (first column wins ties) and :math:`k_i` counts the runs agreeing with
+it. Use :meth:`ConsCal.without_training_dynamics` (``reference="majority"``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..validation import check_choice, check_positive_int
+from ._common import check_binary, check_is_fitted
+
+__all__ = ["ConsCal", "majority_vote"]
+
+
+def _check_table(predictions: Any, name: str = "predictions") -> np.ndarray:
+    if predictions is None or isinstance(predictions, (str, bytes)):
+        raise TypeError(f"{name} must be an (N, C) array of per-checkpoint predictions.")
+    try:
+        arr = np.asarray(predictions)
+    except Exception as exc:
+        raise TypeError(f"{name} could not be converted to an array: {exc}") from None
+    if arr.ndim != 2:
+        raise ValueError(f"{name} must be 2-D with shape (N, C) (instances x checkpoints); got shape {arr.shape}.")
+    if arr.shape[0] == 0:
+        raise ValueError(f"{name} is empty; at least one instance is needed.")
+    if arr.shape[1] < 2:
+        raise ValueError(f"{name} needs at least 2 checkpoints (columns); got shape {arr.shape}.")
+    if arr.dtype.kind == "f":
+        bad = np.isnan(arr)
+        if bad.any():
+            i, j = np.unravel_index(int(np.flatnonzero(bad.ravel())[0]), arr.shape)
+            raise ValueError(f"{name} has {int(bad.sum())} NaN value(s); first at index ({i}, {j}).")
+    elif arr.dtype == object:
+        none = np.vectorize(lambda v: v is None or (isinstance(v, float) and v != v), otypes=[bool])(arr)
+        if none.any():
+            i, j = np.unravel_index(int(np.flatnonzero(none.ravel())[0]), arr.shape)
+            raise ValueError(f"{name} has {int(none.sum())} missing (None/NaN) value(s); first at index ({i}, {j}).")
+    return arr
+
+
+def majority_vote(predictions: Any) -> tuple[np.ndarray, np.ndarray]:
+    r"""Row-wise majority vote of an ``(N, C)`` prediction table and its count.
+
+    .. math:: \hat y_i = \arg\max_{v} \sum_j \mathbb 1[\hat y_{ij} = v], \qquad
+              k_i = \max_v \sum_j \mathbb 1[\hat y_{ij} = v]
+
+    Ties go to the value that appears first in the row.
+
+    >>> majority_vote([["a", "b", "b"], ["x", "y", "x"], [1, 2, 3]])[1]
+    array([2, 2, 1])
+    """
+    table = _check_table(predictions)
+    counts = (table[:, :, None] == table[:, None, :]).sum(axis=2)
+    j = np.argmax(counts, axis=1)
+    rows = np.arange(table.shape[0])
+    return table[rows, j], counts[rows, j]
+
+
+class ConsCal:
+    r"""Confidence from prediction consistency across checkpoints (Si et al. 2022, §5.2).
+
+    See the module docstring for the three modes; in short, with :math:`k_i`
+    the number of the C checkpoints agreeing with the final prediction,
+
+    .. math:: \hat c_i^{\,\mathrm{binary}} = \mathbb 1[k_i > n], \qquad
+              \hat c_i^{\,\mathrm{frequency}} = k_i / C.
+
+    Parameters
+    ----------
+    mode : {"binary", "frequency", "classifier"}
+    threshold : int, optional
+        n of the binary mode; tuned on the dev set by MacroCE when None.
+    reference : {"last", "majority"}
+        The final prediction: the last checkpoint (ConsCal) or the majority
+        vote of independent runs ("w/o training dynamics").
+
+    Attributes
+    ----------
+    threshold_ : int
+        The threshold used (binary mode).
+    threshold_scores_ : ndarray
+        Dev MacroCE for n = 0..C (binary mode, tuned).
+    n_checkpoints_ : int
+    classifier_ : sklearn LogisticRegression (classifier mode)
+
+    Notes
+    -----
+    ``fit(predictions, correct)`` takes the dev ``(N, C)`` table and 0/1
+    correctness of the final prediction (last column, or majority vote with
+    ``reference="majority"``). ``transform(predictions)`` returns 1-D
+    confidences, :meth:`predict` the final predictions.
+
+    Examples
+    --------
+    >>> dev = [[1, 1, 1], [2, 1, 1], [0, 2, 1], [3, 3, 3]]
+    >>> cc = ConsCal("binary", threshold=2).fit(dev, [1, 1, 0, 1])
+    >>> cc.transform(dev)
+    array([1., 0., 0., 1.])
+    >>> ConsCal("frequency").fit(dev, [1, 1, 0, 1]).transform(dev).round(3)
+    array([1.   , 0.667, 0.333, 1.   ])
+    """
+
+    def __init__(self, mode: str = "binary", threshold: int | None = None, *, reference: str = "last"):
+        self.mode = mode
+        self.threshold = threshold
+        self.reference = reference
+
+    @classmethod
+    def without_training_dynamics(cls, mode: str = "binary", threshold: int | None = None) -> "ConsCal":
+        """The "w/o training dynamics" variant (Si §5.3): columns are independent runs, final = majority vote."""
+        return cls(mode, threshold, reference="majority")
+
+    def _agreement(self, predictions: Any) -> tuple[np.ndarray, np.ndarray]:
+        """(final predictions, (N, C) bool agreement with them)."""
+        table = _check_table(predictions)
+        if self.reference == "last":
+            final = table[:, -1]
+        else:
+            final, _ = majority_vote(table)
+        return final, table == final[:, None]
+
+    def predict(self, predictions: Any) -> np.ndarray:
+        """The final prediction of each instance (last column, or majority vote)."""
+        check_choice(self.reference, ("last", "majority"), "reference")
+        return self._agreement(predictions)[0]
+
+    def fit(self, predictions: Any, correct: Any) -> "ConsCal":
+        """Tune the threshold (binary), or fit the classifier, on dev data."""
+        check_choice(self.mode, ("binary", "frequency", "classifier"), "mode")
+        check_choice(self.reference, ("last", "majority"), "reference")
+        _, agree = self._agreement(predictions)
+        y = check_binary(correct, agree.shape[0], other="predictions")
+        c = agree.shape[1]
+        self.n_checkpoints_ = c
+        if self.mode == "binary":
+            if self.threshold is not None:
+                self.threshold_ = check_positive_int(self.threshold, "threshold", minimum=0)
+                if self.threshold_ > c:
+                    raise ValueError(f"threshold must be at most the number of checkpoints ({c}); got {self.threshold_}.")
+            else:
+                from .. import metrics  # written in parallel; imported on use
+
+                k = agree.sum(axis=1)
+                scores = np.array([metrics.macro_ce((k > n).astype(np.float64), y) for n in range(c + 1)])
+                self.threshold_scores_ = scores
+                self.threshold_ = int(np.argmin(scores))
+        elif self.mode == "classifier":
+            from sklearn.linear_model import LogisticRegression
+
+            if y.min() == y.max():
+                raise ValueError("correct holds only one class; the classifier mode needs correct and wrong dev predictions.")
+            self.classifier_ = LogisticRegression(max_iter=1000).fit(self._bits(agree), y)
+        return self
+
+    def transform(self, predictions: Any) -> np.ndarray:
+        """ConsCal confidences (1-D) for a new ``(N, C)`` prediction table."""
+        check_is_fitted(self, "n_checkpoints_")
+        _, agree = self._agreement(predictions)
+        if agree.shape[1] != self.n_checkpoints_:
+            raise ValueError(
+                f"predictions has {agree.shape[1]} checkpoints (columns) but the fit had {self.n_checkpoints_}; they must match."
+            )
+        k = agree.sum(axis=1)
+        if self.mode == "binary":
+            return (k > self.threshold_).astype(np.float64)
+        if self.mode == "frequency":
+            return k / agree.shape[1]
+        return self.classifier_.predict_proba(self._bits(agree))[:, 1]
+
+    def _bits(self, agree: np.ndarray) -> np.ndarray:
+        # the last checkpoint always agrees with itself: drop that constant column
+        return (agree[:, :-1] if self.reference == "last" else agree).astype(np.float64)
+
+    def __repr__(self) -> str:
+        extra = "" if self.reference == "last" else f", reference={self.reference!r}"
+        return f"ConsCal(mode={self.mode!r}, threshold={self.threshold!r}{extra})"

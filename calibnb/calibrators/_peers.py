@@ -1,0 +1,255 @@
+r"""Peer recalibration methods users compare against (Gupta et al. 2021, §6, Table 1).
+
+* :class:`VectorScaling` -- per-class scale and bias on the logits (Guo et al. 2017).
+* :class:`PlattScaling` -- binary: sigmoid of an affine map of a score (Platt 1999).
+* :class:`IsotonicCalibrator` -- monotone step function (Zadrozny & Elkan 2002),
+  via :class:`sklearn.isotonic.IsotonicRegression`.
+* :class:`HistogramBinning` -- bin accuracy as the confidence (Zadrozny & Elkan 2001).
+
+Matrix scaling with ODIR and Dirichlet calibration (Kull et al. 2019), the
+other Gupta baselines, are left out: they need off-diagonal and intercept
+regularisation tuned by cross-validation to be usable on K = 100 classes, which
+does not fit a small, well-tested implementation here.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from scipy import optimize, special
+
+from ..validation import check_choice, check_conf, check_n_bins
+from ._common import check_binary, check_int_labels, check_is_fitted, check_logits, check_scores_1d
+
+__all__ = ["VectorScaling", "PlattScaling", "IsotonicCalibrator", "HistogramBinning"]
+
+
+class VectorScaling:
+    r"""Per-class affine rescaling of the logits, fitted by NLL (Guo et al. 2017; Gupta et al. 2021 §6).
+
+    .. math:: \hat p_i = \mathrm{softmax}(w \odot z_i + b), \qquad
+              (w, b) = \arg\min -\frac1N \sum_i \log \hat p_{i y_i}
+
+    with :math:`w, b \in \mathbb R^K`, fitted by L-BFGS with the analytic
+    gradient, starting at the identity (:math:`w = 1, b = 0`). Unlike
+    temperature scaling it can change the predicted class.
+
+    ``fit(logits, labels)`` takes ``(N, K)`` finite logits and integer labels.
+
+    Attributes
+    ----------
+    weights_, bias_ : ndarray of shape (K,)
+
+    Examples
+    --------
+    >>> z = np.array([[2.0, 0.0], [0.0, 2.0], [2.0, 0.0], [0.0, 2.0]])
+    >>> vs = VectorScaling().fit(z, [0, 1, 1, 0])   # logits carry no information
+    >>> vs.transform(z).round(2)
+    array([[0.5, 0.5],
+           [0.5, 0.5],
+           [0.5, 0.5],
+           [0.5, 0.5]])
+    """
+
+    def __init__(self, *, l2: float = 0.0):
+        self.l2 = l2
+
+    def fit(self, logits: Any, labels: Any) -> "VectorScaling":
+        """Fit w and b by L-BFGS on the NLL (plus ``l2 * ||w - 1||^2 + l2 * ||b||^2``)."""
+        z = _finite_logits(logits)
+        n, k = z.shape
+        y = check_int_labels(labels, n, k)
+        onehot = np.zeros((n, k))
+        onehot[np.arange(n), y] = 1.0
+        lam = float(self.l2)
+
+        def loss(theta: np.ndarray) -> tuple[float, np.ndarray]:
+            w, b = theta[:k], theta[k:]
+            s = z * w + b
+            lse = special.logsumexp(s, axis=1)
+            f = float(np.mean(lse - s[np.arange(n), y]))
+            grad_s = (np.exp(s - lse[:, None]) - onehot) / n
+            gw = (grad_s * z).sum(axis=0)
+            gb = grad_s.sum(axis=0)
+            f += lam * (np.sum((w - 1) ** 2) + np.sum(b**2))
+            return f, np.concatenate([gw + 2 * lam * (w - 1), gb + 2 * lam * b])
+
+        res = optimize.minimize(loss, np.concatenate([np.ones(k), np.zeros(k)]), jac=True, method="L-BFGS-B")
+        self.weights_, self.bias_ = res.x[:k].copy(), res.x[k:].copy()
+        self.nll_ = float(res.fun)
+        return self
+
+    def transform(self, logits: Any) -> np.ndarray:
+        """Calibrated ``(N, K)`` probabilities."""
+        check_is_fitted(self, "weights_")
+        z = _finite_logits(logits)
+        if z.shape[1] != self.weights_.size:
+            raise ValueError(f"logits has {z.shape[1]} columns but the fit had {self.weights_.size}; they must match.")
+        return special.softmax(z * self.weights_ + self.bias_, axis=1)
+
+    def __repr__(self) -> str:
+        return "VectorScaling()"
+
+
+def _finite_logits(logits: Any) -> np.ndarray:
+    z = check_logits(logits)
+    if np.isneginf(z.min()):
+        raise ValueError("logits has -inf values; vector scaling needs finite logits (w * -inf is undefined for w = 0).")
+    return z
+
+
+class PlattScaling:
+    r"""Platt scaling of a binary score (Platt 1999; Gupta et al. 2021 §5).
+
+    .. math:: \hat c_i = \sigma(a\, x_i + b), \qquad
+              (a, b) = \arg\min -\frac1N \sum_i \big[y_i \log \hat c_i + (1 - y_i)\log(1 - \hat c_i)\big]
+
+    where :math:`x_i` is the raw score, or :math:`\mathrm{logit}(c_i)` of a
+    confidence with ``logit_input=True`` (then :math:`a = 1/\tau, b = 0` is
+    binary temperature scaling). Plain maximum likelihood (no Platt target
+    smoothing), by L-BFGS.
+
+    Attributes
+    ----------
+    a_, b_ : float
+
+    Examples
+    --------
+    >>> x = np.array([-2.0, -1.0, 0.0, 1.0, 2.0, -0.5, 0.5, 1.5])
+    >>> y = np.array([0, 0, 1, 1, 1, 1, 0, 1])
+    >>> ps = PlattScaling().fit(x, y)
+    >>> bool(ps.a_ > 0), ps.transform([0.0, 3.0]).round(2).tolist()
+    (True, [0.63, 0.99])
+    """
+
+    def __init__(self, *, logit_input: bool = False):
+        self.logit_input = logit_input
+
+    def _x(self, scores: Any) -> np.ndarray:
+        if self.logit_input:
+            c = check_conf(scores, "scores")
+            return special.logit(np.clip(c, 1e-12, 1 - 1e-12))
+        return check_scores_1d(scores, "scores")
+
+    def fit(self, scores: Any, correct: Any) -> "PlattScaling":
+        """Fit a and b on 1-D scores and 0/1 outcomes."""
+        x = self._x(scores)
+        y = check_binary(correct, x.shape[0], other="scores").astype(np.float64)
+        sign = 2 * y - 1
+
+        def loss(theta: np.ndarray) -> tuple[float, np.ndarray]:
+            m = sign * (theta[0] * x + theta[1])
+            f = float(np.mean(np.logaddexp(0.0, -m)))
+            g = -sign * special.expit(-m) / x.size
+            return f, np.array([np.sum(g * x), np.sum(g)])
+
+        res = optimize.minimize(loss, np.array([1.0, 0.0]), jac=True, method="L-BFGS-B")
+        self.a_, self.b_ = float(res.x[0]), float(res.x[1])
+        return self
+
+    def transform(self, scores: Any) -> np.ndarray:
+        """Calibrated 1-D probabilities."""
+        check_is_fitted(self, "a_")
+        return special.expit(self.a_ * self._x(scores) + self.b_)
+
+    def __repr__(self) -> str:
+        return f"PlattScaling(logit_input={self.logit_input})"
+
+
+class IsotonicCalibrator:
+    r"""Isotonic regression of correctness on confidence (Zadrozny & Elkan 2002), via scikit-learn.
+
+    .. math:: \hat\gamma = \arg\min_{\gamma \text{ non-decreasing}} \sum_i (y_i - \gamma(c_i))^2
+
+    Scores outside the calibration range take the end values; outputs lie in
+    [0, 1]. ``fit(conf, correct)`` takes a 1-D confidence (e.g. the top-1
+    probability) and 0/1 correctness.
+
+    Examples
+    --------
+    >>> iso = IsotonicCalibrator().fit([0.1, 0.4, 0.6, 0.9], [0, 1, 0, 1])
+    >>> iso.transform([0.0, 0.5, 1.0]).tolist()
+    [0.0, 0.5, 1.0]
+    """
+
+    def fit(self, conf: Any, correct: Any) -> "IsotonicCalibrator":
+        """Fit the monotone map."""
+        from sklearn.isotonic import IsotonicRegression
+
+        c = check_conf(conf)
+        y = check_binary(correct, c.shape[0]).astype(np.float64)
+        self.model_ = IsotonicRegression(y_min=0.0, y_max=1.0, out_of_bounds="clip").fit(c, y)
+        return self
+
+    def transform(self, conf: Any) -> np.ndarray:
+        """Calibrated 1-D confidences."""
+        check_is_fitted(self, "model_")
+        return np.asarray(self.model_.predict(check_conf(conf)), dtype=np.float64)
+
+    def __repr__(self) -> str:
+        return "IsotonicCalibrator()"
+
+
+class HistogramBinning:
+    r"""Replace each confidence by the calibration accuracy of its bin (Zadrozny & Elkan 2001).
+
+    .. math:: \hat c_i = \mathrm{acc}(B_{m(i)}) = \frac{1}{|B_m|}\sum_{j \in B_m} y_j
+
+    Bins follow the project convention: ``binning="width"`` uses M equal-width
+    bins, bin m holding (m/M, (m+1)/M] and the first also 0;
+    ``binning="mass"`` places the edges at the calibration scores' quantiles.
+    A bin with no calibration score maps each confidence to itself, so nothing
+    is invented where there is no data.
+
+    Attributes
+    ----------
+    edges_ : ndarray of shape (M + 1,)
+    bin_accuracy_ : ndarray of shape (M,)  (NaN for empty bins)
+    bin_count_ : ndarray of shape (M,)
+
+    Examples
+    --------
+    >>> hb = HistogramBinning(n_bins=2).fit([0.2, 0.3, 0.7, 0.9], [0, 1, 1, 1])
+    >>> hb.transform([0.1, 0.5, 0.51, 1.0]).tolist()
+    [0.5, 0.5, 1.0, 1.0]
+    """
+
+    def __init__(self, n_bins: int = 15, *, binning: str = "width"):
+        self.n_bins = n_bins
+        self.binning = binning
+
+    def _bin(self, c: np.ndarray) -> np.ndarray:
+        # right-closed bins (e_m, e_{m+1}], the first bin also holds values <= e_1
+        idx = np.searchsorted(self.edges_, c, side="left") - 1
+        return np.clip(idx, 0, self.edges_.size - 2)
+
+    def fit(self, conf: Any, correct: Any) -> "HistogramBinning":
+        """Compute the per-bin accuracies."""
+        m = check_n_bins(self.n_bins)
+        check_choice(self.binning, ("width", "mass"), "binning")
+        c = check_conf(conf)
+        y = check_binary(correct, c.shape[0]).astype(np.float64)
+        if self.binning == "width":
+            edges = np.linspace(0.0, 1.0, m + 1)
+        else:
+            edges = np.quantile(c, np.linspace(0.0, 1.0, m + 1))
+            edges[0], edges[-1] = 0.0, 1.0
+        self.edges_ = edges
+        b = self._bin(c)
+        count = np.bincount(b, minlength=m)
+        hits = np.bincount(b, weights=y, minlength=m)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            self.bin_accuracy_ = np.where(count > 0, hits / np.maximum(count, 1), np.nan)
+        self.bin_count_ = count
+        return self
+
+    def transform(self, conf: Any) -> np.ndarray:
+        """The calibration accuracy of each confidence's bin (identity in empty bins)."""
+        check_is_fitted(self, "bin_accuracy_")
+        c = check_conf(conf)
+        acc = self.bin_accuracy_[self._bin(c)]
+        return np.where(np.isnan(acc), c, acc)
+
+    def __repr__(self) -> str:
+        return f"HistogramBinning(n_bins={self.n_bins}, binning={self.binning!r})"

@@ -1,0 +1,348 @@
+r"""Train small models for real: label smoothing and training dynamics (Si et al. 2022, §5.1-5.3).
+
+Si et al. fine-tune DPR-BERT; their checkpoints are not public. This module
+trains a small model on a data set that ships with scikit-learn (no
+download), so that label smoothing (§5.1) and ConsCal (§5.2), which needs the
+predictions of several checkpoints of one training run and of several
+independently seeded runs, run on a real model's real checkpoints.
+
+:func:`train_softmax_regression` is a NumPy multinomial logistic regression
+trained by seeded mini-batch Adam, optionally with label smoothing, returning
+the logits of every checkpoint on the given evaluation sets.
+:func:`training_dynamics` wraps it for a bundled data set.
+
+Why digits at 2 x 2 pixels: Si et al.'s QA models are right 25-40% of the time,
+while a linear model on the full 8 x 8 digits is right about 96% of the time,
+which leaves too few wrong predictions for MacroCE and ConsCal to say
+anything. Averaging each image into 2 x 2 blocks of 4 x 4 pixels (4 features)
+is an honest way to make the task hard: the labels are untouched (no label
+noise), and a linear model reaches roughly 50-55% test accuracy.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+import numpy as np
+
+from .validation import as_rng, check_choice, check_labels, check_positive_int, check_scalar_in_range
+
+__all__ = ["TrainingRun", "TrainingDynamics", "train_softmax_regression", "training_dynamics", "load_bundled"]
+
+
+@dataclass(frozen=True)
+class TrainingRun:
+    """Result of :func:`train_softmax_regression`.
+
+    Attributes
+    ----------
+    epochs : ndarray of shape (C,)
+        The epoch after which each checkpoint was taken (1-based).
+    logits : dict of str -> ndarray of shape (C, N_set, K)
+        Logits of every checkpoint on each evaluation set.
+    train_loss : ndarray of shape (n_epochs,)
+        Mean training loss (smoothed cross-entropy) of each epoch.
+    weights, bias : ndarray
+        The final parameters, shapes (n_features, K) and (K,).
+    """
+
+    epochs: np.ndarray
+    logits: dict[str, np.ndarray]
+    train_loss: np.ndarray
+    weights: np.ndarray
+    bias: np.ndarray
+
+    def predictions(self, name: str) -> np.ndarray:
+        """(N_set, C) table of each checkpoint's predicted class (the input of :class:`calibnb.ConsCal`)."""
+        return self.logits[name].argmax(axis=2).T
+
+
+def _check_X(X: Any, name: str) -> np.ndarray:
+    from .calibrators._common import as_float_array
+
+    x = as_float_array(X, name)
+    if x.ndim != 2 or x.shape[0] == 0 or x.shape[1] == 0:
+        raise ValueError(f"{name} must be a non-empty 2-D array (N, n_features); got shape {x.shape}.")
+    bad = ~np.isfinite(x)
+    if bad.any():
+        i, j = np.unravel_index(int(np.flatnonzero(bad.ravel())[0]), x.shape)
+        raise ValueError(f"{name} has {int(bad.sum())} value(s) that are NaN or infinite; first at index ({i}, {j}).")
+    return x
+
+
+def train_softmax_regression(
+    X: Any,
+    y: Any,
+    *,
+    label_smoothing: float = 0.0,
+    epochs: int = 10,
+    seed: Any = 0,
+    checkpoint_every: int = 1,
+    eval_sets: Mapping[str, Any] | None = None,
+    n_classes: int | None = None,
+    learning_rate: float = 0.05,
+    batch_size: int = 16,
+    l2: float = 0.0,
+) -> TrainingRun:
+    r"""Multinomial logistic regression trained by seeded mini-batch Adam.
+
+    Minimises the cross-entropy against label-smoothed targets (Si et al.
+    2022, §5.1, App. B: "KL divergence with the label smoothed gold
+    distribution", which differs from this loss by a constant):
+
+    .. math:: L = -\frac1B\sum_{i \in \mathrm{batch}} \sum_k q_{ik} \log \mathrm{softmax}(x_i W + b)_k
+              + \lambda \lVert W \rVert^2, \qquad
+              q_{ik} = \begin{cases} 1 - \alpha & k = y_i \\ \alpha/(K-1) & k \ne y_i \end{cases}
+
+    (Si et al. give the gold class :math:`1-\alpha` and the others
+    :math:`\alpha/(|Y|-1)`; their "gold label probability α" is read as the
+    smoothing mass.) The data are shuffled every epoch with ``seed``;
+    weights start at zero, so a run is fully determined by ``seed``.
+
+    Parameters
+    ----------
+    X : (N, n_features) array; y : (N,) int labels in [0, K)
+    label_smoothing : float in [0, 1)
+    epochs : int
+    seed : int or Generator
+    checkpoint_every : int
+        A checkpoint is taken after every ``checkpoint_every`` epochs (and
+        always after the last).
+    eval_sets : mapping name -> (N_set, n_features) array, optional
+        Sets whose logits are recorded at every checkpoint ("train" is
+        always included).
+    n_classes : int, optional
+        K (default ``max(y) + 1``).
+    learning_rate, batch_size, l2 :
+        Adam step size, mini-batch size, L2 penalty on W.
+
+    Returns
+    -------
+    TrainingRun
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(300, 2)); y = (X[:, 0] > 0).astype(int)
+    >>> run = train_softmax_regression(X, y, epochs=4, seed=0, checkpoint_every=2)
+    >>> run.epochs.tolist(), run.logits["train"].shape
+    ([2, 4], (2, 300, 2))
+    >>> bool((run.predictions("train")[:, -1] == y).mean() > 0.95)
+    True
+    """
+    x = _check_X(X, "X")
+    n, d = x.shape
+    if n_classes is not None:
+        n_classes = check_positive_int(n_classes, "n_classes", minimum=2)
+    labels = check_labels(y, n, n_classes, name="y")
+    k = n_classes if n_classes is not None else max(int(labels.max()) + 1, 2)
+    alpha = check_scalar_in_range(label_smoothing, "label_smoothing", low=0.0, high=1.0, high_inclusive=False)
+    epochs = check_positive_int(epochs, "epochs")
+    every = check_positive_int(checkpoint_every, "checkpoint_every")
+    lr = check_scalar_in_range(learning_rate, "learning_rate", low=0.0, low_inclusive=False)
+    bs = check_positive_int(batch_size, "batch_size")
+    lam = check_scalar_in_range(l2, "l2", low=0.0)
+    sets = {"train": x}
+    for name, arr in (eval_sets or {}).items():
+        e = _check_X(arr, f"eval_sets[{name!r}]")
+        if e.shape[1] != d:
+            raise ValueError(f"eval_sets[{name!r}] has {e.shape[1]} features but X has {d}; they must match.")
+        sets[name] = e
+    rng = as_rng(seed)
+
+    targets = np.full((n, k), alpha / (k - 1))
+    targets[np.arange(n), labels] = 1.0 - alpha
+    w = np.zeros((d, k))
+    b = np.zeros(k)
+    m = [np.zeros_like(w), np.zeros_like(b)]
+    v = [np.zeros_like(w), np.zeros_like(b)]
+    beta1, beta2, eps = 0.9, 0.999, 1e-8
+    step = 0
+    ckpt_epochs: list[int] = []
+    ckpt_logits: dict[str, list[np.ndarray]] = {name: [] for name in sets}
+    losses = np.zeros(epochs)
+    for epoch in range(1, epochs + 1):
+        order = rng.permutation(n)
+        total = 0.0
+        for start in range(0, n, bs):
+            idx = order[start : start + bs]
+            xb, qb = x[idx], targets[idx]
+            s = xb @ w + b
+            s -= s.max(axis=1, keepdims=True)
+            logp = s - np.log(np.exp(s).sum(axis=1, keepdims=True))
+            total += float(-(qb * logp).sum())
+            grad_s = (np.exp(logp) - qb) / idx.size
+            grads = [xb.T @ grad_s + 2.0 * lam * w, grad_s.sum(axis=0)]
+            step += 1
+            for j, (param, g) in enumerate(zip((w, b), grads)):
+                m[j] = beta1 * m[j] + (1 - beta1) * g
+                v[j] = beta2 * v[j] + (1 - beta2) * g * g
+                mhat = m[j] / (1 - beta1**step)
+                vhat = v[j] / (1 - beta2**step)
+                param -= lr * mhat / (np.sqrt(vhat) + eps)
+        losses[epoch - 1] = total / n
+        if epoch % every == 0 or epoch == epochs:
+            ckpt_epochs.append(epoch)
+            for name, arr in sets.items():
+                ckpt_logits[name].append(arr @ w + b)
+    return TrainingRun(
+        epochs=np.array(ckpt_epochs),
+        logits={name: np.stack(v_) for name, v_ in ckpt_logits.items()},
+        train_loss=losses,
+        weights=w.copy(),
+        bias=b.copy(),
+    )
+
+
+_DATASETS = ("digits", "wine", "breast_cancer", "iris")
+
+
+def load_bundled(dataset: str = "digits", *, resolution: int = 2) -> tuple[np.ndarray, np.ndarray]:
+    """Features and labels of a data set bundled with scikit-learn (no download).
+
+    ``"digits"`` images (8 x 8) are averaged into ``resolution x resolution``
+    blocks (``resolution`` must divide 8; 8 keeps every pixel).
+
+    >>> X, y = load_bundled("digits", resolution=2)
+    >>> X.shape, int(y.max())
+    ((1797, 4), 9)
+    """
+    from sklearn import datasets
+
+    check_choice(dataset, _DATASETS, "dataset")
+    if dataset == "digits":
+        resolution = check_positive_int(resolution, "resolution")
+        if 8 % resolution:
+            raise ValueError(f"resolution must divide 8 (1, 2, 4 or 8); got {resolution}.")
+        X, y = datasets.load_digits(return_X_y=True)
+        block = 8 // resolution
+        X = X.reshape(-1, resolution, block, resolution, block).mean(axis=(2, 4)).reshape(len(y), -1)
+        return X, y
+    loader = {"wine": datasets.load_wine, "breast_cancer": datasets.load_breast_cancer, "iris": datasets.load_iris}
+    X, y = loader[dataset](return_X_y=True)
+    return X.astype(np.float64), y
+
+
+@dataclass(frozen=True)
+class TrainingDynamics:
+    """Checkpoints of one run and final predictions of independent runs (see :func:`training_dynamics`).
+
+    Attributes
+    ----------
+    dataset : str
+    n_classes : int
+    epochs : ndarray (C,)
+        Epoch of each checkpoint of the main run.
+    labels : dict "dev"/"test" -> (N,) int
+    checkpoint_logits : dict "dev"/"test" -> (C, N, K)
+        Logits of each checkpoint of the main run.
+    checkpoint_predictions : dict "dev"/"test" -> (N, C)
+        Predicted class per checkpoint; the last column is the final model.
+    run_logits : dict "dev"/"test" -> (S, N, K)
+        Final logits of S independently seeded runs.
+    run_predictions : dict "dev"/"test" -> (N, S)
+        Their predicted classes (input of ``ConsCal.without_training_dynamics``).
+    checkpoint_accuracy : dict "dev"/"test" -> (C,)
+    seeds : dict
+        The seeds actually used (main run, independent runs, split).
+    """
+
+    dataset: str
+    n_classes: int
+    epochs: np.ndarray
+    labels: dict[str, np.ndarray]
+    checkpoint_logits: dict[str, np.ndarray]
+    checkpoint_predictions: dict[str, np.ndarray]
+    run_logits: dict[str, np.ndarray]
+    run_predictions: dict[str, np.ndarray]
+    checkpoint_accuracy: dict[str, np.ndarray]
+    seeds: dict[str, Any] = field(default_factory=dict)
+
+
+def training_dynamics(
+    dataset: str = "digits",
+    *,
+    n_checkpoints: int = 5,
+    n_seeds: int = 5,
+    seed: int = 0,
+    epochs_per_checkpoint: int = 2,
+    label_smoothing: float = 0.0,
+    resolution: int = 2,
+    split: tuple[float, float] = (0.25, 0.25),
+    learning_rate: float = 0.1,
+    batch_size: int = 16,
+) -> TrainingDynamics:
+    r"""Train a small model on a bundled data set and return real training dynamics.
+
+    A seeded split puts ``split[0]`` of the data in dev, ``split[1]`` in test
+    and the rest in train; features are standardised with the training mean
+    and standard deviation. One main run (seed ``seed``) is trained for
+    ``n_checkpoints * epochs_per_checkpoint`` epochs with a checkpoint every
+    ``epochs_per_checkpoint`` epochs: its per-checkpoint predictions are
+    ConsCal's input (Si et al. 2022 §5.2, N = 5 checkpoints). ``n_seeds``
+    further runs with independent seeds give the final predictions for
+    "ConsCal w/o training dynamics" (§5.3). See the module docstring for why
+    the default is digits at 2 x 2 pixels.
+
+    .. math:: \hat y^{(c)}_i = \arg\max_k (x_i W^{(c)} + b^{(c)})_k, \quad c = 1..C
+
+    Examples
+    --------
+    >>> td = training_dynamics(n_checkpoints=3, n_seeds=2, seed=0)
+    >>> td.checkpoint_predictions["dev"].shape[1], td.run_predictions["test"].shape[1]
+    (3, 2)
+    >>> bool(0.4 < td.checkpoint_accuracy["test"][-1] < 0.7)
+    True
+    """
+    n_checkpoints = check_positive_int(n_checkpoints, "n_checkpoints")
+    n_seeds = check_positive_int(n_seeds, "n_seeds")
+    per = check_positive_int(epochs_per_checkpoint, "epochs_per_checkpoint")
+    try:
+        f_dev, f_test = split
+    except (TypeError, ValueError):
+        raise TypeError(f"split must be a pair (dev fraction, test fraction); got {split!r}.") from None
+    f_dev = check_scalar_in_range(f_dev, "split[0]", low=0.0, high=1.0, low_inclusive=False, high_inclusive=False)
+    f_test = check_scalar_in_range(f_test, "split[1]", low=0.0, high=1.0, low_inclusive=False, high_inclusive=False)
+    if f_dev + f_test >= 1.0:
+        raise ValueError(f"split leaves no training data: dev {f_dev:g} + test {f_test:g} >= 1.")
+    X, y = load_bundled(dataset, resolution=resolution)
+    n_classes = int(y.max()) + 1
+    seq = np.random.SeedSequence(seed)
+    split_seq, main_seq, *run_seqs = seq.spawn(2 + n_seeds)
+    perm = np.random.default_rng(split_seq).permutation(len(y))
+    n_dev, n_test = int(round(f_dev * len(y))), int(round(f_test * len(y)))
+    parts = {"dev": perm[:n_dev], "test": perm[n_dev : n_dev + n_test]}
+    train = perm[n_dev + n_test :]
+    mean, std = X[train].mean(axis=0), X[train].std(axis=0)
+    std = np.where(std > 0, std, 1.0)
+    Z = (X - mean) / std
+    evals = {name: Z[idx] for name, idx in parts.items()}
+    common = dict(
+        label_smoothing=label_smoothing, eval_sets=evals, n_classes=n_classes,
+        learning_rate=learning_rate, batch_size=batch_size,
+    )
+    main = train_softmax_regression(
+        Z[train], y[train], epochs=n_checkpoints * per, checkpoint_every=per, seed=np.random.default_rng(main_seq), **common
+    )
+    runs = [
+        train_softmax_regression(
+            Z[train], y[train], epochs=n_checkpoints * per, checkpoint_every=n_checkpoints * per,
+            seed=np.random.default_rng(s), **common,
+        )
+        for s in run_seqs
+    ]
+    labels = {name: y[idx] for name, idx in parts.items()}
+    ckpt_pred = {name: main.predictions(name) for name in parts}
+    return TrainingDynamics(
+        dataset=dataset,
+        n_classes=n_classes,
+        epochs=main.epochs,
+        labels=labels,
+        checkpoint_logits={name: main.logits[name] for name in parts},
+        checkpoint_predictions=ckpt_pred,
+        run_logits={name: np.stack([r.logits[name][-1] for r in runs]) for name in parts},
+        run_predictions={name: np.stack([r.logits[name][-1].argmax(axis=1) for r in runs], axis=1) for name in parts},
+        checkpoint_accuracy={name: (ckpt_pred[name] == labels[name][:, None]).mean(axis=0) for name in parts},
+        seeds={"seed": seed, "entropy": seq.entropy},
+    )
