@@ -1,0 +1,224 @@
+"""Sakai 2024's worked examples (Tables 1, 4 and 9) as data.
+
+The base system X of each example is transcribed in
+``data/sakai2024_examples.json`` (the project's own small data, written from
+the paper's tables). The perturbed systems Y, Z and W are *built* from X with
+:func:`perturb_confidence`, following the recipe of Sakai's Section 4.1:
+
+* Y lowers the top probability of one correct instance (underconfidence);
+* Z raises the top probability of one wrong instance (overconfidence);
+* W applies both.
+
+The paper does not state how the other classes' probabilities change; the
+tables show three patterns, recorded per perturbation in the JSON file:
+``"runner_up"`` (Table 1: the largest other class absorbs the change),
+``"uniform"`` (Tables 4 and 9 for Y: the other classes share the rest
+equally) and, for Table 9's Z, the other classes' values as printed (the paper
+moves 0.1 to the true class as well, which is what makes NBR prefer Z).
+"""
+
+from __future__ import annotations
+
+import json
+import numbers
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..validation import check_probs, check_scalar_in_range
+
+__all__ = ["SakaiExample", "load_sakai_example", "perturb_confidence", "sakai_examples_path"]
+
+_FILE = "sakai2024_examples.json"
+
+
+def sakai_examples_path() -> Path:
+    """Path of ``sakai2024_examples.json``.
+
+    Looked up first as package data of ``calibnb.data`` (an installed wheel),
+    then in the repository's ``data/`` folder next to the package (a checkout
+    or an editable install).
+    """
+    try:
+        from importlib.resources import files
+
+        res = files("calibnb.data").joinpath(_FILE)
+        if res.is_file():
+            return Path(str(res))
+    except (ModuleNotFoundError, TypeError):  # pragma: no cover - odd loaders
+        pass
+    path = Path(__file__).resolve().parents[2] / "data" / _FILE
+    if not path.is_file():
+        raise FileNotFoundError(
+            f"{_FILE} not found as package data of calibnb.data nor at {path}."
+        )
+    return path
+
+
+def perturb_confidence(probs: Any, index: int, new_top: float, *, others: Any = "runner_up") -> np.ndarray:
+    """Return a copy of ``probs`` with the top probability of one row changed.
+
+    Sakai 2024, Section 4.1 (systems Y, Z, W): the top probability of instance
+    ``index`` becomes ``new_top``, the predicted class stays the same, and the
+    row still sums to 1. With :math:`\\Delta = p_{top}' - p_{top}`:
+
+    .. math::
+
+        \\text{runner\\_up:}\\ p_r' = p_r - \\Delta\\ \\text{for the largest other class } r;
+        \\qquad \\text{uniform:}\\ p_k' = \\frac{1 - p_{top}'}{M - 1}\\ \\text{for } k \\ne top.
+
+    Parameters
+    ----------
+    probs : array-like of shape (N, M)
+        Class probabilities (rows sum to 1).
+    index : int
+        Row to perturb (0-based).
+    new_top : float in [0, 1]
+        The new top probability.
+    others : {"runner_up", "uniform"} or sequence of M - 1 floats
+        How the other classes change: the largest other class (first index on
+        ties) absorbs the whole change; the other classes share ``1 - new_top``
+        equally; or their new values, in class order (must sum to
+        ``1 - new_top`` within 1e-6).
+
+    Returns
+    -------
+    ndarray of shape (N, M)
+
+    Raises
+    ------
+    ValueError
+        If the result has a negative probability or a different predicted
+        class (argmax, first index on ties).
+
+    Examples
+    --------
+    Sakai's Table 1, System Y, instance 7:
+
+    >>> perturb_confidence([[0.8, 0.1, 0.1]], 0, 0.7).round(3).tolist()
+    [[0.7, 0.2, 0.1]]
+    >>> perturb_confidence([[0.5, 0.3, 0.2]], 0, 0.4, others="uniform").round(3).tolist()
+    [[0.4, 0.3, 0.3]]
+    """
+    p = check_probs(probs).copy()
+    n, m = p.shape
+    if isinstance(index, (bool, np.bool_)) or not isinstance(index, numbers.Integral):
+        raise TypeError(f"index must be an integer; got {type(index).__name__} {index!r}.")
+    if not 0 <= index < n:
+        raise ValueError(f"index must be in [0, {n}); got {int(index)}.")
+    new_top = check_scalar_in_range(new_top, "new_top", low=0.0, high=1.0)
+    row = p[index]
+    top = int(np.argmax(row))
+    rest = np.delete(np.arange(m), top)
+    if isinstance(others, str):
+        if others == "runner_up":
+            r = rest[int(np.argmax(row[rest]))]
+            row[r] -= new_top - row[top]
+            row[top] = new_top
+        elif others == "uniform":
+            row[rest] = (1.0 - new_top) / (m - 1)
+            row[top] = new_top
+        else:
+            raise ValueError(f"others must be one of 'runner_up', 'uniform' or a sequence; got {others!r}.")
+    else:
+        vals = np.asarray(others, dtype=np.float64)
+        if vals.shape != (m - 1,):
+            raise ValueError(f"others must hold M - 1 = {m - 1} values; got shape {vals.shape}.")
+        if abs(vals.sum() + new_top - 1.0) > 1e-6:
+            raise ValueError(f"others must sum to 1 - new_top = {1 - new_top:g}; they sum to {vals.sum():g}.")
+        row[rest] = vals
+        row[top] = new_top
+    if (row < -1e-12).any():
+        k = int(np.flatnonzero(row < -1e-12)[0])
+        raise ValueError(f"the perturbation makes class {k} of row {index} negative: {row[k]:.6g}.")
+    row[row < 0] = 0.0
+    if int(np.argmax(row)) != top:
+        raise ValueError(
+            f"the perturbation changes the predicted class of row {index} from {top} to {int(np.argmax(row))}; "
+            "Sakai's perturbations keep it."
+        )
+    return p
+
+
+@dataclass(frozen=True)
+class SakaiExample:
+    """One of Sakai 2024's worked examples.
+
+    Attributes
+    ----------
+    number : int
+        1, 2 or 3.
+    table : str
+        Where the base system is printed ("Table 1", "Table 4", "Table 9").
+    labels : ndarray (N,)
+        True classes, 0-based (the paper's are 1-based).
+    systems : dict[str, ndarray (N, M)]
+        Class probabilities of X (transcribed) and of Y, Z, W (built with
+        :func:`perturb_confidence`).
+    stated_accuracy : tuple[int, int]
+        The accuracy the paper states, as (numerator, denominator).
+    perturbations : dict
+        The recipe for each perturbed system, as in the JSON file.
+    """
+
+    number: int
+    table: str
+    labels: np.ndarray
+    systems: dict = field(repr=False)
+    stated_accuracy: tuple
+    perturbations: dict = field(repr=False)
+
+    @property
+    def n_classes(self) -> int:
+        return int(self.systems["X"].shape[1])
+
+    def probs(self, name: str) -> np.ndarray:
+        """(N, M) class probabilities of system ``name`` ("X", "Y", "Z" or "W")."""
+        if name not in self.systems:
+            raise ValueError(f"name must be one of {', '.join(repr(k) for k in self.systems)}; got {name!r}.")
+        return self.systems[name]
+
+    def top(self, name: str):
+        """(conf, correct): top probability of each instance and whether its class is true."""
+        from ..metrics import top_r
+
+        return top_r(self.probs(name), self.labels, r=1)
+
+
+def load_sakai_example(number: int) -> SakaiExample:
+    """Load Sakai 2024's Example ``number`` (1: Table 1, 2: Table 4, 3: Table 9).
+
+    Examples
+    --------
+    >>> ex = load_sakai_example(1)
+    >>> conf, correct = ex.top("Z")
+    >>> conf.tolist()
+    [0.4, 0.4, 0.6, 0.6, 0.6, 0.6, 0.8, 0.8, 0.8]
+    >>> int(correct.sum()), len(correct)
+    (7, 9)
+    """
+    if isinstance(number, (bool, np.bool_)) or not isinstance(number, numbers.Integral):
+        raise TypeError(f"number must be an integer; got {type(number).__name__} {number!r}.")
+    with open(sakai_examples_path(), encoding="utf-8") as fh:
+        spec = json.load(fh)["examples"]
+    if str(number) not in spec:
+        raise ValueError(f"number must be one of {', '.join(sorted(spec))}; got {int(number)}.")
+    ex = spec[str(number)]
+    x = check_probs(ex["X"], "X")
+    labels = np.asarray(ex["true_class"], dtype=np.int64) - 1
+    systems = {"X": x}
+    for name, steps in ex["perturbations"].items():
+        p = x
+        for step in steps:
+            p = perturb_confidence(p, step["instance"] - 1, step["new_top"], others=step["others"])
+        systems[name] = p
+    return SakaiExample(
+        number=int(number),
+        table=ex["table"],
+        labels=labels,
+        systems=systems,
+        stated_accuracy=tuple(ex["stated_accuracy"]),
+        perturbations=ex["perturbations"],
+    )
