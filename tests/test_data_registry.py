@@ -345,3 +345,24 @@ def test_pickle_conversion_accepts_a_dict_of_arrays_and_refuses_object_arrays():
         np.testing.assert_array_equal(z["labels"], [1, 0])
     with pytest.raises(UnsafePickleError, match="object dtype"):
         pickle_to_npz_bytes(pickle.dumps((np.array([1, "a"], dtype=object),)), ["x"], {"x": [2]}, {"x": "<i8"})
+
+
+# --- the default urllib downloader, exercised offline through file:// URLs -------------------------
+
+
+@needs_mirror
+def test_default_downloader_fetches_through_urllib_with_a_progress_bar(monkeypatch, tmp_path, capsys):
+    entry = manifest_entry(SMALL_JSON)
+    _fake_entry(monkeypatch, dict(entry, url=(MIRROR / SMALL_JSON).resolve().as_uri()))
+    path = fetch(SMALL_JSON, cache_dir=tmp_path)
+    assert _sha(path.read_bytes()) == entry["sha256"]
+    err = capsys.readouterr().err
+    assert "downloading RandomForest_calibrator_dev_set_predictions.json" in err and "100.0%" in err
+
+
+def test_default_downloader_reports_a_missing_url_as_unavailable(monkeypatch, tmp_path):
+    entry = manifest_entry(SMALL_JSON)
+    _fake_entry(monkeypatch, dict(entry, url=(tmp_path / "nowhere.json").as_uri()))
+    with pytest.raises(DataUnavailableError, match="could not be downloaded from file://"):
+        fetch(SMALL_JSON, cache_dir=tmp_path / "cache")
+    assert _leftovers(tmp_path / "cache") == []

@@ -128,9 +128,11 @@ def load_chaosnli(subset: str, *, cache_dir: PathLike = None) -> ChaosNLI:
 
     Examples
     --------
-    >>> chaos = load_chaosnli("snli")  # doctest: +SKIP
-    >>> len(chaos), chaos.classes, chaos.counts.sum(axis=1).max()  # doctest: +SKIP
-    (1514, ('e', 'n', 'c'), 100)
+    With the data available (see ``CALIBNB_DATA_DIR``)::
+
+        chaos = load_chaosnli("snli")
+        len(chaos), chaos.classes, chaos.counts.sum(axis=1).max()
+        # -> (1514, ('e', 'n', 'c'), 100)
     """
     import pandas as pd
 
@@ -258,9 +260,11 @@ def load_chaosnli_predictions(subset: str, model: str, seed: int, *, cache_dir: 
 
     Examples
     --------
-    >>> p = load_chaosnli_predictions("snli", "roberta-base", 0)  # doctest: +SKIP
-    >>> p.probs.shape, p.mask.all()  # doctest: +SKIP
-    ((1514, 3), True)
+    With the data available (see ``CALIBNB_DATA_DIR``)::
+
+        p = load_chaosnli_predictions("snli", "roberta-base", 0)
+        p.probs.shape, p.mask.all()
+        # -> ((1514, 3), True)
     """
     subset = check_choice(subset, ("snli", "mnli"), "subset")
     available = chaosnli_prediction_models()
@@ -389,9 +393,11 @@ def load_cifar(dataset: str, model: str, *, cache_dir: PathLike = None) -> Cifar
 
     Examples
     --------
-    >>> out = load_cifar("cifar10", "resnet20")  # doctest: +SKIP
-    >>> out.logits.shape, out.scores, round(float((out.logits.argmax(1) == out.labels).mean()), 4)  # doctest: +SKIP
-    ((10000, 10), 'logits', 0.926)
+    With the data available (see ``CALIBNB_DATA_DIR``)::
+
+        out = load_cifar("cifar10", "resnet20")
+        out.logits.shape, out.scores, round(float((out.logits.argmax(1) == out.labels).mean()), 4)
+        # -> ((10000, 10), 'logits', 0.926)
     """
     dataset = check_choice(dataset, ("cifar10", "cifar100"), "dataset")
     files = _cifar_files()
@@ -451,9 +457,11 @@ def load_cifar10h(*, cache_dir: PathLike = None) -> np.ndarray:
     About 50 people labelled each test image (row sums 47–63); columns are the
     CIFAR-10 classes in their usual order. Licence: CC BY-NC-SA 4.0.
 
-    >>> counts = load_cifar10h()  # doctest: +SKIP
-    >>> counts.shape, counts.dtype  # doctest: +SKIP
-    ((10000, 10), dtype('int64'))
+    With the data available (see ``CALIBNB_DATA_DIR``)::
+
+        counts = load_cifar10h()
+        counts.shape, counts.dtype
+        # -> ((10000, 10), dtype('int64'))
     """
     counts = np.load(fetch("cifar10h/cifar10h-counts.npy", cache_dir=cache_dir), allow_pickle=False)
     return np.asarray(counts, dtype=np.int64)
@@ -516,9 +524,11 @@ def load_qa_confidences(dataset: str, expert: str, *, cache_dir: PathLike = None
 
     Examples
     --------
-    >>> df = load_qa_confidences("nq", "factual")  # doctest: +SKIP
-    >>> len(df), round(df["correct"].mean(), 3)  # doctest: +SKIP
-    (400, 0.427)
+    With the data available (see ``CALIBNB_DATA_DIR``)::
+
+        df = load_qa_confidences("nq", "factual")
+        len(df), round(df["correct"].mean(), 3)
+        # -> (400, 0.428)
     """
     import pandas as pd
 
@@ -553,8 +563,10 @@ def load_qa_confidences(dataset: str, expert: str, *, cache_dir: PathLike = None
 def load_qa_dev_confidences(dataset: str, expert: str, *, cache_dir: PathLike = None) -> np.ndarray:
     """MoRE's random-forest calibrator confidences on the dev split: 100 values, no correctness labels.
 
-    >>> load_qa_dev_confidences("nq", "factual").shape  # doctest: +SKIP
-    (100,)
+    With the data available (see ``CALIBNB_DATA_DIR``)::
+
+        load_qa_dev_confidences("nq", "factual").shape
+        # -> (100,)
     """
     dataset = check_choice(dataset, tuple(_gpt_preds(cache_dir)), "dataset")
     expert = check_choice(expert, QA_EXPERTS, "expert")
@@ -585,9 +597,11 @@ def load_codex_triviaqa(*, cache_dir: PathLike = None):
 
     Examples
     --------
-    >>> df = load_codex_triviaqa()  # doctest: +SKIP
-    >>> len(df), df["correct"].mean()  # doctest: +SKIP
-    (100, 0.62)
+    With the data available (see ``CALIBNB_DATA_DIR``)::
+
+        df = load_codex_triviaqa()
+        len(df), df["correct"].mean()
+        # -> (100, 0.62)
     """
     import ast
 
