@@ -83,7 +83,11 @@ class ReliabilityDiagramData:
         :func:`calibnb.reliability_table` (non-empty bins only: ``bin, lower,
         upper, count, n_correct, mean_conf, accuracy, gap``) plus ``n_wrong``,
         ``frac_correct`` and ``frac_wrong`` (``n_correct / N`` and
-        ``n_wrong / N``: the green and blue bars of Si 2022 Figure 1).
+        ``n_wrong / N``: the green and blue bars of Si 2022 Figure 1), and
+        ``bar_left``, ``bar_right``: the x-extent of the bin's bar (the bin
+        edges for equal-width bins; for equal-mass bins, whose ``lower`` and
+        ``upper`` are their smallest and largest confidence, [0, 1] split
+        halfway between neighbouring bins).
     n : int
         Number of predictions N.
     n_bins : int
@@ -148,10 +152,18 @@ def reliability_diagram_data(conf: Any, correct: Any, *, n_bins: int = 10, binni
     binning = check_choice(binning, ("width", "mass"), "binning")
     table = metrics.reliability_table(c, y, n_bins=n_bins, binning=binning).reset_index(drop=True)
     n = int(c.shape[0])
+    lower, upper = table["lower"].to_numpy(float), table["upper"].to_numpy(float)
+    if binning == "width":
+        bar_left, bar_right = lower, upper
+    else:  # equal-mass bins span only their own values: split [0, 1] halfway between neighbouring bins
+        inner = (upper[:-1] + lower[1:]) / 2
+        bar_left, bar_right = np.r_[0.0, inner], np.r_[inner, 1.0]
     table = table.assign(
         n_wrong=table["count"] - table["n_correct"],
         frac_correct=table["n_correct"] / n,
         frac_wrong=(table["count"] - table["n_correct"]) / n,
+        bar_left=bar_left,
+        bar_right=bar_right,
     )
     return ReliabilityDiagramData(
         table=table,
@@ -173,7 +185,7 @@ def plot_reliability_diagram(
 ) -> Any:
     """Draw a reliability diagram from :func:`reliability_diagram_data`.
 
-    ``style="classic"``: one bar per bin spanning its edges with height the
+    ``style="classic"``: one bar per bin (``bar_left`` to ``bar_right``) with height the
     bin's accuracy, a hatched bar from accuracy up (or down) to the bin's mean
     confidence (the gap), and the diagonal of perfect calibration.
     ``style="si"``: Si et al. 2022 Figure 1: each bin's share of all
@@ -203,8 +215,8 @@ def plot_reliability_diagram(
     style = check_choice(style, ("classic", "si"), "style")
     ax = _new_axes(ax)
     t = data.table
-    left = t["lower"].to_numpy(float)
-    width = np.maximum(t["upper"].to_numpy(float) - left, 1e-3)  # degenerate equal-mass bins stay visible
+    left = t["bar_left"].to_numpy(float)
+    width = np.maximum(t["bar_right"].to_numpy(float) - left, 1e-3)  # bins inside a run of ties stay visible
     acc = t["accuracy"].to_numpy(float)
     mean_conf = t["mean_conf"].to_numpy(float)
 

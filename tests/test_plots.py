@@ -113,7 +113,7 @@ def test_reliability_plot_draws_the_data(style, binning, n, n_bins, seed):
     fig, ax = plt.subplots()
     out = plot_reliability_diagram(d, ax=ax, style=style)
     assert out is ax
-    lefts = t["lower"].to_numpy(float)
+    lefts = t["bar_left"].to_numpy(float)
     if style == "classic":
         acc_bars = _patches(ax, "accuracy")
         gap_bars = _patches(ax, "gap")
@@ -138,6 +138,28 @@ def test_reliability_plot_draws_the_data(style, binning, n, n_bins, seed):
     legend = ax.get_legend()
     assert legend is not None
     assert legend.get_title().get_text() == f"ECE = {d.ece:.3f}, MCE = {d.mce:.3f}"
+
+
+@pytest.mark.parametrize("n, n_bins, seed", [(9, 3, 0), (100, 10, 1), (40, 7, 2)])
+def test_reliability_mass_bars_partition_the_unit_interval(n, n_bins, seed):
+    conf, correct = _system(n, seed)
+    conf = np.round(conf, 1)  # ties across bins
+    t = reliability_diagram_data(conf, correct, n_bins=n_bins, binning="mass").table
+    assert t["bar_left"].iloc[0] == 0.0 and t["bar_right"].iloc[-1] == 1.0
+    assert_allclose(t["bar_right"].to_numpy()[:-1], t["bar_left"].to_numpy()[1:])
+    assert (t["bar_left"] <= t["lower"]).all() and (t["upper"] <= t["bar_right"]).all()
+    w = reliability_diagram_data(conf, correct, n_bins=n_bins, binning="width").table
+    assert_allclose(w["bar_left"], w["lower"])
+    assert_allclose(w["bar_right"], w["upper"])
+
+
+def test_sakai_mass_bins_are_drawn_wide():
+    """Sakai 2024 Example 1, 3 equal-mass bins at 0.4, 0.6, 0.8: bars [0, .5], [.5, .7], [.7, 1]."""
+    x = [0.4, 0.4, 0.4, 0.6, 0.6, 0.6, 0.8, 0.8, 0.8]
+    d = reliability_diagram_data(x, [1, 1, 0, 1, 0, 1, 1, 1, 1], n_bins=3, binning="mass")
+    ax = plot_reliability_diagram(d, style="si")
+    assert_allclose([p.get_x() for p in _patches(ax, "correct")], [0, 0.5, 0.7])
+    assert_allclose([p.get_width() for p in _patches(ax, "correct")], [0.5, 0.2, 0.3])
 
 
 def test_reliability_plot_options():
