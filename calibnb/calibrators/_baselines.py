@@ -138,8 +138,9 @@ class CorrectnessClassifier:
     Parameters
     ----------
     model : {"logreg", "svm", "forest"}
-        ``LogisticRegression``, ``SVC(probability=True)`` (RBF kernel; Si et
-        al. follow Kamath et al. 2020 in using an SVM) or
+        ``LogisticRegression``, an RBF ``SVC`` with Platt-scaled outputs
+        (``CalibratedClassifierCV(..., method="sigmoid", ensemble=False)``; Si
+        et al. follow Kamath et al. 2020 in using an SVM) or
         ``RandomForestClassifier``.
     holdout : float, default 0.1
         Fraction held out for validation.
@@ -185,9 +186,11 @@ class CorrectnessClassifier:
 
             return LogisticRegression(C=value, max_iter=1000)
         if self.model == "svm":
+            from sklearn.calibration import CalibratedClassifierCV
             from sklearn.svm import SVC
 
-            return SVC(C=value, probability=True, random_state=seed)
+            # an RBF SVM with Platt-scaled outputs (what SVC(probability=True) did)
+            return CalibratedClassifierCV(SVC(C=value, random_state=seed), method="sigmoid", cv=5, ensemble=False)
         from sklearn.ensemble import RandomForestClassifier
 
         return RandomForestClassifier(n_estimators=100, max_depth=value, min_samples_leaf=5, random_state=seed)
