@@ -35,3 +35,5 @@ from ._loaders import (
     read_text,
 )
 from ._simulate import SimulatedODQA, simulate_odqa
+from .sakai import load_sakai_example, perturb_confidence
+from ..training import training_dynamics
