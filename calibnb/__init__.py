@@ -13,6 +13,12 @@ from .metrics import (  # noqa: E402
     ks_curves, ks_error, macro_ce, macro_ce_parts, mce, nbr, reliability_table, rewards,
     top_r, within_top_r,
 )
+from .human import (  # noqa: E402
+    dist_ce, ent_ce, entropy, human_distribution, majority_label, rank_cs, ranking_ties, tvd,
+)
+from .scalar import (  # noqa: E402
+    classwise_ce, expected_label, ranking_risk, scalar_mae, unli_inverse, unli_transform,
+)
 
 # --- plots (calibnb.plots) ----------------------------------------------------
 from .plots import (  # noqa: E402,F401
