@@ -1,0 +1,108 @@
+"""Tests of calibnb.training (softmax regression, label smoothing, training dynamics)."""
+
+import numpy as np
+import pytest
+from numpy.testing import assert_allclose
+
+from calibnb import metrics
+from calibnb.calibrators import ConsCal, softmax
+from calibnb.training import load_bundled, train_softmax_regression, training_dynamics
+
+
+def blobs(n=600, seed=0, k=3):
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, k, n)
+    centres = rng.normal(size=(k, 2)) * 2
+    return centres[y] + rng.normal(size=(n, 2)), y
+
+
+def test_softmax_regression_learns_and_checkpoints():
+    X, y = blobs()
+    run = train_softmax_regression(X[:400], y[:400], epochs=6, checkpoint_every=2, seed=0, eval_sets={"test": X[400:]})
+    assert run.epochs.tolist() == [2, 4, 6]
+    assert run.logits["test"].shape == (3, 200, 3)
+    assert run.predictions("test").shape == (200, 3)
+    assert (run.predictions("test")[:, -1] == y[400:]).mean() > 0.8
+    assert run.train_loss[-1] < run.train_loss[0]
+    assert_allclose(run.logits["test"][-1], X[400:] @ run.weights + run.bias)
+
+
+def test_seeded_runs_are_reproducible_and_differ_across_seeds():
+    X, y = blobs()
+    a = train_softmax_regression(X, y, epochs=3, seed=1)
+    b = train_softmax_regression(X, y, epochs=3, seed=1)
+    c = train_softmax_regression(X, y, epochs=3, seed=2)
+    assert_allclose(a.weights, b.weights)
+    assert not np.allclose(a.weights, c.weights)
+
+
+def test_label_smoothing_lowers_confidence():
+    X, y = blobs(seed=3)
+    plain = train_softmax_regression(X, y, epochs=20, seed=0)
+    smooth = train_softmax_regression(X, y, epochs=20, seed=0, label_smoothing=0.3)
+    conf_plain = softmax(plain.logits["train"][-1]).max(axis=1)
+    conf_smooth = softmax(smooth.logits["train"][-1]).max(axis=1)
+    assert conf_smooth.mean() < conf_plain.mean() - 0.05
+    # the smoothed cross-entropy is bounded below by the entropy of the smoothed target
+    h_target = -(0.7 * np.log(0.7) + 2 * 0.15 * np.log(0.15))
+    assert smooth.train_loss.min() >= h_target
+    assert smooth.train_loss[-1] < h_target + 0.5
+
+
+def test_softmax_regression_validates():
+    X, y = blobs(n=20)
+    with pytest.raises(ValueError, match="y has length 19"):
+        train_softmax_regression(X, y[:19])
+    with pytest.raises(ValueError, match="NaN"):
+        train_softmax_regression(np.where(X > 1, np.nan, X), y)
+    with pytest.raises(ValueError, match="label_smoothing must be <"):
+        train_softmax_regression(X, y, label_smoothing=1.0)
+    with pytest.raises(ValueError, match="eval_sets\\['dev'\\] has 3 features"):
+        train_softmax_regression(X, y, eval_sets={"dev": np.zeros((2, 3))})
+    with pytest.raises(ValueError, match="epochs must be at least 1"):
+        train_softmax_regression(X, y, epochs=0)
+
+
+def test_load_bundled_digits_resolution():
+    X, y = load_bundled("digits", resolution=2)
+    X8, _ = load_bundled("digits", resolution=8)
+    assert X.shape == (1797, 4) and X8.shape == (1797, 64)
+    assert_allclose(X[:, 0], X8.reshape(-1, 8, 8)[:, :4, :4].mean(axis=(1, 2)))
+    with pytest.raises(ValueError, match="resolution must divide 8"):
+        load_bundled("digits", resolution=3)
+    with pytest.raises(ValueError, match="dataset must be one of"):
+        load_bundled("mnist")
+
+
+def test_training_dynamics_real_checkpoints_for_conscal():
+    td = training_dynamics(seed=0)
+    n_dev, n_test = len(td.labels["dev"]), len(td.labels["test"])
+    assert td.checkpoint_predictions["dev"].shape == (n_dev, 5)
+    assert td.run_predictions["test"].shape == (n_test, 5)
+    assert td.checkpoint_logits["test"].shape == (5, n_test, 10)
+    assert_allclose(td.checkpoint_predictions["test"], td.checkpoint_logits["test"].argmax(axis=2).T)
+    acc = td.checkpoint_accuracy["test"][-1]
+    assert 0.4 <= acc <= 0.7  # far from 100%, like Si et al.'s QA models
+    # checkpoints disagree on part of the data, else ConsCal would have nothing to use
+    agree = (td.checkpoint_predictions["test"] == td.checkpoint_predictions["test"][:, -1:]).all(axis=1)
+    assert 0.2 < agree.mean() < 0.95
+    # ConsCal lowers MacroCE against the raw softmax confidence (Si Table 2's claim, on a real model)
+    correct_dev = td.checkpoint_predictions["dev"][:, -1] == td.labels["dev"]
+    correct_test = td.checkpoint_predictions["test"][:, -1] == td.labels["test"]
+    cc = ConsCal().fit(td.checkpoint_predictions["dev"], correct_dev)
+    raw = softmax(td.checkpoint_logits["test"][-1]).max(axis=1)
+    assert metrics.macro_ce(cc.transform(td.checkpoint_predictions["test"]), correct_test) < metrics.macro_ce(
+        raw, correct_test
+    )
+
+
+def test_training_dynamics_seeded():
+    a = training_dynamics(seed=3, n_checkpoints=2, n_seeds=2, epochs_per_checkpoint=1)
+    b = training_dynamics(seed=3, n_checkpoints=2, n_seeds=2, epochs_per_checkpoint=1)
+    c = training_dynamics(seed=4, n_checkpoints=2, n_seeds=2, epochs_per_checkpoint=1)
+    assert_allclose(a.checkpoint_logits["test"], b.checkpoint_logits["test"])
+    assert not np.array_equal(a.labels["test"], c.labels["test"])
+    # independent runs are not copies of each other
+    assert not np.allclose(a.run_logits["dev"][0], a.run_logits["dev"][1])
+    with pytest.raises(ValueError, match="no training data"):
+        training_dynamics(split=(0.5, 0.5))
