@@ -1,0 +1,74 @@
+"""Papermill cases for notebooks/01_si2022_macroce_qa.ipynb (Si et al. 2022)."""
+
+from nbcase import Case
+
+REQUIRED_RESULTS = (
+    "table1_raw_sources", "ts_margins", "codex_margin_spread", "table1_qa_confidences", "qa_tau",
+    "table5_resampling", "table6_accuracy_shift", "table5_ranges", "figure5_curves",
+    "table2_qa_baselines", "table7_trained_model", "table8_checkpoints", "table1_simulation",
+    "table3_trust_trained", "table3_trust_qa", "metric_f1_agreement",
+)
+
+
+def _table(results, key):
+    import pandas as pd
+
+    value = results["results"][key]
+    return pd.DataFrame(**value) if isinstance(value, dict) and "columns" in value else pd.DataFrame(value)
+
+
+def _claims(results):
+    return {c["name"]: c for c in results["claims"]}
+
+
+def check_default(results):
+    assert results["paper"] == "Si et al. 2022"
+    for key in REQUIRED_RESULTS:
+        assert key in results["results"], key
+    claims = _claims(results)
+    # no claim fails (known gaps are declared, never silently failing)
+    assert all(c["status"] in ("holds", "known gap") for c in claims.values()), [
+        n for n, c in claims.items() if c["status"] == "fails"]
+    # the average-baseline identity, on both sources
+    for name in ("average baseline MacroCE = 50.00 (QA data)", "average baseline MacroCE = 50.00 (trained model)"):
+        assert claims[name]["status"] == "holds"
+        assert abs(claims[name]["ours"] - 0.5) < 1e-12
+    # the TS claim is asserted on every CIFAR network and on the trained model
+    ts_claims = [n for n in claims if n.startswith("TS: ECE cut")]
+    assert any("cifar" in n for n in ts_claims) and any("trained model" in n for n in ts_claims)
+    # the Codex spread is reported, not asserted
+    spread = results["results"]["codex_margin_spread"]
+    assert spread["n_splits"] >= 2 and 0.0 <= spread["share_holding"] <= 1.0
+    assert not any("Codex" in n or "codex" in n for n in ts_claims)
+    # TS never changes accuracy
+    t1 = _table(results, "table1_raw_sources")
+    for source, g in t1.groupby("source"):
+        assert g["accuracy"].nunique() == 1, source
+
+
+def check_other_qa(results, default):
+    # another data set / expert: the QA tables change, the raw-source tables (CIFAR, trained model) do not
+    check_default(results)
+    assert results["results"]["table1_qa_confidences"] != default["results"]["table1_qa_confidences"]
+    assert results["results"]["table2_qa_baselines"] != default["results"]["table2_qa_baselines"]
+    assert results["results"]["ts_margins"] == default["results"]["ts_margins"]
+    # the in-domain rows are the chosen data set
+    t = _table(results, "table1_qa_confidences")
+    assert any("(in-domain)" in s for s in t["source"])
+
+
+def check_more_bins(results, default):
+    # more ECE buckets: ECE changes, the bucket-free metrics (ICE, MacroCE) of the raw sources do not
+    t, d = _table(results, "table1_raw_sources"), _table(default, "table1_raw_sources")
+    raw_t, raw_d = t[t["method"] == "raw"], d[d["method"] == "raw"]
+    assert (raw_t["macro_ce"].to_numpy() == raw_d["macro_ce"].to_numpy()).all()
+    assert (raw_t["ice"].to_numpy() == raw_d["ice"].to_numpy()).all()
+    assert (raw_t["ece_width"].to_numpy() != raw_d["ece_width"].to_numpy()).any()
+
+
+CASES = [
+    Case("hotpotqa_multihop", {"dataset": "hotpotqa", "expert": "multihop"}, check_other_qa),
+    Case("triviaqa_commonsense", {"dataset": "triviaqa", "expert": "commonsense", "seed": 1},
+         lambda r, d: check_default(r)),
+    Case("more_bins", {"n_bins": 15}, check_more_bins),
+]
