@@ -36,12 +36,23 @@ from .plots import (  # noqa: E402,F401
 
 # --- calibrators (calibnb.calibrators, calibnb.training) ---------------------
 from .calibrators import (  # noqa: E402
+    AverageBaseline,
+    BinaryBaseline,
+    ConsCal,
+    CorrectnessClassifier,
+    HistogramBinning,
+    IsotonicCalibrator,
     NotFittedError,
+    PlattScaling,
+    SplineCalibrator,
     TemperatureScaling,
+    VectorScaling,
+    majority_vote,
     pad_candidates,
     softmax,
     temperature_curve,
 )
+from .training import train_softmax_regression, training_dynamics  # noqa: E402
 
 # --- reproduction record (calibnb.reproduction) ------------------------------
 from .reproduction import Claim, Reproduction, ReproductionError  # noqa: E402,F401
