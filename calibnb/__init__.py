@@ -57,5 +57,11 @@ from .training import train_softmax_regression, training_dynamics  # noqa: E402
 # --- reproduction record (calibnb.reproduction) ------------------------------
 from .reproduction import Claim, Reproduction, ReproductionError  # noqa: E402,F401
 
+# --- disagreement (calibnb.disagreement) ---
+from .disagreement import (  # noqa: E402,F401
+    classwise_ece_reference, histogram_divergence, human_calibration_summary, human_temperature_explorer,
+    kth_guess, ranking_stability, subsample_votes, votes_explorer, votes_stability,
+)
+
 # `calibnb.data` and `calibnb.widgets` are imported as submodules
 # (`from calibnb import data`) so that importing calibnb stays light.

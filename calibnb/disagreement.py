@@ -17,7 +17,9 @@ measures themselves (``dist_ce``, ``ent_ce``, ``rank_cs``) live in
   binning of the authors' code, which silently drops probabilities of exactly 0;
 - :func:`human_calibration_summary` gives one row of Table 1;
 - :func:`votes_stability` and :func:`ranking_stability` ask how many votes per
-  item are needed before DistCE ranks models stably.
+  item are needed before DistCE ranks models stably;
+- :func:`human_temperature_explorer` and :func:`votes_explorer` are the
+  notebook's two interactive panels (ipywidgets, imported when built).
 """
 
 from __future__ import annotations
@@ -47,6 +49,8 @@ __all__ = [
     "human_calibration_summary",
     "votes_stability",
     "ranking_stability",
+    "human_temperature_explorer",
+    "votes_explorer",
 ]
 
 
@@ -515,3 +519,178 @@ def ranking_stability(table: pd.DataFrame, reference: Mapping[str, float]) -> pd
         index=wide.index.get_level_values("n_votes"),
     )
     return out.groupby(level="n_votes").mean()
+
+
+# --------------------------------------------------------------------------- widgets
+
+
+def _wire_panel(controls: dict, draw: Any, n_axes: int, figsize: tuple) -> Any:
+    """Wire ipywidgets ``controls`` to ``draw(axes, **values) -> DataFrame`` in a :class:`calibnb.widgets.Panel`."""
+    import ipywidgets as w
+    import matplotlib.pyplot as plt
+    from IPython.display import display
+
+    from .widgets import Panel
+
+    fig, axes = plt.subplots(1, n_axes, figsize=figsize, squeeze=False)
+    plt.close(fig)  # shown only through the panel's output
+    panel = Panel(controls=controls, update=None, figure=fig, axes=list(axes[0]))
+
+    def update(**values: Any) -> pd.DataFrame:
+        unknown = sorted(set(values) - set(controls))
+        if unknown:
+            raise TypeError(f"update got unknown argument(s) {unknown}; expected some of {sorted(controls)}.")
+        merged = {name: control.value for name, control in controls.items()}
+        merged.update(values)
+        for ax in panel.axes:
+            ax.clear()
+        panel.readout = draw(panel.axes, **merged)
+        fig.tight_layout()
+        return panel.readout
+
+    def show(**values: Any) -> None:
+        display(fig)
+        display(update(**values))
+
+    panel.update = update
+    panel.output = w.interactive_output(show, controls)
+    panel.widget = w.VBox([w.HBox(list(controls.values())), panel.output])
+    return panel
+
+
+def _check_logits(logits: Any) -> np.ndarray:
+    """Return finite (N, K) logits as float64, K >= 2."""
+    z = np.asarray(logits, dtype=np.float64) if not isinstance(logits, (str, bytes)) else None
+    if z is None or z.ndim != 2 or z.shape[0] == 0 or z.shape[1] < 2:
+        shape = None if z is None else z.shape
+        raise ValueError(f"logits must be a non-empty 2-D array with at least 2 columns; got shape {shape}.")
+    check_1d_finite(z.ravel(), "logits")
+    return z
+
+
+def human_temperature_explorer(
+    logits: Any,
+    human: Any,
+    *,
+    temperatures: tuple[float, float] = (0.25, 8.0),
+    n_bins: int = 10,
+    hist_bins: int = 30,
+) -> Any:
+    r"""A temperature slider driving the DistCE histogram, ECE and the reliability diagram together.
+
+    At temperature :math:`\tau` the model predicts :math:`f_\tau(x) = \mathrm{softmax}(z/\tau)`;
+    the left panel overlays the DistCE histogram (Baan et al. 2022, Figure 1a-b)
+    at :math:`\tau` on the one at :math:`\tau = 1`, the right panel draws the
+    reliability diagram against the human majority (Figure 1c-d). The readout
+    gives Table 1's columns at :math:`\tau` (:func:`human_calibration_summary`).
+
+    Parameters
+    ----------
+    logits : array-like of shape (N, K)
+    human : array-like of shape (N, K)
+        Human vote counts (or distributions).
+    temperatures : (float, float), default (0.25, 8)
+        Range of the logarithmic slider (starts at 1).
+    n_bins : int, default 10
+        ECE / reliability-diagram bins.
+    hist_bins : int, default 30
+        DistCE histogram bins on [0, 1].
+
+    Returns
+    -------
+    calibnb.widgets.Panel
+        Control ``"temperature"``; ``update(temperature=...)`` returns the readout.
+    """
+    from . import plots
+    from .calibrators import softmax
+    from .human import dist_ce, human_distribution
+
+    z = _check_logits(logits)
+    h = check_human(human, z.shape[0], z.shape[1])
+    n_bins = check_n_bins(n_bins)
+    hist_bins = check_n_bins(hist_bins, "hist_bins")
+    lo = check_scalar_in_range(temperatures[0], "temperatures[0]", low=0.0, low_inclusive=False)
+    hi = check_scalar_in_range(temperatures[1], "temperatures[1]", low=lo, low_inclusive=False)
+    dist = human_distribution(h)
+    base = plots.histogram_data(dist_ce(softmax(z), dist), bins=hist_bins, label="τ = 1")
+
+    import ipywidgets as w
+
+    slider = w.FloatLogSlider(value=1.0, base=10, min=np.log10(lo), max=np.log10(hi), step=0.01,
+                              description="temperature τ", continuous_update=False, readout_format=".3g",
+                              style={"description_width": "initial"})
+
+    def draw(axes: list, *, temperature: float) -> pd.DataFrame:
+        tau = check_scalar_in_range(temperature, "temperature", low=0.0, low_inclusive=False)
+        p = softmax(z, tau)
+        scaled = plots.histogram_data(dist_ce(p, dist), bins=hist_bins, label=f"τ = {tau:.3g}")
+        plots.plot_histograms([base, scaled], ax=axes[0], xlabel="DistCE (TVD to the human distribution)")
+        axes[0].set_title("DistCE distribution")
+        correct = p.argmax(axis=1) == h.argmax(axis=1)
+        data = plots.reliability_diagram_data(p.max(axis=1), correct, n_bins=n_bins)
+        plots.plot_reliability_diagram(data, ax=axes[1])
+        axes[1].set_title(f"reliability against the majority, τ = {tau:.3g}")
+        summary = human_calibration_summary(p, h, n_bins=n_bins)
+        return pd.DataFrame({"value": {"temperature": tau, **summary}})
+
+    return _wire_panel({"temperature": slider}, draw, 2, (11, 4.2))
+
+
+def votes_explorer(counts: Any, probs: Any, *, hist_bins: int = 30, seed: Any = 0) -> Any:
+    r"""A votes-per-item slider for the sub-sampled human classifier (Baan et al. 2022, §5.2).
+
+    For :math:`T'` votes per item the human classifier :math:`H_{T'}` predicts the
+    MLE of :math:`T'` votes drawn without replacement (:func:`subsample_votes`,
+    same ``seed`` for every :math:`T'`); its DistCE against all votes is drawn
+    next to the model's, with the histogram KL and TVD of Table 2.
+
+    Parameters
+    ----------
+    counts : array-like of shape (N, K)
+        Whole human vote counts.
+    probs : array-like of shape (N, K)
+        The model's probabilities.
+    hist_bins : int, default 30
+    seed : None, int or numpy.random.Generator, default 0
+
+    Returns
+    -------
+    calibnb.widgets.Panel
+        Control ``"n_votes"`` (1 to the smallest number of votes of an item);
+        ``update(n_votes=...)`` returns the readout.
+    """
+    from . import plots
+    from .human import dist_ce, human_distribution
+
+    c = _check_counts(counts)
+    p = check_probs(probs)
+    if p.shape != c.shape:
+        raise ValueError(f"probs has shape {p.shape} but counts has {c.shape}; they must match.")
+    hist_bins = check_n_bins(hist_bins, "hist_bins")
+    dist = human_distribution(c)
+    model_dce = dist_ce(p, dist)
+    model_hist = plots.histogram_data(model_dce, bins=hist_bins, label="model")
+    max_votes = int(c.sum(axis=1).min())
+    seed_value = seed
+
+    import ipywidgets as w
+
+    slider = w.IntSlider(value=min(20, max_votes), min=1, max=max_votes, description="votes per item",
+                         continuous_update=False, style={"description_width": "initial"})
+
+    def draw(axes: list, *, n_votes: int) -> pd.DataFrame:
+        sub = subsample_votes(c, int(n_votes), n_groups=1, seed=seed_value)[0] / int(n_votes)
+        h_dce = dist_ce(sub, dist)
+        h_hist = plots.histogram_data(h_dce, bins=hist_bins, label=f"H({int(n_votes)} votes)")
+        plots.plot_histograms([h_hist, model_hist], ax=axes[0], xlabel="DistCE against all votes")
+        axes[0].set_title(f"human classifier from {int(n_votes)} votes per item vs the model")
+        values = {
+            "votes per item": int(n_votes),
+            "E[DistCE] human": float(h_dce.mean()),
+            "E[DistCE] model": float(model_dce.mean()),
+            "KL(H, model)": histogram_divergence(h_dce, model_dce, bins=hist_bins),
+            "TVD(H, model)": histogram_divergence(h_dce, model_dce, bins=hist_bins, divergence="tvd"),
+        }
+        return pd.DataFrame({"value": values})
+
+    return _wire_panel({"n_votes": slider}, draw, 1, (6.5, 4.2))

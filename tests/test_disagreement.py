@@ -10,9 +10,11 @@ from calibnb.disagreement import (
     classwise_ece_reference,
     histogram_divergence,
     human_calibration_summary,
+    human_temperature_explorer,
     kth_guess,
     ranking_stability,
     subsample_votes,
+    votes_explorer,
     votes_stability,
 )
 
@@ -314,3 +316,47 @@ def test_ranking_stability_counts_matching_orders():
         ranking_stability(t, {"a": 0.0, "b": 0.5})
     with pytest.raises(TypeError, match="DataFrame with columns"):
         ranking_stability(t.drop(columns="draw"), {"a": 0, "b": 0, "c": 0})
+
+
+# --------------------------------------------------------------------------- panels
+
+
+def test_human_temperature_explorer_drives_histogram_and_readout():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    rng = np.random.default_rng(8)
+    counts = _random_counts(rng, 120, 3, 30) + 1
+    logits = rng.normal(size=(120, 3)) * 3
+    panel = human_temperature_explorer(logits, counts, n_bins=5, hist_bins=10)
+    readout = panel.update(temperature=2.0)
+    p = np.exp(logits / 2.0)
+    p /= p.sum(axis=1, keepdims=True)
+    expected = human_calibration_summary(p, counts, n_bins=5)
+    for key, value in expected.items():
+        assert readout.loc[key, "value"] == pytest.approx(value)
+    # the histogram axis shows the tau = 1 and tau = 2 DistCE distributions
+    steps = [a for a in panel.axes[0].patches if a.get_gid() == "histogram"]
+    assert len(steps) == 2
+    panel.controls["temperature"].value = 4.0  # as a browser would; redraws through the same callback
+    assert panel.readout.loc["temperature", "value"] == pytest.approx(4.0)
+    with pytest.raises(ValueError, match="logits must be a non-empty 2-D array"):
+        human_temperature_explorer(np.ones(3), counts)
+
+
+def test_votes_explorer_all_votes_gives_a_perfect_human_classifier():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    rng = np.random.default_rng(10)
+    counts = _random_counts(rng, 80, 3, 12)
+    probs = rng.dirichlet(np.ones(3), size=80)
+    panel = votes_explorer(counts, probs, hist_bins=10, seed=0)
+    assert panel.controls["n_votes"].max == 12
+    full = panel.update(n_votes=12)
+    assert full.loc["E[DistCE] human", "value"] == pytest.approx(0.0, abs=1e-12)
+    few = panel.update(n_votes=2)
+    assert few.loc["E[DistCE] human", "value"] > 0.05
+    assert few.loc["E[DistCE] model", "value"] == pytest.approx(full.loc["E[DistCE] model", "value"])
+    with pytest.raises(ValueError, match="probs has shape"):
+        votes_explorer(counts, probs[:5])
