@@ -1,0 +1,209 @@
+"""Sakai 2024's worked numbers, each taken from the paper's text and tables."""
+
+import numpy as np
+import pytest
+
+import calibnb as cb
+from calibnb.data.sakai import load_sakai_example, perturb_confidence, sakai_examples_path
+
+
+def _top(example, name):
+    return load_sakai_example(example).top(name)
+
+
+@pytest.mark.parametrize("number, num, den", [(1, 7, 9), (2, 5, 9), (3, 1, 3)])
+def test_stated_accuracy_is_recomputed(number, num, den):
+    ex = load_sakai_example(number)
+    assert ex.stated_accuracy == (num, den)
+    for name in "XYZW":
+        _, correct = ex.top(name)
+        assert int(correct.sum()) == num and correct.shape[0] == den
+
+
+def test_example_files_found_from_the_package():
+    assert sakai_examples_path().is_file()
+
+
+def test_example1_tables_match_the_described_perturbations():
+    ex = load_sakai_example(1)
+    x, y, z, w = (ex.top(n)[0] for n in "XYZW")
+    np.testing.assert_allclose(x, [0.4, 0.4, 0.4, 0.6, 0.6, 0.6, 0.8, 0.8, 0.8])
+    np.testing.assert_allclose(y[6], 0.7)  # Y lowers instance 7
+    np.testing.assert_allclose(z[2], 0.6)  # Z raises instance 3
+    np.testing.assert_allclose(w[[2, 6]], [0.6, 0.7])
+    # the other classes as printed in Table 1
+    np.testing.assert_allclose(ex.probs("Y")[6], [0.7, 0.2, 0.1])
+    np.testing.assert_allclose(ex.probs("Z")[2], [0.6, 0.1, 0.3])
+    np.testing.assert_allclose(ex.labels, np.array([1, 1, 3, 3, 2, 1, 1, 3, 1]) - 1)
+
+
+# Example 1 (Section 4.1): 3 equal-mass bins for ECE and MCE.
+EXAMPLE1 = [
+    ("hmr", "X", 0.557), ("hmr", "W", 0.485),
+    ("r_o", "X", 0.500), ("r_u", "X", 0.629),
+    ("r_o", "W", 0.400), ("r_u", "W", 0.614),
+    ("ece", "X", 0.178), ("ece", "Z", 0.156),
+    ("mce", "X", 0.267), ("mce", "Z", 0.200),
+]
+
+
+def _measure(metric, conf, correct):
+    if metric == "hmr":
+        return cb.hmr(conf, correct)
+    if metric == "r_o":
+        return cb.rewards(conf, correct).r_o
+    if metric == "r_u":
+        return cb.rewards(conf, correct).r_u
+    if metric == "ece":
+        return cb.ece(conf, correct, n_bins=3, binning="mass")
+    if metric == "mce":
+        return cb.mce(conf, correct, n_bins=3, binning="mass")
+    if metric == "ks":
+        return cb.ks_error(conf, correct)
+    raise AssertionError(metric)
+
+
+@pytest.mark.parametrize("metric, system, paper", EXAMPLE1)
+def test_example1_numbers(metric, system, paper):
+    conf, correct = _top(1, system)
+    assert round(_measure(metric, conf, correct), 3) == pytest.approx(paper, abs=1e-12)
+
+
+def test_example1_O_and_U():
+    conf, correct = _top(1, "X")
+    assert np.sum(conf[~correct]) == pytest.approx(1.0)
+    assert np.sum(1 - conf[correct]) == pytest.approx(2.6)
+    conf, correct = _top(1, "W")
+    assert np.sum(conf[~correct]) == pytest.approx(1.2)
+    assert np.sum(1 - conf[correct]) == pytest.approx(2.7)
+
+
+def test_example1_binwise_values():
+    for name, gaps, means in [("X", [0.267, 0.067, 0.200], [0.400, 0.600, 0.800]),
+                              ("Z", [0.200, 0.067, 0.200], [0.467, 0.600, 0.800])]:
+        t = cb.reliability_table(*_top(1, name), n_bins=3, binning="mass")
+        np.testing.assert_allclose(t["accuracy"], [2 / 3, 2 / 3, 1.0])
+        np.testing.assert_allclose(t["mean_conf"].round(3), means)
+        np.testing.assert_allclose(t["gap"].abs().round(3), gaps)
+    # Y: bin 3's gap rises from 0.200 to 0.233 but MCE still looks at bin 1
+    t = cb.reliability_table(*_top(1, "Y"), n_bins=3, binning="mass")
+    assert round(abs(t["gap"].iloc[2]), 3) == 0.233
+    assert round(cb.mce(*_top(1, "Y"), n_bins=3, binning="mass"), 3) == 0.267
+
+
+# Table 3: delta_j for X and Z, and cp_j / cGOLD_j.
+TABLE3 = {
+    "X": dict(cp=[0.044, 0.089, 0.133, 0.200, 0.267, 0.333, 0.422, 0.511, 0.600],
+              cgold=[0.111, 0.222, 0.222, 0.333, 0.333, 0.444, 0.556, 0.667, 0.778],
+              delta=[0.067, 0.133, 0.089, 0.133, 0.067, 0.111, 0.133, 0.156, 0.178]),
+    "Z": dict(cp=[0.044, 0.089, 0.156, 0.222, 0.289, 0.356, 0.444, 0.533, 0.622],
+              cgold=[0.111, 0.222, 0.222, 0.333, 0.333, 0.444, 0.556, 0.667, 0.778],
+              delta=[0.067, 0.133, 0.067, 0.111, 0.044, 0.089, 0.111, 0.133, 0.156]),
+}
+# Table 6 (Example 2): X and Y.
+TABLE6 = {
+    "X": dict(cp=[0.056, 0.111, 0.167, 0.233, 0.300, 0.367, 0.444, 0.522, 0.600],
+              cgold=[0.111, 0.111, 0.111, 0.222, 0.222, 0.333, 0.444, 0.444, 0.556],
+              delta=[0.056, 0.000, 0.056, 0.011, 0.078, 0.033, 0.000, 0.078, 0.044]),
+    "Y": dict(cp=[0.044, 0.100, 0.156, 0.222, 0.289, 0.356, 0.433, 0.511, 0.589],
+              cgold=[0.111, 0.111, 0.111, 0.222, 0.222, 0.333, 0.444, 0.444, 0.556],
+              delta=[0.067, 0.011, 0.044, 0.000, 0.067, 0.022, 0.011, 0.067, 0.033]),
+}
+
+
+@pytest.mark.parametrize("example, table, system", [(1, TABLE3, "X"), (1, TABLE3, "Z"), (2, TABLE6, "X"), (2, TABLE6, "Y")])
+def test_ks_tables(example, table, system):
+    curves = cb.ks_curves(*_top(example, system))
+    rows = table[system]
+    np.testing.assert_allclose(curves.cum_score.round(3), rows["cp"], atol=1e-12)
+    np.testing.assert_allclose(curves.cum_accuracy.round(3), rows["cgold"], atol=1e-12)
+    np.testing.assert_allclose(np.abs(curves.gap).round(3), rows["delta"], atol=1e-12)
+    assert round(cb.ks_error(*_top(example, system)), 3) == max(rows["delta"])
+
+
+# Table 5: all twenty numbers of Example 2.
+TABLE5 = {
+    "hmr": [0.504, 0.498, 0.486, 0.480],
+    "ece": [0.089, 0.078, 0.100, 0.089],
+    "mce": [0.167, 0.133, 0.200, 0.167],
+    "nbr": [0.196, 0.201, 0.198, 0.204],
+    "ks": [0.078, 0.067, 0.089, 0.078],
+}
+
+
+@pytest.mark.parametrize("metric", sorted(TABLE5))
+@pytest.mark.parametrize("i, system", list(enumerate("XYZW")))
+def test_table5(metric, i, system):
+    ex = load_sakai_example(2)
+    if metric == "nbr":
+        value = cb.nbr(ex.probs(system), ex.labels)
+    else:
+        value = _measure(metric, *ex.top(system))
+    assert round(value, 3) == pytest.approx(TABLE5[metric][i], abs=1e-12)
+
+
+def test_example2_binwise_values():
+    t = cb.reliability_table(*_top(2, "X"), n_bins=3, binning="mass")
+    np.testing.assert_allclose(t["accuracy"], [1 / 3, 2 / 3, 2 / 3])
+    np.testing.assert_allclose(t["mean_conf"], [0.5, 0.6, 0.7])
+    np.testing.assert_allclose(t["gap"].abs().round(3), [0.167, 0.067, 0.033])
+
+
+def _squared_errors(probs, labels):
+    onehot = np.eye(probs.shape[1])[labels]
+    return ((probs - onehot) ** 2).sum(axis=1)
+
+
+def test_example3_squared_errors():
+    ex = load_sakai_example(3)
+    se = {name: _squared_errors(ex.probs(name), ex.labels) for name in "XYZW"}
+    assert round(se["X"][2], 2) == 0.32 and round(se["Y"][2], 2) == 0.30
+    assert round(se["X"][1], 2) == 0.68 and round(se["Z"][1], 2) == 0.62
+    # "NBR rates Y, Z and W higher than X"
+    x = cb.nbr(ex.probs("X"), ex.labels)
+    assert all(cb.nbr(ex.probs(n), ex.labels) < x for n in "YZW")
+    # HMR rates all three lower
+    h = {n: cb.hmr(*ex.top(n)) for n in "XYZW"}
+    assert all(h[n] < h["X"] for n in "YZW")
+
+
+def test_example1_verdicts_of_table2():
+    """Only HMR and NBR rank X above Y, Z and W in Example 1 (Section 4.1)."""
+    ex = load_sakai_example(1)
+    h = {n: cb.hmr(*ex.top(n)) for n in "XYZW"}
+    nb = {n: cb.nbr(ex.probs(n), ex.labels) for n in "XYZW"}
+    assert all(h[n] < h["X"] for n in "YZW")
+    assert all(nb[n] > nb["X"] for n in "YZW")
+    ece = {n: cb.ece(*ex.top(n), n_bins=3, binning="mass") for n in "XYZW"}
+    mce = {n: cb.mce(*ex.top(n), n_bins=3, binning="mass") for n in "XYZW"}
+    ks = {n: cb.ks_error(*ex.top(n)) for n in "XYZW"}
+    assert not all(ece[n] > ece["X"] for n in "YZW")
+    assert not all(mce[n] > mce["X"] for n in "YZW")
+    assert not all(ks[n] > ks["X"] for n in "YZW")
+
+
+def test_hmr_footnote_example():
+    # R_O = R_U = 0.5 gives 0.500; R_O = 0.9, R_U = 0.1 gives 0.180 (Section 3).
+    conf = np.array([0.5, 0.5])
+    assert cb.hmr(conf, [1, 0]) == pytest.approx(0.5)
+    assert round(cb.hmr([0.1, 0.1], [1, 0]), 3) == 0.180
+
+
+def test_perturb_confidence_rules_and_errors():
+    p = np.array([[0.4, 0.3, 0.3]])
+    np.testing.assert_allclose(perturb_confidence(p, 0, 0.6), [[0.6, 0.1, 0.3]])
+    np.testing.assert_allclose(perturb_confidence(p, 0, 0.6, others="uniform"), [[0.6, 0.2, 0.2]])
+    np.testing.assert_allclose(perturb_confidence(p, 0, 0.5, others=[0.3, 0.2]), [[0.5, 0.3, 0.2]])
+    assert p.tolist() == [[0.4, 0.3, 0.3]]  # input untouched
+    with pytest.raises(ValueError, match="changes the predicted class"):
+        perturb_confidence(p, 0, 0.2, others="uniform")
+    with pytest.raises(ValueError, match="negative"):
+        perturb_confidence(p, 0, 0.8)
+    with pytest.raises(ValueError, match="index must be in"):
+        perturb_confidence(p, 3, 0.5)
+    with pytest.raises(ValueError, match="others must sum to"):
+        perturb_confidence(p, 0, 0.5, others=[0.1, 0.1])
+    with pytest.raises(ValueError, match="others must be one of"):
+        perturb_confidence(p, 0, 0.5, others="spread")
+    with pytest.raises(ValueError, match="number must be one of"):
+        load_sakai_example(4)
