@@ -243,7 +243,7 @@ def unli_transform(slider) -> np.ndarray:
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         raise ValueError(
-            f"slider has {int(bad.sum())} value(s) outside [0, 10000]; first at index {i}: {s[i]!r}."
+            f"slider has {int(bad.sum())} value(s) outside [0, 10000]; first at index {i}: {float(s[i])!r}."
         )
     t = s / 100.0 - 50.0
     low = 0.5 * (_sigmoid(t, _B_LOW) - _M_LOW) / (0.5 - _M_LOW)
@@ -270,7 +270,7 @@ def unli_inverse(u) -> np.ndarray:
     bad = (u < 0) | (u > 1)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise ValueError(f"u has {int(bad.sum())} value(s) outside [0, 1]; first at index {i}: {u[i]!r}.")
+        raise ValueError(f"u has {int(bad.sum())} value(s) outside [0, 1]; first at index {i}: {float(u[i])!r}.")
     q_low = _M_LOW + 2.0 * u * (0.5 - _M_LOW)
     q_high = 0.5 + (2.0 * u - 1.0) * (_M_HIGH - 0.5)
     q = np.where(u <= 0.5, q_low, q_high)
