@@ -26,8 +26,8 @@ def check_is_fitted(obj: Any, attribute: str) -> None:
         raise NotFittedError(f"This {name} is not fitted yet; call {name}.fit(...) before using it.")
 
 
-def as_float_array(x: Any, name: str) -> np.ndarray:
-    """Convert to a float64 ndarray, refusing strings, objects and None with TypeError."""
+def as_float_array(x: Any, name: str, *, keep_float32: bool = False) -> np.ndarray:
+    """Convert to a float64 ndarray (float32 kept as is if asked), refusing strings, objects and None."""
     if x is None:
         raise TypeError(f"{name} must be an array of numbers, not None.")
     if isinstance(x, (str, bytes)):
@@ -38,17 +38,19 @@ def as_float_array(x: Any, name: str) -> np.ndarray:
         raise TypeError(f"{name} could not be converted to an array: {exc}") from None
     if arr.dtype == object or arr.dtype.kind in "USVMmc":
         raise TypeError(f"{name} must hold real numbers; got dtype {arr.dtype}.")
+    if keep_float32 and arr.dtype == np.float32:
+        return arr
     return arr.astype(np.float64, copy=False)
 
 
-def check_logits(logits: Any, name: str = "logits") -> np.ndarray:
+def check_logits(logits: Any, name: str = "logits", *, keep_float32: bool = False) -> np.ndarray:
     """Return (N, K) logits as float64, K >= 2.
 
     NaN and +inf are refused. ``-inf`` is allowed (a log-probability of 0, or
     a padded slot of a candidate set, see :func:`pad_candidates`) as long as
     every row keeps at least one finite value.
     """
-    arr = as_float_array(logits, name)
+    arr = as_float_array(logits, name, keep_float32=keep_float32)
     if arr.ndim != 2:
         raise ValueError(f"{name} must be 2-D with shape (N, K); got an array of shape {arr.shape}.")
     if arr.size == 0:

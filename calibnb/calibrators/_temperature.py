@@ -218,19 +218,25 @@ class _Problem:
                 self.x_nll = special.logit(np.clip(conf, _NLL_CLIP, 1.0 - _NLL_CLIP))
                 self.sign = np.where(correct, 1.0, -1.0)
             return
-        z = check_logits(logits)
+        z = check_logits(logits, keep_float32=True)
         n, k = z.shape
         self.n = n
         pred = np.argmax(z, axis=1)
-        labels_arr = np.asarray(labels) if labels is not None else None
-        if labels_arr is None:
+        if labels is None:
             raise TypeError("labels must be given with logits.")
-        mask = None
+        labels_arr = np.asarray(labels)
+        mask = lab = None
         if labels_arr.ndim == 2:
             if labels_arr.shape != z.shape:
                 raise ValueError(f"labels (a correct-candidate mask) has shape {labels_arr.shape} but logits has {z.shape}.")
             mask = check_binary(labels_arr.ravel(), labels_arr.size, name="labels", other="logits").reshape(z.shape)
             correct = mask[np.arange(n), pred]
+            if objective == "nll" and (~mask.any(axis=1)).any():
+                none = ~mask.any(axis=1)
+                raise ValueError(
+                    f"labels marks no correct candidate in {int(none.sum())} rows, first row {int(np.flatnonzero(none)[0])}; "
+                    "NLL is undefined there. Use objective='ece'."
+                )
         else:
             lab = as_float_array(labels_arr, "labels")
             if lab.ndim != 1:
@@ -246,40 +252,35 @@ class _Problem:
                 )
             lab = lab.astype(np.int64)
             correct = lab == pred
-            if objective == "nll":
-                if np.any(lab < 0):
-                    i = int(np.flatnonzero(lab < 0)[0])
-                    raise ValueError(
-                        f"labels has {int((lab < 0).sum())} rows with no correct class (-1), first at index {i}; "
-                        "NLL is undefined there. Use objective='ece' (as Si et al. 2022 do for QA)."
-                    )
-                mask = np.zeros(z.shape, dtype=bool)
-                mask[np.arange(n), lab] = True
+            if objective == "nll" and np.any(lab < 0):
+                i = int(np.flatnonzero(lab < 0)[0])
+                raise ValueError(
+                    f"labels has {int((lab < 0).sum())} rows with no correct class (-1), first at index {i}; "
+                    "NLL is undefined there. Use objective='ece' (as Si et al. 2022 do for QA)."
+                )
         self.correct = correct
         dtype = np.float32 if z.size >= _FLOAT32_SIZE else np.float64
-        d = z - z.max(axis=1, keepdims=True)
-        self.d = d.astype(dtype, copy=False)
+        # d = z - row max, computed in float64 in blocks of rows, stored in `dtype`
+        zmax = z.max(axis=1).astype(np.float64)
+        self.d = np.empty(z.shape, dtype=dtype)
+        block = max(1, 2_000_000 // k)
+        for start in range(0, n, block):
+            stop = min(start + block, n)
+            np.subtract(z[start:stop], zmax[start:stop, None], out=self.d[start:stop], dtype=np.float64, casting="same_kind")
         self.ones = np.ones(k, dtype=dtype)
         self.buf = np.empty_like(self.d)
+        self.single = self.gold_d = None
         if objective == "nll":
-            if mask is not None and (~mask.any(axis=1)).any():
-                i = int(np.flatnonzero(~mask.any(axis=1))[0])
-                raise ValueError(
-                    f"labels marks no correct candidate in {int((~mask.any(axis=1)).sum())} rows, first row {i}; "
-                    "NLL is undefined there. Use objective='ece'."
-                )
-            gold_d = np.where(mask, d, -np.inf)
-            if np.all(mask.sum(axis=1) == 1):
-                self.single = gold_d.max(axis=1)  # d of the one gold entry, float64
-                if np.isneginf(self.single).any():
-                    i = int(np.flatnonzero(np.isneginf(self.single))[0])
-                    raise ValueError(
-                        f"the true class has logit -inf at row {i}; its NLL is infinite for every temperature."
-                    )
-                self.gold_d = None
+            rows = np.arange(n)
+            if lab is not None:
+                self.single = z[rows, lab].astype(np.float64) - zmax  # d of the true class, float64
+            elif np.all(mask.sum(axis=1) == 1):
+                self.single = z[rows, mask.argmax(axis=1)].astype(np.float64) - zmax
             else:
-                self.single = None
-                self.gold_d = gold_d.astype(dtype)
+                self.gold_d = np.where(mask, self.d, -np.inf).astype(dtype)
+            if self.single is not None and np.isneginf(self.single).any():
+                i = int(np.flatnonzero(np.isneginf(self.single))[0])
+                raise ValueError(f"the true class has logit -inf at row {i}; its NLL is infinite for every temperature.")
 
     def log_sum(self, d: np.ndarray, tau: float) -> np.ndarray:
         np.multiply(d, d.dtype.type(1.0 / tau), out=self.buf)
@@ -377,7 +378,7 @@ class TemperatureScaling:
         n_bins: int = 10,
         binning: str = "width",
         bounds: tuple[float, float] = (0.01, 100.0),
-        n_grid: int = 41,
+        n_grid: int = 25,
     ):
         self.objective = objective
         self.n_bins = n_bins
@@ -409,7 +410,7 @@ class TemperatureScaling:
 
         a, b = np.log(lo), np.log(hi)
         if self.objective == "nll":
-            res = optimize.minimize_scalar(g, bounds=(a, b), method="bounded", options={"xatol": 1e-5})
+            res = optimize.minimize_scalar(g, bounds=(a, b), method="bounded", options={"xatol": 1e-4})
             best_x, best_f = float(res.x), float(res.fun)
         else:
             grid = np.linspace(a, b, self.n_grid)

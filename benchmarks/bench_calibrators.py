@@ -1,0 +1,79 @@
+"""Speed of the calibrators (issue 3, "Speed"): prints a Markdown table of median times.
+
+Targets: temperature-scaling fit on 25,000 x 1,000 logits (ImageNet-sized,
+Gupta et al. 2021 Table 3) under 2 s; spline fit on 10^6 top-1 scores under 1 s.
+
+The inputs are seeded synthetic logits of an overconfident model: labels are
+drawn from softmax(z) and the logits handed to the calibrator are 2 z, so the
+fitted temperature should be close to 2 (printed as a sanity check).
+
+Run: ``.venv/bin/python benchmarks/bench_calibrators.py [--repeats 5]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import time
+
+import numpy as np
+
+from calibnb.calibrators import SplineCalibrator, TemperatureScaling, softmax
+
+
+def overconfident_logits(n: int, k: int, seed: int, dtype=np.float32) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    z = (rng.normal(size=(n, k)) * 1.5).astype(dtype)
+    z[np.arange(n), rng.integers(0, k, n)] += 6.0
+    labels = np.empty(n, dtype=np.int64)
+    u = rng.random(n)
+    for start in range(0, n, 5000):  # sample labels from softmax(z) in chunks (memory)
+        p = softmax(z[start : start + 5000])
+        labels[start : start + 5000] = (u[start : start + 5000, None] < np.cumsum(p, axis=1)).argmax(axis=1)
+    return 2.0 * z, labels
+
+
+def median_time(fn, repeats: int) -> tuple[float, object]:
+    times, out = [], None
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        out = fn()
+        times.append(time.perf_counter() - t0)
+    return float(np.median(times)), out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=5)
+    args = parser.parse_args()
+    rows = []
+
+    for n, k, dtype in [(25_000, 1_000, np.float32), (25_000, 1_000, np.float64), (10_000, 100, np.float64)]:
+        logits, labels = overconfident_logits(n, k, seed=0, dtype=dtype)
+        for objective in ("nll", "ece"):
+            t, ts = median_time(lambda: TemperatureScaling(objective).fit(logits, labels), args.repeats)
+            target = "< 2 s" if (n, k, objective) == (25_000, 1_000, "nll") else ""
+            rows.append((f"TemperatureScaling({objective!r}).fit, {n:,} x {k:,} {np.dtype(dtype).name}", t, target,
+                         f"tau = {ts.temperature_:.3f}"))
+
+    rng = np.random.default_rng(1)
+    n = 1_000_000
+    conf = rng.beta(5.0, 1.5, n)
+    correct = rng.random(n) < conf**2
+    t_fit, cal = median_time(lambda: SplineCalibrator().fit(conf, correct), args.repeats)
+    t_tr, out = median_time(lambda: cal.transform(conf), args.repeats)
+    err = float(np.max(np.abs(cal.transform(np.array([0.6, 0.8, 0.95])) - np.array([0.6, 0.8, 0.95]) ** 2)))
+    rows.append(("SplineCalibrator().fit, 10^6 top-1 scores", t_fit, "< 1 s", f"max |gamma - true| at 0.6/0.8/0.95 = {err:.3f}"))
+    rows.append(("SplineCalibrator.transform, 10^6 scores", t_tr, "", ""))
+
+    print(f"Machine: {platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}, "
+          f"NumPy {np.__version__}; median of {args.repeats} runs.\n")
+    print("| task | median (s) | target | check |")
+    print("| --- | ---: | --- | --- |")
+    for name, t, target, check in rows:
+        print(f"| {name} | {t:.3f} | {target} | {check} |")
+
+
+if __name__ == "__main__":
+    main()
