@@ -63,5 +63,11 @@ from .disagreement import (  # noqa: E402,F401
     kth_guess, ranking_stability, subsample_votes, votes_explorer, votes_stability,
 )
 
+# --- recalibration study (calibnb.recalibration) ---
+from .recalibration import (  # noqa: E402,F401
+    SplineFigureData, SplineRecovery, SyntheticPopulation, evaluate_methods, plot_spline_figure, spline_figure_data,
+    spline_recovery_error,
+)
+
 # `calibnb.data` and `calibnb.widgets` are imported as submodules
 # (`from calibnb import data`) so that importing calibnb stays light.

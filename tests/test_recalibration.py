@@ -100,3 +100,173 @@ def test_probability_rejects_scores_outside_unit_interval():
         SyntheticPopulation().probability([0.2, 1.3])
     with pytest.raises(ValueError, match="n must be"):
         SyntheticPopulation().sample(0, seed=0)
+
+
+# --- evaluate_methods --------------------------------------------------------
+
+from calibnb.metrics import ks_error, top_r  # noqa: E402
+from calibnb.recalibration import (  # noqa: E402
+    METHODS,
+    METRIC_COLUMNS,
+    SplineFigureData,
+    evaluate_methods,
+    plot_spline_figure,
+    spline_figure_data,
+    spline_recovery_error,
+)
+
+
+def _softmax(z):
+    e = np.exp(z - z.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def _overconfident(n=6000, k=5, sharpen=3.0, seed=0):
+    """Logits whose softmax is `sharpen` times too confident: labels drawn from softmax(z / sharpen)."""
+    rng = np.random.default_rng(seed)
+    z = rng.normal(size=(n, k)) * 3.0
+    labels = (rng.random((n, 1)) < np.cumsum(_softmax(z / sharpen), axis=1)).argmax(axis=1)
+    return z, labels
+
+
+@pytest.fixture(scope="module")
+def table():
+    z, y = _overconfident()
+    return evaluate_methods(z, y, calibration_index=np.arange(3000), test_index=np.arange(3000, 6000))
+
+
+def test_evaluate_methods_shape_and_ranges(table):
+    assert list(table.index) == list(METHODS)
+    assert list(table.columns) == list(METRIC_COLUMNS)
+    assert np.all((table.to_numpy() >= 0) & (table.to_numpy() <= 1))
+
+
+def test_evaluate_methods_uncalibrated_row_matches_metrics():
+    z, y = _overconfident()
+    test = np.arange(3000, 6000)
+    t = evaluate_methods(z, y, calibration_index=np.arange(3000), test_index=test, methods=("uncalibrated",))
+    conf, correct = top_r(_softmax(z[test]), y[test], r=1)
+    assert t.loc["uncalibrated", "ks_top1"] == pytest.approx(ks_error(conf, correct))
+    assert t.loc["uncalibrated", "accuracy"] == pytest.approx(correct.mean())
+    assert t.loc["uncalibrated", "brier_top1"] == pytest.approx(np.mean((conf - correct) ** 2))
+
+
+def test_every_method_repairs_overconfidence_and_keeps_accuracy(table):
+    unc = table.loc["uncalibrated"]
+    assert unc["ks_top1"] > 0.05
+    for method in METHODS[1:]:
+        assert table.loc[method, "ks_top1"] < 0.5 * unc["ks_top1"], method
+    # TS rescales, the per-score methods never touch the predicted class
+    for method in ("temperature", "isotonic", "histogram", "spline"):
+        assert table.loc[method, "accuracy"] == unc["accuracy"], method
+    # temperature scaling is the right model here (labels come from softmax(z / 3))
+    assert table.loc["temperature", "ks_top1"] < 0.02
+
+
+def test_spline_knot_parameters_act_on_their_columns():
+    z, y = _overconfident()
+    kw = dict(calibration_index=np.arange(3000), test_index=np.arange(3000, 6000), methods=("spline",))
+    base = evaluate_methods(z, y, **kw)
+    other_within = evaluate_methods(z, y, n_knots_within=4, **kw)
+    other_ece = evaluate_methods(z, y, n_knots_ece=6, **kw)
+    assert other_within.loc["spline", "ks_top1"] == base.loc["spline", "ks_top1"]
+    assert other_within.loc["spline", "ks_within_top2"] != base.loc["spline", "ks_within_top2"]
+    assert other_ece.loc["spline", "ks_top1"] == base.loc["spline", "ks_top1"]
+    assert other_ece.loc["spline", "ece"] != base.loc["spline", "ece"]
+
+
+@pytest.mark.parametrize(
+    "kwargs,error,match",
+    [
+        ({"calibration_index": np.arange(10), "test_index": np.arange(5, 20)}, ValueError, "overlap"),
+        ({"calibration_index": np.array([0, 99999]), "test_index": np.arange(10, 20)}, ValueError,
+         "calibration_index has 1 indices outside"),
+        ({"calibration_index": np.array([0.5]), "test_index": np.arange(10, 20)}, TypeError, "must hold integers"),
+        ({"calibration_index": np.arange(10), "test_index": np.arange(10, 20), "methods": ("platt",)}, ValueError,
+         "methods"),
+        ({"calibration_index": np.arange(10), "test_index": np.arange(10, 20), "n_knots": 1}, ValueError, "n_knots"),
+    ],
+)
+def test_evaluate_methods_rejects_bad_input(kwargs, error, match):
+    z, y = _overconfident(n=100)
+    with pytest.raises(error, match=match):
+        evaluate_methods(z, y, **kwargs)
+
+
+# --- spline_figure_data / plot_spline_figure ---------------------------------
+
+
+@pytest.mark.parametrize("kind", [("top", 1), ("top", 2), ("within", 2)])
+def test_spline_figure_data_before_and_after(kind):
+    z, y = _overconfident(seed=1)
+    p = _softmax(z)
+    d = spline_figure_data(p, y, calibration_index=np.arange(3000), test_index=np.arange(3000, 6000), kind=kind)
+    assert isinstance(d, SplineFigureData) and d.kind == kind and d.n_calibration == 3000
+    assert d.test_ks_after < d.test_ks_before
+    assert d.test.ks == pytest.approx(d.test_ks_after)
+    assert d.before.ks == pytest.approx(d.test_ks_before)
+    assert d.calibration.ks <= d.test.ks + 0.01
+
+
+def test_spline_figure_calibration_size_subsamples_with_seed():
+    z, y = _overconfident(seed=2)
+    p = _softmax(z)
+    kw = dict(calibration_index=np.arange(3000), test_index=np.arange(3000, 6000), calibration_size=400)
+    a = spline_figure_data(p, y, seed=0, **kw)
+    b = spline_figure_data(p, y, seed=0, **kw)
+    c = spline_figure_data(p, y, seed=1, **kw)
+    assert a.n_calibration == 400
+    assert a.test_ks_after == b.test_ks_after
+    assert a.test_ks_after != c.test_ks_after
+    assert a.test_ks_before == c.test_ks_before  # the test split never changes
+    with pytest.raises(ValueError, match="calibration_size"):
+        spline_figure_data(p, y, calibration_index=np.arange(3000), test_index=np.arange(3000, 6000),
+                           calibration_size=3, n_knots=6)
+
+
+def test_plot_spline_figure_draws_both_rows():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    z, y = _overconfident(seed=3)
+    d = spline_figure_data(_softmax(z), y, calibration_index=np.arange(3000), test_index=np.arange(3000, 6000))
+    axes = plot_spline_figure(d, title="toy")
+    assert axes.shape == (2, 4)
+    assert "calibration" in axes[0, 0].get_title() and "test" in axes[1, 0].get_title()
+    assert f"{100 * d.test.ks:.2f}%" in axes[1, 0].get_title()
+    cum = [ln for ln in axes[1, 0].get_lines() if ln.get_gid() == "cum_accuracy"][0]
+    np.testing.assert_allclose(cum.get_ydata(), d.test.cum_accuracy)
+    with pytest.raises(TypeError, match="SplineFigureData"):
+        plot_spline_figure(d.test)
+    plt.close("all")
+
+
+# --- spline_recovery_error (Proposition 4.1) ---------------------------------
+
+
+def test_spline_recovers_known_probability_and_improves_with_data():
+    pop = SyntheticPopulation()
+    small = np.mean([spline_recovery_error(pop, n_calibration=500, seed=s).mean_error for s in range(4)])
+    large = np.mean([spline_recovery_error(pop, n_calibration=50_000, seed=s).mean_error for s in range(4)])
+    assert large < small
+    assert large < 0.01
+    rec = spline_recovery_error(pop, n_calibration=50_000, seed=0)
+    uncalibrated = np.mean(np.abs(rec.scores - rec.true_probability))
+    assert rec.mean_error < 0.1 * uncalibrated
+    assert rec.max_error >= rec.mean_error
+
+
+def test_spline_recovery_of_calibrated_population_is_near_identity():
+    pop = SyntheticPopulation(slope=1.0, intercept=0.0)
+    rec = spline_recovery_error(pop, n_calibration=50_000, seed=0)
+    np.testing.assert_allclose(rec.true_probability, rec.scores, atol=1e-12)
+    assert rec.mean_error < 0.01
+
+
+def test_spline_recovery_rejects_bad_input():
+    with pytest.raises(TypeError, match="SyntheticPopulation"):
+        spline_recovery_error("population")
+    with pytest.raises(ValueError, match="fractile_range"):
+        spline_recovery_error(SyntheticPopulation(), fractile_range=(0.5, 0.2))
