@@ -440,10 +440,13 @@ def _group_sums(conf: np.ndarray, correct: np.ndarray):
     n_pos = int(np.count_nonzero(correct))
     total = 0.0
     pos = 0.0
-    for start in range(0, n, _CHUNK):
+    buf = np.empty(min(n, _CHUNK))
+    for start in range(0, n, _CHUNK):  # chunks stay in cache: one read of conf
         c = conf[start:start + _CHUNK]
+        t = buf[:c.shape[0]]
+        np.multiply(c, correct[start:start + _CHUNK], out=t)
+        pos += float(t.sum())
         total += float(c.sum())
-        pos += float(np.dot(c, correct[start:start + _CHUNK].astype(np.float64)))
     return n_pos, n - n_pos, pos, total - pos
 
 
