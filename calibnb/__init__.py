@@ -69,5 +69,12 @@ from .recalibration import (  # noqa: E402,F401
     spline_recovery_error,
 )
 
+# --- QA study (calibnb.qa) ---
+from .qa import (  # noqa: E402,F401
+    TrustScores, accuracy_shift_table, calibration_summary, calibration_table, expert_agreement, expert_features,
+    normalize_answer, relative_reduction, resample_indices, resampling_explorer, resampling_table, top_confidence,
+    trust_scores,
+)
+
 # `calibnb.data` and `calibnb.widgets` are imported as submodules
 # (`from calibnb import data`) so that importing calibnb stays light.

@@ -51,7 +51,9 @@ def check_other_qa(results, default):
     check_default(results)
     assert results["results"]["table1_qa_confidences"] != default["results"]["table1_qa_confidences"]
     assert results["results"]["table2_qa_baselines"] != default["results"]["table2_qa_baselines"]
-    assert results["results"]["ts_margins"] == default["results"]["ts_margins"]
+    for k, v in default["results"]["ts_margins"].items():
+        if k.startswith("cifar"):  # same seed, same networks: same TS outcome (up to the τ search's float32 rounding)
+            assert abs(results["results"]["ts_margins"][k] - v) < 0.02, k
     # the in-domain rows are the chosen data set
     t = _table(results, "table1_qa_confidences")
     assert any("(in-domain)" in s for s in t["source"])
@@ -68,7 +70,6 @@ def check_more_bins(results, default):
 
 CASES = [
     Case("hotpotqa_multihop", {"dataset": "hotpotqa", "expert": "multihop"}, check_other_qa),
-    Case("triviaqa_commonsense", {"dataset": "triviaqa", "expert": "commonsense", "seed": 1},
-         lambda r, d: check_default(r)),
+    Case("triviaqa_commonsense", {"dataset": "triviaqa", "expert": "commonsense"}, check_other_qa),
     Case("more_bins", {"n_bins": 15}, check_more_bins),
 ]
