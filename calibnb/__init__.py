@@ -76,5 +76,12 @@ from .qa import (  # noqa: E402,F401
     trust_scores,
 )
 
+# --- scalar annotation study (calibnb.annotation) ---
+from .annotation import (  # noqa: E402,F401
+    CIRCA_VALUES, annotation_cost_study, barycentric, calibration_table, ece_bins_explorer, ece_table,
+    f_neutral_explorer, fit_beta, load_circa_examples, nli_values, quantize_beta, random_logit_baseline,
+    ranking_agreement, ranking_changes, sample_votes, simulate_scalar_labels,
+)
+
 # `calibnb.data` and `calibnb.widgets` are imported as submodules
 # (`from calibnb import data`) so that importing calibnb stays light.
