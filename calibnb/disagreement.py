@@ -29,6 +29,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from .widgets import build_panel
 from .validation import (
     as_rng,
     check_1d_finite,
@@ -524,40 +525,6 @@ def ranking_stability(table: pd.DataFrame, reference: Mapping[str, float]) -> pd
 # --------------------------------------------------------------------------- widgets
 
 
-def _wire_panel(controls: dict, draw: Any, n_axes: int, figsize: tuple) -> Any:
-    """Wire ipywidgets ``controls`` to ``draw(axes, **values) -> DataFrame`` in a :class:`calibnb.widgets.Panel`."""
-    import ipywidgets as w
-    import matplotlib.pyplot as plt
-    from IPython.display import display
-
-    from .widgets import Panel
-
-    fig, axes = plt.subplots(1, n_axes, figsize=figsize, squeeze=False)
-    plt.close(fig)  # shown only through the panel's output
-    panel = Panel(controls=controls, update=None, figure=fig, axes=list(axes[0]))
-
-    def update(**values: Any) -> pd.DataFrame:
-        unknown = sorted(set(values) - set(controls))
-        if unknown:
-            raise TypeError(f"update got unknown argument(s) {unknown}; expected some of {sorted(controls)}.")
-        merged = {name: control.value for name, control in controls.items()}
-        merged.update(values)
-        for ax in panel.axes:
-            ax.clear()
-        panel.readout = draw(panel.axes, **merged)
-        fig.tight_layout()
-        return panel.readout
-
-    def show(**values: Any) -> None:
-        display(fig)
-        display(update(**values))
-
-    panel.update = update
-    panel.output = w.interactive_output(show, controls)
-    panel.widget = w.VBox([w.HBox(list(controls.values())), panel.output])
-    return panel
-
-
 def _check_logits(logits: Any) -> np.ndarray:
     """Return finite (N, K) logits as float64, K >= 2."""
     z = np.asarray(logits, dtype=np.float64) if not isinstance(logits, (str, bytes)) else None
@@ -633,7 +600,7 @@ def human_temperature_explorer(
         summary = human_calibration_summary(p, h, n_bins=n_bins)
         return pd.DataFrame({"value": {"temperature": tau, **summary}})
 
-    return _wire_panel({"temperature": slider}, draw, 2, (11, 4.2))
+    return build_panel({"temperature": slider}, draw, 2, (11, 4.2))
 
 
 def votes_explorer(counts: Any, probs: Any, *, hist_bins: int = 30, seed: Any = 0) -> Any:
@@ -693,4 +660,4 @@ def votes_explorer(counts: Any, probs: Any, *, hist_bins: int = 30, seed: Any = 
         }
         return pd.DataFrame({"value": values})
 
-    return _wire_panel({"n_votes": slider}, draw, 1, (6.5, 4.2))
+    return build_panel({"n_votes": slider}, draw, 1, (6.5, 4.2))

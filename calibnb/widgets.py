@@ -40,7 +40,7 @@ from .validation import (
     check_scalar_in_range,
 )
 
-__all__ = ["Panel", "temperature_explorer", "binning_explorer", "perturbation_explorer"]
+__all__ = ["Panel", "build_panel", "temperature_explorer", "binning_explorer", "perturbation_explorer"]
 
 
 @dataclass
@@ -94,8 +94,13 @@ class Panel:
         return data
 
 
-def _build_panel(controls: dict, draw: Callable[..., pd.DataFrame], n_axes: int, figsize: tuple) -> Panel:
+def build_panel(controls: dict, draw: Callable[..., pd.DataFrame], n_axes: int, figsize: tuple) -> Panel:
     """Wire ``controls`` to ``draw(axes, **values)``: each change redraws into the panel's output.
+
+    The building block of every widget in calibnb (also used by
+    :mod:`calibnb.disagreement` and :mod:`calibnb.qa`): ``controls`` maps the
+    keyword names of ``draw`` to ipywidgets controls, ``draw`` draws on the
+    list of ``n_axes`` axes and returns the readout DataFrame.
 
     ``observe`` is used rather than ``interactive_output`` because the latter
     writes terminal escape codes to stdout when no IPython kernel is running.
@@ -251,7 +256,7 @@ def temperature_explorer(
         }
         return pd.DataFrame({"value": values})
 
-    return _build_panel({"temperature": slider}, draw, 1, (6, 4.5))
+    return build_panel({"temperature": slider}, draw, 1, (6, 4.5))
 
 
 # --------------------------------------------------------------------------
@@ -319,7 +324,7 @@ def binning_explorer(conf: Any, correct: Any, *, n_bins: int = 10, max_bins: int
                   "MCE": data.mce}
         return pd.DataFrame({"value": pd.Series(values, dtype=object)})
 
-    return _build_panel(controls, draw, 1, (6, 4.5))
+    return build_panel(controls, draw, 1, (6, 4.5))
 
 
 # --------------------------------------------------------------------------
@@ -449,6 +454,6 @@ def perturbation_explorer(conf: Any, correct: Any, *, index: int = 0, n_bins: in
 
     # Choosing another instance starts its slider at that instance's own confidence.
     controls["index"].observe(reset_conf, names="value")
-    panel = _build_panel(controls, draw, 2, (11, 4.5))
+    panel = build_panel(controls, draw, 2, (11, 4.5))
     panel.widget.children = (panel.widget.children[0], label, panel.output)
     return panel
