@@ -96,7 +96,8 @@ def _check_finite(arr: np.ndarray, name: str) -> None:
     bad = ~np.isfinite(arr)
     n_bad = int(np.count_nonzero(bad))
     if n_bad:
-        raise ValueError(f"{name} has {_values(n_bad)} that are NaN or infinite; {_describe_first(arr, bad)}.")
+        verb = "is" if n_bad == 1 else "are"
+        raise ValueError(f"{name} has {_values(n_bad)} that {verb} NaN or infinite; {_describe_first(arr, bad)}.")
 
 
 def _check_unit_interval(arr: np.ndarray, name: str) -> None:

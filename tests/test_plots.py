@@ -357,7 +357,7 @@ def test_import_does_not_import_matplotlib():
     (lambda: ks_graph_data([0.2], [1], window=1.5), ValueError, "window must be <= 1"),
     (lambda: plot_ks_graph(ks_graph_data([0.2], [1]), panel="e"), ValueError, "panel must be one of"),
     (lambda: plot_ks_graph(None), TypeError, "KSGraphData"),
-    (lambda: histogram_data([0.1, np.nan]), ValueError, "values has 1 value that are NaN"),
+    (lambda: histogram_data([0.1, np.nan]), ValueError, "values has 1 value that is NaN"),
     (lambda: histogram_data([0.1], bins=0), ValueError, "bins must be at least 1"),
     (lambda: histogram_data([0.1], range=(1, 0)), ValueError, r"range\[1\] must be > 1"),
     (lambda: histogram_data([0.1], range=0.5), TypeError, "range must be a"),

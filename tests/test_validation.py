@@ -16,8 +16,8 @@ CONF_FUNCS = [cb.ece, cb.mce, cb.reliability_table, cb.ice, cb.macro_ce, cb.macr
 @pytest.mark.parametrize("conf, correct, exc, match", [
     ([0.2, 1.5, 7], [1, 0, 1], ValueError, r"conf has 2 values outside \[0, 1\]; first at index 1: 1.5"),
     ([-0.1, 0.5], [1, 0], ValueError, r"conf has 1 value outside \[0, 1\]; first at index 0: -0.1"),
-    ([0.2, np.nan, 0.3], [1, 0, 1], ValueError, r"conf has 1 value that are NaN or infinite; first at index 1: nan"),
-    ([0.2, np.inf], [1, 0], ValueError, r"conf has 1 value that are NaN or infinite; first at index 1: inf"),
+    ([0.2, np.nan, 0.3], [1, 0, 1], ValueError, r"conf has 1 value that is NaN or infinite; first at index 1: nan"),
+    ([0.2, np.inf], [1, 0], ValueError, r"conf has 1 value that is NaN or infinite; first at index 1: inf"),
     ([], [], ValueError, r"conf is empty; at least one value is needed"),
     ([[0.2, 0.3]], [1], ValueError, r"conf must be 1-D; got an array of shape \(1, 2\)"),
     ("0.5", [1], TypeError, r"conf must be an array of numbers, not a string"),
@@ -70,7 +70,7 @@ PROBS = [[0.5, 0.5], [0.2, 0.8]]
     ([[0.5, 0.5], [0.2, 0.9]], [0, 1], ValueError,
      r"probs has 1 row that does not sum to 1 \(tolerance 1e-06\); first at row 1: sum 1.1"),
     ([[1.5, -0.5], [0.2, 0.8]], [0, 1], ValueError, r"probs has 1 value below 0; first at index \(0, 1\): -0.5"),
-    ([[np.nan, 0.5], [0.2, 0.8]], [0, 1], ValueError, r"probs has 1 value that are NaN or infinite; first at index \(0, 0\): nan"),
+    ([[np.nan, 0.5], [0.2, 0.8]], [0, 1], ValueError, r"probs has 1 value that is NaN or infinite; first at index \(0, 0\): nan"),
     ([0.5, 0.5], [0], ValueError, r"probs must be 2-D with shape \(N, K\); got an array of shape \(2,\)"),
     ([[1.0], [1.0]], [0, 0], ValueError, r"probs must have at least 2 classes \(columns\); got shape \(2, 1\)"),
     (np.empty((0, 3)), [], ValueError, r"probs is empty"),
@@ -89,7 +89,7 @@ def test_probs_labels_errors(f, probs, labels, exc, match):
 @pytest.mark.parametrize("human, match", [
     ([[1, 1], [0, 0]], r"human has 1 all-zero row\(s\) \(an item with no votes\); first at row 1"),
     ([[1, -1], [0, 2]], r"human has 1 value below 0; first at index \(0, 1\): -1.0"),
-    ([[1, np.nan], [0, 2]], r"human has 1 value that are NaN or infinite"),
+    ([[1, np.nan], [0, 2]], r"human has 1 value that is NaN or infinite"),
     ([[1, 1]], r"human has 1 rows but probs has 2; they must match"),
     ([[1, 1, 1], [1, 1, 1]], r"human has 3 classes \(columns\) but probs has 2; they must match"),
     ([1, 1], r"human must be 2-D with shape \(N, K\)"),
@@ -100,7 +100,7 @@ def test_human_errors(f, human, match):
 
 
 def test_scalar_errors():
-    with pytest.raises(ValueError, match=r"pred has 1 value that are NaN or infinite; first at index 1: inf"):
+    with pytest.raises(ValueError, match=r"pred has 1 value that is NaN or infinite; first at index 1: inf"):
         cb.scalar_mae([0.1, np.inf], [0.0, 1.0])
     with pytest.raises(ValueError, match="pred is empty; at least one value is needed"):
         cb.ranking_risk([], [])
