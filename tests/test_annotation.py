@@ -203,9 +203,9 @@ def test_ece_table_matches_ece():
 def test_ranking_changes_counts_against_brute_force():
     rng = np.random.default_rng(3)
     t = pd.DataFrame(rng.random((6, 3)), index=list("abcdef"), columns=["s1", "s2", "s3"])
-    out = ranking_changes = an.ranking_changes(t)
+    out = an.ranking_changes(t)
     assert len(out) == 3
-    for _, row in ranking_changes.iterrows():
+    for _, row in out.iterrows():
         x, y = t[row["setting a"]].to_numpy(), t[row["setting b"]].to_numpy()
         brute = sum((x[i] - x[j]) * (y[i] - y[j]) < 0 for i in range(6) for j in range(i + 1, 6))
         assert row["discordant pairs"] == brute
