@@ -35,6 +35,8 @@ NOTEBOOKS_DIR = ROOT / "notebooks"
 CASES_DIR = TESTS_DIR / "notebook_cases"
 #: A notebook at its defaults should run well within this (seconds); slower runs warn.
 DEFAULT_RUN_BUDGET = 60.0
+#: A cell running longer than this fails the run instead of hanging the suite.
+CELL_TIMEOUT = 600.0
 
 if str(TESTS_DIR) not in sys.path:
     sys.path.insert(0, str(TESTS_DIR))
@@ -86,8 +88,9 @@ class NotebookRunner:
 
     def run(self, stem: str, label: str, params: dict) -> NotebookRun:
         out = self.folder / f"{stem}.{label}"
-        return run_notebook(NOTEBOOKS_DIR / f"{stem}.ipynb", out.with_suffix(".ipynb"), parameters=params,
-                            results_path=out.with_suffix(".json"), kernel_name="python3", cwd=NOTEBOOKS_DIR)
+        return run_notebook(NOTEBOOKS_DIR / f"{stem}.ipynb", f"{out}.ipynb", parameters=params,
+                            results_path=f"{out}.json", kernel_name="python3", cwd=NOTEBOOKS_DIR,
+                            timeout=CELL_TIMEOUT)
 
     def default(self, stem: str) -> NotebookRun:
         if stem not in self._defaults:

@@ -72,6 +72,12 @@ def test_notebook_parameters_cell(path):
     assert "results_path" in values, f"{path.name}: the parameters cell must define results_path"
     node = values["results_path"]
     assert isinstance(node, ast.Constant) and node.value is None, f"{path.name}: results_path must default to None"
+    # papermill reads every parameter (it cannot parse annotations like `str | None`).
+    import papermill
+
+    parsed = set(papermill.inspect_notebook(str(path)))
+    assert parsed == set(values), (f"{path.name}: papermill cannot read parameters {sorted(set(values) - parsed)}; "
+                                   "use simple annotations (int, float, str, bool) or none")
     # Each parameter is commented (typed, commented defaults).
     for line in cell.source.splitlines():
         if re.match(r"^[A-Za-z_]\w*\s*(:[^=]*)?=", line):

@@ -1,0 +1,93 @@
+"""Papermill cases of notebooks/04_sakai2024_hmr.ipynb (Sakai 2024, HMR)."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from nbcase import Case
+
+PAPER_KEYS = ["table2", "table3", "table5", "table6", "table10", "table7", "table8"]
+# Metrics whose value does not depend on n_bins: their audit rows must not move with the bins.
+BINLESS = ["KS", "NBR", "top-1 Brier", "ICE", "MacroCE", "HMR"]
+
+
+def frame(results: dict, key: str) -> pd.DataFrame:
+    return pd.DataFrame(**results["results"][key])
+
+
+def audit(results: dict) -> pd.DataFrame:
+    return frame(results, "audit")
+
+
+def check_default(results: dict) -> None:
+    assert results["paper"] == "Sakai 2024"
+    names = {c["name"] for c in results["claims"]}
+    # Every number of Table 5 and every delta_j of Tables 3 and 6 is claimed.
+    assert sum(n.startswith("Table 5: ") for n in names) == 20
+    assert sum(n.startswith("Table 3: delta_") for n in names) == 18
+    assert sum(n.startswith("Table 6: delta_") for n in names) == 18
+    gaps = [c for c in results["claims"] if c["status"] == "known gap"]
+    assert all(c["reason"] for c in gaps)
+    t2 = frame(results, "table2")
+    assert math.isclose(t2.loc["HMR", "X"], 0.557, abs_tol=5e-4) and math.isclose(t2.loc["HMR", "W"], 0.485, abs_tol=5e-4)
+    a = audit(results)
+    assert results["results"]["audit_settings"]["n_systems"] == 2000
+    assert (a.loc["HMR"] == 0).all() and (a.loc["MacroCE"] == 0).all()
+    # The binned metrics and KS break the axioms on a real share of random systems.
+    assert (a.loc["ECE (width, 10 bins)"] > 0.05).all() and (a.loc["KS"] > 0.05).all()
+    assert (a.loc["NBR"] > 0).any()
+    hb = results["results"]["hmr_beta"]
+    assert hb["beta"] == 1.0 and math.isclose(hb["X"], t2.loc["HMR", "X"])
+    ties = frame(results, "ks_tie_order")
+    assert ties["order"].nunique() == 3 and ties["group"].nunique() == 1
+
+
+def check_beta(results: dict, default: dict) -> None:
+    """beta = 2 weighs underconfidence more: HMR_beta moves from HMR towards R_U; the paper's tables stay."""
+    for key in PAPER_KEYS:
+        assert results["results"][key] == default["results"][key], key
+    hb, hb0 = results["results"]["hmr_beta"], default["results"]["hmr_beta"]
+    assert hb["beta"] == 2.0
+    worked = frame(default, "worked_example1")
+    for s in ["X", "Y", "Z", "W"]:
+        r_o, r_u = worked.loc["R_O", s], worked.loc["R_U", s]
+        # HMR_beta lies between the two rewards and, for beta > 1, closer to R_U than HMR is.
+        assert min(r_o, r_u) - 1e-12 <= hb[s] <= max(r_o, r_u) + 1e-12
+        assert abs(hb[s] - r_u) < abs(hb0[s] - r_u), s
+    assert hb["X"] > max(hb["Y"], hb["Z"], hb["W"])  # X stays best under every beta
+    assert audit(results).equals(audit(default))  # the audit does not use beta
+
+
+def check_more_bins(results: dict, default: dict) -> None:
+    """More bins change the ECE/MCE verdicts of the audit but not HMR's (or any bin-free metric's)."""
+    a, a0 = audit(results), audit(default)
+    assert results["results"]["audit_settings"]["n_bins"] == 20
+    pd.testing.assert_frame_equal(a.loc[BINLESS], a0.loc[BINLESS])  # same systems (same seed), same verdicts
+    ece20, ece10 = a.loc["ECE (width, 20 bins)"], a0.loc["ECE (width, 10 bins)"]
+    mce20, mce10 = a.loc["MCE (mass, 20 bins)"], a0.loc["MCE (mass, 10 bins)"]
+    assert not ece20.equals(ece10) or not mce20.equals(mce10)
+    assert (a.loc["HMR"] == 0).all()
+    for key in PAPER_KEYS:  # the paper's examples always use Sakai's 3 equal-mass bins
+        assert results["results"][key] == default["results"][key], key
+
+
+def check_other_seed(results: dict, default: dict) -> None:
+    """Other random systems: the same qualitative audit, the paper's numbers unchanged."""
+    a, a0 = audit(results), audit(default)
+    assert results["results"]["audit_settings"] == {**default["results"]["audit_settings"], "seed": 1,
+                                                    "n_systems": 500}
+    assert not a.equals(a0)  # other systems ...
+    assert (a.loc[["HMR", "MacroCE", "ICE", "top-1 Brier"]] == 0).all().all()  # ... same theorems
+    # Violation rates are estimates: 500 systems put them within a few points of the default's.
+    assert ((a - a0).abs().loc[["ECE (width, 10 bins)", "KS"]] < 0.15).all().all()
+    for key in PAPER_KEYS:
+        assert results["results"][key] == default["results"][key], key
+
+
+CASES = [
+    Case("beta2", {"beta": 2.0}, check_beta),
+    Case("bins20", {"n_bins": 20}, check_more_bins),
+    Case("seed1_small_audit", {"seed": 1, "n_systems": 500}, check_other_seed),
+]
