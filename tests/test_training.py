@@ -106,3 +106,39 @@ def test_training_dynamics_seeded():
     assert not np.allclose(a.run_logits["dev"][0], a.run_logits["dev"][1])
     with pytest.raises(ValueError, match="no training data"):
         training_dynamics(split=(0.5, 0.5))
+
+
+_SUBPROCESS_TS_MARGIN = """
+import json, numpy as np
+from calibnb import metrics
+from calibnb.calibrators import TemperatureScaling, softmax
+from calibnb.training import training_dynamics
+td = training_dynamics(n_checkpoints=2, n_seeds=2, seed=1, epochs_per_checkpoint=10, learning_rate=0.5)
+z_dev, z_test = td.checkpoint_logits["dev"][-1], td.checkpoint_logits["test"][-1]
+ts = TemperatureScaling("ece").fit(z_dev, td.labels["dev"])
+p_raw, p_ts = softmax(z_test), ts.transform(z_test)
+correct = p_raw.argmax(axis=1) == td.labels["test"]
+out = {"logits": float(np.abs(z_test).sum()).hex(), "runs": float(np.abs(td.run_logits["test"]).sum()).hex(),
+       "tau": ts.temperature_.hex()}
+for name, p in (("raw", p_raw), ("ts", p_ts)):
+    out[name] = [float(metrics.ece(p.max(axis=1), correct)).hex(), float(metrics.macro_ce(p.max(axis=1), correct)).hex()]
+print(json.dumps(out, sort_keys=True))
+"""
+
+
+def test_trained_model_ts_is_identical_across_processes():
+    # the seeded pipeline behind notebook 01's TS claim on the trained model (training, dev-ECE temperature,
+    # test ECE/MacroCE), in fresh interpreters with different string hashing and BLAS thread counts
+    import os
+    import subprocess
+    import sys
+
+    outputs = []
+    for hash_seed, threads in (("1", "1"), ("4242", "2")):
+        env = dict(os.environ, PYTHONHASHSEED=hash_seed, OPENBLAS_NUM_THREADS=threads, OMP_NUM_THREADS=threads)
+        proc = subprocess.run([sys.executable, "-c", _SUBPROCESS_TS_MARGIN], env=env, capture_output=True,
+                              text=True, timeout=300)
+        assert proc.returncode == 0, proc.stderr
+        outputs.append(proc.stdout)
+    assert outputs[0] == outputs[1]
+    assert outputs[0].count("0x") == 7
