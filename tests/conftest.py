@@ -5,9 +5,9 @@
 * ``CALIBNB_DATA_DIR``, when set to a relative path, is made absolute so that
   kernels running in ``notebooks/`` or a temporary folder find the data.
 * nbval's cells of one notebook share one kernel, so they must run on one
-  xdist worker: each is marked ``xdist_group(<notebook stem>)``, the group
-  under which ``tests/test_notebooks.py`` also runs that notebook's papermill
-  cases (``pytest -n 2 --dist loadgroup`` keeps a group together).
+  xdist worker, in order: under ``--dist loadgroup`` they are scheduled in the
+  group ``<notebook stem>``, the group under which ``tests/test_notebooks.py``
+  also runs that notebook's papermill cases.
 """
 
 from __future__ import annotations
@@ -15,8 +15,6 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-
-import pytest
 
 os.environ.setdefault("MPLBACKEND", "Agg")
 if os.environ.get("CALIBNB_DATA_DIR"):
@@ -31,8 +29,22 @@ if str(TESTS_DIR) not in sys.path:  # `from nbcase import Case` in tests/noteboo
 collect_ignore = ["notebook_cases"]
 
 
-@pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(config, items):
-    for item in items:
-        if type(item).__module__.startswith("nbval"):
-            item.add_marker(pytest.mark.xdist_group(Path(str(item.fspath)).stem))
+def pytest_xdist_make_scheduler(config, log):
+    """``--dist loadgroup`` that also keeps each notebook's nbval cells together.
+
+    nbval's cells share one kernel, so a notebook's cells must run in order on
+    one worker: they are scheduled under the group ``<notebook stem>``, the
+    group of that notebook's papermill tests in ``tests/test_notebooks.py``.
+    """
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadGroupScheduling
+
+    class NotebookGroupScheduling(LoadGroupScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path = nodeid.split("::", 1)[0]
+            if path.endswith(".ipynb"):
+                return Path(path).stem
+            return super()._split_scope(nodeid)
+
+    return NotebookGroupScheduling(config, log)
