@@ -15,6 +15,9 @@ more than once (on several data sources), and the tests need them too:
   and equal-mass bins, ICE, ICE_pos, ICE_neg, MacroCE);
 - :func:`relative_reduction` -- how much a calibrator cut a metric, relative to
   its value before (the "TS cuts ECE but not MacroCE" claim of Section 3-4);
+- :func:`conscal_threshold_data`, :func:`plot_conscal_threshold` and
+  :func:`conscal_explorer` -- ConsCal's binary threshold n (Section 5.2) as a
+  table over every n, a figure, and a slider;
 - :func:`normalize_answer`, :func:`expert_agreement` and
   :func:`expert_features` -- agreement of a chosen answer with the answers of
   other models, the stand-in for ConsCal's checkpoint agreement (Section 5.2)
@@ -58,6 +61,10 @@ __all__ = [
     "accuracy_shift_table",
     "ResamplingExplorer",
     "resampling_explorer",
+    "conscal_threshold_data",
+    "plot_conscal_threshold",
+    "ConsCalExplorer",
+    "conscal_explorer",
     "SUMMARY_COLUMNS",
 ]
 
@@ -697,6 +704,212 @@ def resampling_explorer(conf: Any, correct: Any, *, seed: int = 0, n_bins: int =
         fig, ax = plt.subplots(figsize=(5, 3.5))
     panel = ResamplingExplorer(c, y, int(seed), n_bins, slider, output, ax)
     panel.update(a)
+
+    def _on_change(change: dict) -> None:
+        panel.update(change["new"])
+        with output:
+            output.clear_output(wait=True)
+            from IPython.display import display
+
+            display(fig)
+
+    slider.observe(_on_change, names="value")
+    return panel
+
+
+# --------------------------------------------------------------------------
+# Widget: ConsCal's threshold n (Section 5.2)
+# --------------------------------------------------------------------------
+
+def _agreement_counts(predictions: Any, reference: str) -> tuple[np.ndarray, np.ndarray, int]:
+    """(final prediction, k = number of columns agreeing with it, C) of a prediction table."""
+    from .calibrators import ConsCal
+
+    cc = ConsCal("binary", reference=reference)
+    final, agree = cc._agreement(predictions)
+    return final, agree.sum(axis=1), agree.shape[1]
+
+
+def conscal_threshold_data(
+    dev_predictions: Any,
+    dev_correct: Any,
+    test_predictions: Any,
+    test_correct: Any,
+    *,
+    n_bins: int = 10,
+    reference: str = "last",
+) -> "pd.DataFrame":  # noqa: F821
+    r"""Binary ConsCal at every threshold n, on dev and test (Si et al. 2022, Section 5.2).
+
+    With :math:`k_i` the number of the C checkpoints that agree with the
+    final prediction of instance i, binary ConsCal gives confidence
+
+    .. math:: \hat c_i(n) = \mathbb 1[k_i > n], \qquad n = 0, \dots, C,
+
+    and :class:`calibnb.ConsCal` tunes n to minimise dev MacroCE. For every n
+    this returns, per split, MacroCE, ECE (``n_bins`` equal-width buckets),
+    the share of answers it calls confident (:math:`\hat c_i = 1`), and the
+    accuracy of those confident answers (NaN when none is confident), with a
+    column ``tuned`` marking the n ConsCal picks on dev.
+
+    Parameters
+    ----------
+    dev_predictions, test_predictions : array-like of shape (N, C)
+        Prediction tables, one column per checkpoint (last = final model), or
+        per independent run with ``reference="majority"``.
+    dev_correct, test_correct : array-like of shape (N,)
+        Correctness of the final prediction.
+    n_bins : int
+    reference : {"last", "majority"}
+        As in :class:`calibnb.ConsCal`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per (split, n): columns ``split``, ``n``, ``macro_ce``,
+        ``ece``, ``confident_share``, ``confident_accuracy``, ``tuned``.
+
+    Examples
+    --------
+    >>> dev = [[0, 0, 0], [1, 2, 2], [0, 1, 2], [1, 1, 1]]
+    >>> df = conscal_threshold_data(dev, [1, 1, 0, 1], dev, [1, 0, 0, 1])
+    >>> df[df.split == "dev"][["n", "macro_ce", "tuned"]].to_dict("list")
+    {'n': [0, 1, 2, 3], 'macro_ce': [0.5, 0.0, 0.16666666666666666, 0.5], 'tuned': [False, True, False, False]}
+    """
+    import pandas as pd
+
+    from . import metrics
+    from .calibrators import ConsCal
+
+    n_bins = check_n_bins(n_bins)
+    tuned = ConsCal("binary", reference=reference).fit(dev_predictions, dev_correct).threshold_
+    rows = []
+    for split, pred, corr in (("dev", dev_predictions, dev_correct), ("test", test_predictions, test_correct)):
+        _, k, c = _agreement_counts(pred, reference)
+        y = check_correct(corr, k.shape[0], name=f"{split}_correct", other=f"{split}_predictions")
+        for n in range(c + 1):
+            conf = (k > n).astype(np.float64)
+            confident = conf == 1.0
+            rows.append({
+                "split": split, "n": n,
+                "macro_ce": float(metrics.macro_ce(conf, y)), "ece": float(metrics.ece(conf, y, n_bins=n_bins)),
+                "confident_share": float(confident.mean()),
+                "confident_accuracy": float(y[confident].mean()) if confident.any() else float("nan"),
+                "tuned": n == tuned,
+            })
+    return pd.DataFrame(rows)
+
+
+def plot_conscal_threshold(data: "pd.DataFrame", *, n: int | None = None, ax: Any = None) -> Any:  # noqa: F821
+    """Draw :func:`conscal_threshold_data`: MacroCE and ECE against n, per split.
+
+    The tuned n is marked by a dotted vertical line and star markers; ``n``
+    (the slider's value) by a solid grey line. Returns the Axes.
+    """
+    import matplotlib.pyplot as plt
+
+    if ax is None:
+        _, ax = plt.subplots(figsize=(5, 3.5))
+    for split, style in (("dev", "--"), ("test", "-")):
+        d = data[data["split"] == split]
+        for metric, color in (("macro_ce", "C0"), ("ece", "C1")):
+            ax.plot(d["n"], d[metric], style, color=color, marker="o", ms=3, label=f"{metric} ({split})")
+            t = d[d["tuned"]]
+            ax.plot(t["n"], t[metric], "*", color=color, ms=11)
+    tuned = int(data.loc[data["tuned"], "n"].iloc[0])
+    ax.axvline(tuned, color="k", ls=":", lw=1, label=f"tuned on dev: n = {tuned}")
+    if n is not None:
+        ax.axvline(n, color="0.5", lw=2, alpha=0.6, label=f"slider: n = {n}")
+    ax.set_xlabel("threshold n (confident iff k > n checkpoints agree)")
+    ax.set_ylabel("calibration error")
+    ax.set_xticks(sorted(data["n"].unique()))
+    ax.legend(fontsize="x-small")
+    return ax
+
+
+@dataclass
+class ConsCalExplorer:
+    """Panel of :func:`conscal_explorer`: a slider for n, a readout and an Axes.
+
+    ``update(n)`` redraws and returns the readout ``{"n", "tuned_n", "dev": {...},
+    "test": {...}}`` (each split: ``macro_ce``, ``ece``, ``confident_share``,
+    ``confident_accuracy``); a plain function, callable without a browser.
+    """
+
+    data: Any
+    tuned_n: int
+    slider: Any
+    output: Any
+    ax: Any
+    readout: dict = field(default_factory=dict)
+
+    def update(self, n: int) -> dict:
+        n = check_positive_int(n, "n", minimum=0)
+        rows = self.data[self.data["n"] == n]
+        if rows.empty:
+            raise ValueError(f"n must be in [0, {int(self.data['n'].max())}]; got {n}.")
+        cols = ["macro_ce", "ece", "confident_share", "confident_accuracy"]
+        self.readout = {"n": n, "tuned_n": self.tuned_n}
+        for split in ("dev", "test"):
+            self.readout[split] = {c: float(rows.loc[rows["split"] == split, c].iloc[0]) for c in cols}
+        self.ax.clear()
+        plot_conscal_threshold(self.data, n=n, ax=self.ax)
+        t = self.readout["test"]
+        self.ax.set_title(f"n = {n}{' (tuned)' if n == self.tuned_n else ''}: test MacroCE {t['macro_ce']:.3f}, "
+                          f"ECE {t['ece']:.3f}, acc. of confident {t['confident_accuracy']:.3f}", fontsize="small")
+        return self.readout
+
+    @property
+    def widget(self) -> Any:
+        import ipywidgets as w
+
+        return w.VBox([self.slider, self.output])
+
+    def _ipython_display_(self) -> None:
+        from IPython.display import display
+
+        display(self.widget)
+
+
+def conscal_explorer(
+    dev_predictions: Any,
+    dev_correct: Any,
+    test_predictions: Any,
+    test_correct: Any,
+    *,
+    n_bins: int = 10,
+    reference: str = "last",
+    n: int | None = None,
+) -> ConsCalExplorer:
+    """A slider for binary ConsCal's threshold n (Si et al. 2022, Section 5.2).
+
+    Moving the slider shows MacroCE, ECE and the accuracy of the answers
+    ConsCal calls confident, on dev and test, for that n; the n tuned on dev
+    MacroCE (:class:`calibnb.ConsCal`) is marked in the figure and is the
+    slider's start unless ``n`` is given. The data come from
+    :func:`conscal_threshold_data`, the figure from :func:`plot_conscal_threshold`.
+
+    Returns
+    -------
+    ConsCalExplorer
+        Holds the slider, the Axes and ``update(n)``.
+    """
+    import ipywidgets as w
+    import matplotlib.pyplot as plt
+
+    table = conscal_threshold_data(dev_predictions, dev_correct, test_predictions, test_correct,
+                                   n_bins=n_bins, reference=reference)
+    tuned = int(table.loc[table["tuned"], "n"].iloc[0])
+    c = int(table["n"].max())
+    start = tuned if n is None else check_positive_int(n, "n", minimum=0)
+    if start > c:
+        raise ValueError(f"n must be in [0, {c}]; got {start}.")
+    slider = w.IntSlider(value=start, min=0, max=c, step=1, description="threshold n")
+    output = w.Output()
+    with output:
+        fig, ax = plt.subplots(figsize=(5.5, 3.8))
+    panel = ConsCalExplorer(table, tuned, slider, output, ax)
+    panel.update(start)
 
     def _on_change(change: dict) -> None:
         panel.update(change["new"])

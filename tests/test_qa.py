@@ -273,3 +273,71 @@ def test_resampling_explorer_update_redraws():
     panel.slider.value = 0.9  # through the widget
     assert abs(panel.readout["accuracy"] - 0.9) < 0.01
     assert panel.readout["ece"] != low["ece"]
+
+
+def _checkpoint_tables(seed, n=300, c=5):
+    """Prediction tables where agreement with the final checkpoint tracks correctness."""
+    rng = np.random.default_rng(seed)
+    truth = rng.integers(0, 4, n)
+    final = np.where(rng.random(n) < 0.5, truth, (truth + 1) % 4)
+    correct = final == truth
+    stable = rng.random((n, c - 1)) < np.where(correct, 0.85, 0.45)[:, None]
+    table = np.where(stable, final[:, None], (final[:, None] + 1 + rng.integers(0, 3, (n, c - 1))) % 4)
+    return np.column_stack([table, final]), correct
+
+
+def test_conscal_threshold_data_matches_conscal():
+    from calibnb import ConsCal, ece, macro_ce
+    from calibnb.qa import conscal_threshold_data
+
+    p_dev, y_dev = _checkpoint_tables(0)
+    p_test, y_test = _checkpoint_tables(1)
+    df = conscal_threshold_data(p_dev, y_dev, p_test, y_test, n_bins=10)
+    assert len(df) == 2 * 6 and df["tuned"].sum() == 2
+    tuned = ConsCal("binary").fit(p_dev, y_dev).threshold_
+    assert (df.loc[df["tuned"], "n"] == tuned).all()
+    for n in range(6):
+        c_test = ConsCal("binary", threshold=n).fit(p_dev, y_dev).transform(p_test)
+        row = df[(df.split == "test") & (df.n == n)].iloc[0]
+        assert row["macro_ce"] == pytest.approx(macro_ce(c_test, y_test))
+        assert row["ece"] == pytest.approx(ece(c_test, y_test, n_bins=10))
+        assert row["confident_share"] == pytest.approx(c_test.mean())
+        if c_test.any():
+            assert row["confident_accuracy"] == pytest.approx(y_test[c_test == 1].mean())
+        else:
+            assert np.isnan(row["confident_accuracy"])
+    # n = C: nothing is confident; the tuned n minimises dev MacroCE
+    assert df[(df.split == "dev") & (df.n == 5)]["confident_share"].item() == 0.0
+    dev = df[df.split == "dev"]
+    assert dev.loc[dev["tuned"], "macro_ce"].item() == dev["macro_ce"].min()
+    with pytest.raises(ValueError, match="test_correct"):
+        conscal_threshold_data(p_dev, y_dev, p_test, y_test[:-1])
+
+
+def test_conscal_explorer_slider_sets_readout():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from calibnb import ConsCal, macro_ce
+    from calibnb.qa import conscal_explorer
+
+    p_dev, y_dev = _checkpoint_tables(0)
+    p_test, y_test = _checkpoint_tables(1)
+    panel = conscal_explorer(p_dev, y_dev, p_test, y_test)
+    tuned = ConsCal("binary").fit(p_dev, y_dev).threshold_
+    assert panel.tuned_n == tuned and panel.slider.value == tuned and panel.readout["n"] == tuned
+    assert "(tuned)" in panel.ax.get_title()
+    other = 0 if tuned != 0 else 3
+    panel.slider.value = other  # through the widget, as a user would
+    r = panel.readout
+    assert r["n"] == other and r["tuned_n"] == tuned
+    for split, (p, y) in {"dev": (p_dev, y_dev), "test": (p_test, y_test)}.items():
+        c = ConsCal("binary", threshold=other).fit(p_dev, y_dev).transform(p)
+        assert r[split]["macro_ce"] == pytest.approx(macro_ce(c, y))
+        assert r[split]["confident_accuracy"] == pytest.approx(y[c == 1].mean())
+    assert "(tuned)" not in panel.ax.get_title() and f"n = {other}" in panel.ax.get_title()
+    # the tuned n stays marked in the figure whatever the slider says
+    labels = [line.get_label() for line in panel.ax.get_lines()]
+    assert f"tuned on dev: n = {tuned}" in labels and f"slider: n = {other}" in labels
+    with pytest.raises(ValueError, match="n must be in"):
+        panel.update(99)
