@@ -73,7 +73,7 @@ from .recalibration import (  # noqa: E402,F401
 from .qa import (  # noqa: E402,F401
     TrustScores, accuracy_shift_table, calibration_summary, calibration_table, expert_agreement, expert_features,
     normalize_answer, relative_reduction, resample_indices, resampling_explorer, resampling_table, top_confidence,
-    trust_scores,
+    trust_scores, conscal_threshold_data, plot_conscal_threshold, conscal_explorer,
 )
 
 # --- scalar annotation study (calibnb.annotation) ---
