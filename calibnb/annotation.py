@@ -31,6 +31,7 @@ from .disagreement import subsample_votes
 from .human import human_distribution
 from .metrics import ece
 from .scalar import classwise_ce, expected_label, ranking_risk, scalar_mae, unli_inverse, unli_transform
+from .widgets import build_panel
 from .validation import (
     as_rng,
     check_1d_finite,
@@ -606,41 +607,6 @@ def load_circa_examples() -> pd.DataFrame:
 # --------------------------------------------------------------------------- panels
 
 
-def _wire(controls: dict, draw: Any, n_axes: int, figsize: tuple) -> Any:
-    """Wire ipywidgets ``controls`` to ``draw(axes, **values) -> DataFrame`` in a :class:`calibnb.widgets.Panel`."""
-    import ipywidgets as w
-    import matplotlib.pyplot as plt
-    from IPython.display import display
-
-    from .widgets import Panel
-
-    fig, axes = plt.subplots(1, n_axes, figsize=figsize, squeeze=False)
-    plt.close(fig)  # shown only through the panel's output
-    panel = Panel(controls=controls, update=None, figure=fig, axes=list(axes[0]))
-
-    def update(**values: Any) -> pd.DataFrame:
-        unknown = sorted(set(values) - set(controls))
-        if unknown:
-            raise TypeError(f"update got unknown argument(s) {unknown}; expected some of {sorted(controls)}.")
-        merged = {name: control.value for name, control in controls.items()}
-        merged.update(values)
-        for ax in panel.axes:
-            ax.clear()
-        panel.readout = draw(panel.axes, **merged)
-        fig.tight_layout()
-        return panel.readout
-
-    def show(**values: Any) -> None:
-        display(fig)
-        display(update(**values))
-
-    panel.update = update
-    panel.output = w.interactive_output(show, controls)
-    panel.widget = w.VBox([w.HBox(list(controls.values())), panel.output])
-    update()
-    return panel
-
-
 def f_neutral_explorer(probs: Mapping[str, Any], human, *, f_neutral: float = 0.5) -> Any:
     r"""An f(NEU) slider re-ranking the models by MAE and RR against :math:`\psi_f(\bar\pi)`.
 
@@ -678,7 +644,7 @@ def f_neutral_explorer(probs: Mapping[str, Any], human, *, f_neutral: float = 0.
             out[f"rank {col}"] = table[col].rank(method="min").astype(int)
         return out
 
-    return _wire({"f_neutral": slider}, draw, 1, (8, 4))
+    return build_panel({"f_neutral": slider}, draw, 1, (8, 4))
 
 
 def ece_bins_explorer(probs: Mapping[str, Any], human, *, n_bins: int = 10, max_bins: int = 100) -> Any:
@@ -721,4 +687,4 @@ def ece_bins_explorer(probs: Mapping[str, Any], human, *, n_bins: int = 10, max_
         return pd.DataFrame({"ECE": e, "CE": ce[e.index], "rank ECE": e.rank(method="min").astype(int),
                              "rank CE": ce[e.index].rank(method="min").astype(int)})
 
-    return _wire(controls, draw, 1, (8, 4))
+    return build_panel(controls, draw, 1, (8, 4))

@@ -22,6 +22,7 @@ from typing import Any, Iterable
 import numpy as np
 
 __all__ = [
+    "as_numeric_array",
     "check_conf",
     "check_correct",
     "check_conf_correct",
@@ -64,8 +65,12 @@ def _values(n: int) -> str:
     return f"{n} value" if n == 1 else f"{n} values"
 
 
-def _as_numeric_array(x: Any, name: str) -> np.ndarray:
-    """Convert to an ndarray, refusing strings, objects and None with TypeError."""
+def as_numeric_array(x: Any, name: str) -> np.ndarray:
+    """Convert ``x`` to an ndarray of real numbers, refusing strings, objects, complex and None with TypeError.
+
+    The first step of every checker here; public so that modules with inputs of
+    their own shape (logits, candidate sets) convert them the same way.
+    """
     if x is None:
         raise TypeError(f"{name} must be an array of numbers, not None.")
     if isinstance(x, (str, bytes)):
@@ -117,7 +122,7 @@ def check_1d_finite(x: Any, name: str) -> np.ndarray:
 
     Used for real-valued scores (logits, scalar labels) that need no range.
     """
-    arr = _as_numeric_array(x, name)
+    arr = as_numeric_array(x, name)
     _check_ndim(arr, 1, name, "1-D")
     _check_not_empty(arr, name)
     arr = arr.astype(np.float64, copy=False)
@@ -137,7 +142,7 @@ def check_conf(conf: Any, name: str = "conf") -> np.ndarray:
     ...
     ValueError: conf has 2 values outside [0, 1]; first at index 1: 1.5.
     """
-    arr = _as_numeric_array(conf, name)
+    arr = as_numeric_array(conf, name)
     _check_ndim(arr, 1, name, "1-D")
     _check_not_empty(arr, name)
     arr = arr.astype(np.float64, copy=False)
@@ -157,7 +162,7 @@ def check_correct(correct: Any, n: int | None = None, name: str = "correct", *, 
     ...
     ValueError: correct must hold only 0/1 or bool; 1 value is not; first at index 1: 0.5.
     """
-    arr = _as_numeric_array(correct, name)
+    arr = as_numeric_array(correct, name)
     _check_ndim(arr, 1, name, "1-D")
     if n is not None and arr.shape[0] != n:
         raise ValueError(f"{name} has length {arr.shape[0]} but {other} has length {n}; they must match.")
@@ -204,7 +209,7 @@ def check_probs(probs: Any, name: str = "probs", *, normalize: bool = False, ato
     ...
     ValueError: probs has 1 row that does not sum to 1 (tolerance 1e-06); first at row 1: sum 1.1.
     """
-    arr = _as_numeric_array(probs, name)
+    arr = as_numeric_array(probs, name)
     _check_ndim(arr, 2, name, "2-D with shape (N, K)")
     _check_not_empty(arr, name)
     if arr.shape[1] < 2:
@@ -242,7 +247,7 @@ def check_labels(labels: Any, n: int | None = None, n_classes: int | None = None
 
     Float arrays are accepted when every value is a whole number.
     """
-    arr = _as_numeric_array(labels, name)
+    arr = as_numeric_array(labels, name)
     _check_ndim(arr, 1, name, "1-D")
     if n is not None and arr.shape[0] != n:
         raise ValueError(f"{name} has length {arr.shape[0]} but probs has {n} rows; they must match.")
@@ -281,7 +286,7 @@ def check_human(human: Any, n: int | None = None, n_classes: int | None = None, 
     Values must be finite and non-negative and no row may be all zero. Rows are
     *not* normalised here; see :func:`calibnb.human_distribution`.
     """
-    arr = _as_numeric_array(human, name)
+    arr = as_numeric_array(human, name)
     _check_ndim(arr, 2, name, "2-D with shape (N, K)")
     _check_not_empty(arr, name)
     if n is not None and arr.shape[0] != n:

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from ..validation import check_1d_finite, check_correct, check_labels
+from ..validation import as_numeric_array, check_1d_finite, check_correct, check_labels
 
 __all__: list[str] = []
 
@@ -28,16 +28,7 @@ def check_is_fitted(obj: Any, attribute: str) -> None:
 
 def as_float_array(x: Any, name: str, *, keep_float32: bool = False) -> np.ndarray:
     """Convert to a float64 ndarray (float32 kept as is if asked), refusing strings, objects and None."""
-    if x is None:
-        raise TypeError(f"{name} must be an array of numbers, not None.")
-    if isinstance(x, (str, bytes)):
-        raise TypeError(f"{name} must be an array of numbers, not a string.")
-    try:
-        arr = np.asarray(x)
-    except Exception as exc:  # ragged nested lists
-        raise TypeError(f"{name} could not be converted to an array: {exc}") from None
-    if arr.dtype == object or arr.dtype.kind in "USVMmc":
-        raise TypeError(f"{name} must hold real numbers; got dtype {arr.dtype}.")
+    arr = as_numeric_array(x, name)
     if keep_float32 and arr.dtype == np.float32:
         return arr
     return arr.astype(np.float64, copy=False)
