@@ -264,3 +264,20 @@ def test_nbr_by_hand_and_identity():
     labels = [0, 1]
     expected = ((0.4 ** 2 + 0.4 ** 2) + (0.2 ** 2 + 0.8 ** 2 + 0.6 ** 2)) / 6
     assert cb.nbr(probs, labels) == pytest.approx(expected)
+
+
+def test_ks_order_mixed_tie_group_across_internal_chunks():
+    """A tie group mixing correct and wrong items that straddles an internal
+    processing chunk must still follow input order (stable sort)."""
+    c = _CHUNK
+    n = 2 * c
+    conf = np.zeros(n)
+    correct = np.zeros(n, dtype=bool)
+    conf[c + 1:] = 1.0
+    correct[c + 1:] = True
+    conf[c - 1] = conf[c] = 0.3  # sorted positions c-1 and c: either side of the boundary
+    correct[c - 1] = True  # input order: the correct item first
+    order = np.argsort(conf, kind="stable")
+    expected = np.max(np.abs(np.cumsum(correct[order] - conf[order]))) / n
+    np.testing.assert_allclose(cb.ks_error(conf, correct), expected, rtol=1e-12)
+    np.testing.assert_allclose(cb.ks_error(conf, correct), 0.7 / n, rtol=1e-9)
