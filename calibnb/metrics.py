@@ -628,10 +628,6 @@ def _ks_from_keys(keys: np.ndarray, n: int, ties: str):
         k = keys[start:start + _CHUNK]
         vals = k >> 1
         y = k & 1
-        if start + _CHUNK < n:
-            nxt = keys[start + _CHUNK] >> 1
-        else:
-            nxt = None
         if ties == "order":
             # A tie group mixing wrong (bit 0) and correct (bit 1) items shows up
             # as adjacent keys 2v, 2v + 1: one diff pass finds the candidates.
@@ -649,10 +645,18 @@ def _ks_from_keys(keys: np.ndarray, n: int, ties: str):
             d = y - vals.view(np.float64)
             cs = np.cumsum(d)
             cs += carry
-            last = np.empty(vals.shape[0], dtype=bool)
-            last[:-1] = vals[1:] != vals[:-1]
-            last[-1] = True if nxt is None else bool(vals[-1] != nxt)
-            sel = cs[last]
+            # Equal confidences have keys that differ by at most 1; the window
+            # takes the next chunk's first key so a group across chunks is seen.
+            w = keys[start:start + _CHUNK + 1]
+            cand = np.flatnonzero(np.diff(w) <= 1)
+            if cand.size:
+                cand = cand[(w[cand + 1] >> 1) == (w[cand] >> 1)]  # not the last of its group
+            if cand.size:
+                last = np.ones(vals.shape[0], dtype=bool)
+                last[cand] = False
+                sel = cs[last]
+            else:
+                sel = cs
             if sel.size:
                 best = max(best, float(sel.max()), float(-sel.min()))
             carry = float(cs[-1])

@@ -281,3 +281,22 @@ def test_ks_order_mixed_tie_group_across_internal_chunks():
     expected = np.max(np.abs(np.cumsum(correct[order] - conf[order]))) / n
     np.testing.assert_allclose(cb.ks_error(conf, correct), expected, rtol=1e-12)
     np.testing.assert_allclose(cb.ks_error(conf, correct), 0.7 / n, rtol=1e-9)
+
+
+@pytest.mark.parametrize("offset", [-2, -1, 0, 1])
+def test_ks_group_tie_group_across_internal_chunks(offset):
+    """ties="group" evaluates only group ends, also for a group across a chunk boundary."""
+    rng = np.random.default_rng(7)
+    n = 2 * _CHUNK + 5
+    conf = np.sort(rng.random(n))
+    start = _CHUNK + offset
+    conf[start:start + 4] = conf[start]  # a tie group of 4 near the boundary
+    correct = rng.random(n) < conf
+    perm = rng.permutation(n)
+    conf, correct = conf[perm], correct[perm]
+    order = np.argsort(conf, kind="stable")
+    s_conf, s_y = conf[order], correct[order]
+    cs = np.cumsum(s_y - s_conf)
+    ends = np.append(s_conf[1:] != s_conf[:-1], True)
+    expected = np.max(np.abs(cs[ends])) / n
+    np.testing.assert_allclose(cb.ks_error(conf, correct, ties="group"), expected, rtol=1e-9)
