@@ -54,7 +54,7 @@ def expected_label(probs, values) -> np.ndarray:
     return p @ v
 
 
-def scalar_mae(pred, target) -> float:
+def scalar_mae(pred_scalar, target_scalar) -> float:
     """Mean absolute error between scalar predictions and scalar labels.
 
     .. math::
@@ -68,9 +68,9 @@ def scalar_mae(pred, target) -> float:
     >>> scalar_mae([0.2, 0.9], [0.0, 1.0])
     0.15
     """
-    a = check_1d_finite(pred, "pred")
-    b = check_1d_finite(target, "target")
-    check_same_length(a, b, "pred", "target")
+    a = check_1d_finite(pred_scalar, "pred_scalar")
+    b = check_1d_finite(target_scalar, "target_scalar")
+    check_same_length(a, b, "pred_scalar", "target_scalar")
     return float(np.abs(a - b).mean())
 
 
@@ -124,7 +124,7 @@ def _count_inversions(a: np.ndarray) -> int:
     return total
 
 
-def ranking_risk(pred, target) -> float:
+def ranking_risk(pred_scalar, target_scalar) -> float:
     """Pairwise ranking risk: the fraction of pairs ordered wrongly.
 
     .. math::
@@ -141,7 +141,7 @@ def ranking_risk(pred, target) -> float:
 
     Parameters
     ----------
-    pred, target : array-like of shape (N,)
+    pred_scalar, target_scalar : array-like of shape (N,)
         Finite scalars.
 
     Returns
@@ -151,7 +151,7 @@ def ranking_risk(pred, target) -> float:
     Raises
     ------
     ValueError
-        If every pair is tied in ``target`` (nothing to rank).
+        If every pair is tied in ``target_scalar`` (nothing to rank).
 
     Examples
     --------
@@ -162,13 +162,13 @@ def ranking_risk(pred, target) -> float:
     >>> ranking_risk([0.5, 0.5, 0.9], [0.0, 1.0, 1.0])  # one tie counts half
     0.25
     """
-    a = check_1d_finite(pred, "pred")
-    s = check_1d_finite(target, "target")
-    check_same_length(a, s, "pred", "target")
+    a = check_1d_finite(pred_scalar, "pred_scalar")
+    s = check_1d_finite(target_scalar, "target_scalar")
+    check_same_length(a, s, "pred_scalar", "target_scalar")
     n = a.shape[0]
     pairs = n * (n - 1) // 2 - _tied_pairs(s)
     if pairs == 0:
-        raise ValueError("target has no two different values; the ranking risk is undefined.")
+        raise ValueError("target_scalar has no two different values; the ranking risk is undefined.")
     order = np.lexsort((a, s))  # by target, ties in target by prediction
     _, ranks = np.unique(a, return_inverse=True)
     discordant = _count_inversions(ranks.ravel()[order].astype(np.int64))

@@ -40,7 +40,7 @@ def test_ranking_risk_extremes_and_ties():
     assert cb.ranking_risk(-t, t) == 1.0
     assert cb.ranking_risk(np.zeros(10), t) == 0.5  # constant prediction: all half
     assert cb.ranking_risk([0.1, 0.9, 0.5, 0.5], [0, 0, 1, 1]) == pytest.approx(0.5)
-    with pytest.raises(ValueError, match="target has no two different values"):
+    with pytest.raises(ValueError, match="target_scalar has no two different values"):
         cb.ranking_risk([0.1, 0.2], [1.0, 1.0])
 
 
@@ -68,7 +68,7 @@ def test_expected_label_and_mae():
     assert cb.scalar_mae([0.45, 1.0], [0.5, 0.5]) == pytest.approx(0.275)
     with pytest.raises(ValueError, match="values has length 2 but probs has 3 classes"):
         cb.expected_label(probs, [1.0, 0.0])
-    with pytest.raises(ValueError, match="target has length 1 but pred has length 2"):
+    with pytest.raises(ValueError, match="target_scalar has length 1 but pred_scalar has length 2"):
         cb.scalar_mae([0.1, 0.2], [0.1])
 
 
