@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import re
 import string
-from dataclasses import dataclass, field
 from typing import Any, Mapping, NamedTuple
 
 import numpy as np
@@ -634,51 +633,8 @@ def expert_features(answers: Any, confidences: Any, expert: int) -> np.ndarray:
 # Widget: the accuracy re-sampling slider (Section 4.2)
 # --------------------------------------------------------------------------
 
-@dataclass
-class ResamplingExplorer:
-    """Panel of :func:`resampling_explorer`: a slider, a readout and an Axes.
-
-    ``update(accuracy=...)`` re-samples, redraws and returns the readout; it
-    is a plain function, so it can be called without a browser.
-    """
-
-    conf: np.ndarray
-    correct: np.ndarray
-    seed: int
-    n_bins: int
-    slider: Any
-    output: Any
-    ax: Any
-    readout: dict = field(default_factory=dict)
-
-    def update(self, accuracy: float) -> dict:
-        from .plots import plot_reliability_diagram, reliability_diagram_data
-
-        idx = resample_indices(self.correct, accuracy, seed=self.seed)
-        c, y = self.conf[idx], self.correct[idx]
-        s = calibration_summary(c, y, n_bins=self.n_bins)
-        self.readout = {"accuracy": s["accuracy"], "n": int(idx.size), "ece": s["ece_width"],
-                        "ice": s["ice"], "macro_ce": s["macro_ce"]}
-        self.ax.clear()
-        plot_reliability_diagram(reliability_diagram_data(c, y, n_bins=self.n_bins), ax=self.ax, style="si")
-        self.ax.set_title(f"re-sampled to accuracy {s['accuracy']:.2f}: ECE {s['ece_width']:.3f}, "
-                          f"ICE {s['ice']:.3f}, MacroCE {s['macro_ce']:.3f}", fontsize="small")
-        return self.readout
-
-    @property
-    def widget(self) -> Any:
-        import ipywidgets as w
-
-        return w.VBox([self.slider, self.output])
-
-    def _ipython_display_(self) -> None:
-        from IPython.display import display
-
-        display(self.widget)
-
-
 def resampling_explorer(conf: Any, correct: Any, *, seed: int = 0, n_bins: int = 10,
-                        accuracy: float = 0.5) -> ResamplingExplorer:
+                        accuracy: float = 0.5) -> Any:
     """An accuracy slider that re-samples predictions (Si et al. 2022, Section 4.2).
 
     Moving the slider re-samples ``(conf, correct)`` to the chosen accuracy
@@ -688,33 +644,33 @@ def resampling_explorer(conf: Any, correct: Any, *, seed: int = 0, n_bins: int =
 
     Returns
     -------
-    ResamplingExplorer
-        Holds the slider, the figure's Axes and ``update(accuracy)``.
+    calibnb.widgets.Panel
+        Control ``"accuracy"``; ``update(accuracy=...)`` returns the readout
+        (column ``value``, rows ``accuracy``, ``n``, ``ece``, ``ice``, ``macro_ce``).
     """
     import ipywidgets as w
-    import matplotlib.pyplot as plt
+    import pandas as pd
+
+    from .plots import plot_reliability_diagram, reliability_diagram_data
+    from .widgets import build_panel
 
     c, y = check_conf_correct(conf, correct)
     n_bins = check_n_bins(n_bins)
     a = check_scalar_in_range(accuracy, "accuracy", low=0.0, high=1.0)
     slider = w.FloatSlider(value=a, min=0.05, max=0.95, step=0.05, description="accuracy",
                            continuous_update=False)
-    output = w.Output()
-    with output:
-        fig, ax = plt.subplots(figsize=(5, 3.5))
-    panel = ResamplingExplorer(c, y, int(seed), n_bins, slider, output, ax)
-    panel.update(a)
 
-    def _on_change(change: dict) -> None:
-        panel.update(change["new"])
-        with output:
-            output.clear_output(wait=True)
-            from IPython.display import display
+    def draw(axes: list, *, accuracy: float) -> pd.DataFrame:
+        idx = resample_indices(y, accuracy, seed=seed)
+        cs, ys = c[idx], y[idx]
+        s = calibration_summary(cs, ys, n_bins=n_bins)
+        plot_reliability_diagram(reliability_diagram_data(cs, ys, n_bins=n_bins), ax=axes[0], style="si")
+        axes[0].set_title(f"re-sampled to accuracy {s['accuracy']:.2f}: ECE {s['ece_width']:.3f}, "
+                          f"ICE {s['ice']:.3f}, MacroCE {s['macro_ce']:.3f}", fontsize="small")
+        return pd.DataFrame({"value": {"accuracy": s["accuracy"], "n": int(idx.size), "ece": s["ece_width"],
+                                       "ice": s["ice"], "macro_ce": s["macro_ce"]}})
 
-            display(fig)
-
-    slider.observe(_on_change, names="value")
-    return panel
+    return build_panel({"accuracy": slider}, draw, 1, (5, 3.5))
 
 
 # --------------------------------------------------------------------------
@@ -827,97 +783,55 @@ def plot_conscal_threshold(data: "pd.DataFrame", *, n: int | None = None, ax: An
     return ax
 
 
-@dataclass
-class ConsCalExplorer:
-    """Panel of :func:`conscal_explorer`: a slider for n, a readout and an Axes.
-
-    ``update(n)`` redraws and returns the readout ``{"n", "tuned_n", "dev": {...},
-    "test": {...}}`` (each split: ``macro_ce``, ``ece``, ``confident_share``,
-    ``confident_accuracy``); a plain function, callable without a browser.
-    """
-
-    data: Any
-    tuned_n: int
-    slider: Any
-    output: Any
-    ax: Any
-    readout: dict = field(default_factory=dict)
-
-    def update(self, n: int) -> dict:
-        n = check_positive_int(n, "n", minimum=0)
-        rows = self.data[self.data["n"] == n]
-        if rows.empty:
-            raise ValueError(f"n must be in [0, {int(self.data['n'].max())}]; got {n}.")
-        cols = ["macro_ce", "ece", "confident_share", "confident_accuracy"]
-        self.readout = {"n": n, "tuned_n": self.tuned_n}
-        for split in ("dev", "test"):
-            self.readout[split] = {c: float(rows.loc[rows["split"] == split, c].iloc[0]) for c in cols}
-        self.ax.clear()
-        plot_conscal_threshold(self.data, n=n, ax=self.ax)
-        t = self.readout["test"]
-        self.ax.set_title(f"n = {n}{' (tuned)' if n == self.tuned_n else ''}: test MacroCE {t['macro_ce']:.3f}, "
-                          f"ECE {t['ece']:.3f}, acc. of confident {t['confident_accuracy']:.3f}", fontsize="small")
-        return self.readout
-
-    @property
-    def widget(self) -> Any:
-        import ipywidgets as w
-
-        return w.VBox([self.slider, self.output])
-
-    def _ipython_display_(self) -> None:
-        from IPython.display import display
-
-        display(self.widget)
-
-
-def conscal_explorer(
-    dev_predictions: Any,
-    dev_correct: Any,
-    test_predictions: Any,
-    test_correct: Any,
-    *,
-    n_bins: int = 10,
-    reference: str = "last",
-    n: int | None = None,
-) -> ConsCalExplorer:
+def conscal_explorer(table: Any, *, n: int | None = None) -> Any:
     """A slider for binary ConsCal's threshold n (Si et al. 2022, Section 5.2).
 
     Moving the slider shows MacroCE, ECE and the accuracy of the answers
     ConsCal calls confident, on dev and test, for that n; the n tuned on dev
     MacroCE (:class:`calibnb.ConsCal`) is marked in the figure and is the
-    slider's start unless ``n`` is given. The data come from
-    :func:`conscal_threshold_data`, the figure from :func:`plot_conscal_threshold`.
+    slider's start unless ``n`` is given.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        The output of :func:`conscal_threshold_data` (the data part of this
+        figure; :func:`plot_conscal_threshold` draws it).
+    n : int, optional
+        The slider's start; default the tuned n.
 
     Returns
     -------
-    ConsCalExplorer
-        Holds the slider, the Axes and ``update(n)``.
+    calibnb.widgets.Panel
+        Control ``"n"``; ``update(n=...)`` returns the readout: one row per
+        split (``dev``, ``test``), columns ``macro_ce``, ``ece``,
+        ``confident_share``, ``confident_accuracy``, ``n``, ``tuned_n``.
     """
     import ipywidgets as w
-    import matplotlib.pyplot as plt
+    import pandas as pd
 
-    table = conscal_threshold_data(dev_predictions, dev_correct, test_predictions, test_correct,
-                                   n_bins=n_bins, reference=reference)
+    from .widgets import build_panel
+
+    needed = {"split", "n", "tuned", "macro_ce", "ece", "confident_share", "confident_accuracy"}
+    if not isinstance(table, pd.DataFrame) or not needed <= set(table.columns):
+        raise TypeError("table must be the DataFrame returned by conscal_threshold_data.")
     tuned = int(table.loc[table["tuned"], "n"].iloc[0])
     c = int(table["n"].max())
     start = tuned if n is None else check_positive_int(n, "n", minimum=0)
     if start > c:
         raise ValueError(f"n must be in [0, {c}]; got {start}.")
     slider = w.IntSlider(value=start, min=0, max=c, step=1, description="threshold n")
-    output = w.Output()
-    with output:
-        fig, ax = plt.subplots(figsize=(5.5, 3.8))
-    panel = ConsCalExplorer(table, tuned, slider, output, ax)
-    panel.update(start)
+    cols = ["macro_ce", "ece", "confident_share", "confident_accuracy"]
 
-    def _on_change(change: dict) -> None:
-        panel.update(change["new"])
-        with output:
-            output.clear_output(wait=True)
-            from IPython.display import display
+    def draw(axes: list, *, n: int) -> pd.DataFrame:
+        n = check_positive_int(n, "n", minimum=0)
+        if n > c:
+            raise ValueError(f"n must be in [0, {c}]; got {n}.")
+        readout = table[table["n"] == n].set_index("split")[cols].copy()
+        readout["n"], readout["tuned_n"] = n, tuned
+        plot_conscal_threshold(table, n=n, ax=axes[0])
+        t = readout.loc["test"]
+        axes[0].set_title(f"n = {n}{' (tuned)' if n == tuned else ''}: test MacroCE {t['macro_ce']:.3f}, "
+                          f"ECE {t['ece']:.3f}, acc. of confident {t['confident_accuracy']:.3f}", fontsize="small")
+        return readout
 
-            display(fig)
-
-    slider.observe(_on_change, names="value")
-    return panel
+    return build_panel({"n": slider}, draw, 1, (5.5, 3.8))

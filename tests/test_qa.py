@@ -266,13 +266,13 @@ def test_resampling_explorer_update_redraws():
     conf = rng.random(2000) * 0.5 + 0.5
     correct = rng.random(2000) < conf
     panel = resampling_explorer(conf, correct, seed=0, n_bins=10, accuracy=0.5)
-    assert abs(panel.readout["accuracy"] - 0.5) < 0.01
-    low = panel.update(0.1)
+    assert abs(panel.readout["value"]["accuracy"] - 0.5) < 0.01
+    low = panel.update(accuracy=0.1)["value"]
     assert abs(low["accuracy"] - 0.1) < 0.01
-    assert "0.10" in panel.ax.get_title()
-    panel.slider.value = 0.9  # through the widget
-    assert abs(panel.readout["accuracy"] - 0.9) < 0.01
-    assert panel.readout["ece"] != low["ece"]
+    assert "0.10" in panel.axes[0].get_title()
+    panel.controls["accuracy"].value = 0.9  # through the widget
+    assert abs(panel.readout["value"]["accuracy"] - 0.9) < 0.01
+    assert panel.readout["value"]["ece"] != low["ece"]
 
 
 def _checkpoint_tables(seed, n=300, c=5):
@@ -319,25 +319,29 @@ def test_conscal_explorer_slider_sets_readout():
 
     matplotlib.use("Agg")
     from calibnb import ConsCal, macro_ce
-    from calibnb.qa import conscal_explorer
+    from calibnb.qa import conscal_explorer, conscal_threshold_data
 
     p_dev, y_dev = _checkpoint_tables(0)
     p_test, y_test = _checkpoint_tables(1)
-    panel = conscal_explorer(p_dev, y_dev, p_test, y_test)
+    panel = conscal_explorer(conscal_threshold_data(p_dev, y_dev, p_test, y_test))
     tuned = ConsCal("binary").fit(p_dev, y_dev).threshold_
-    assert panel.tuned_n == tuned and panel.slider.value == tuned and panel.readout["n"] == tuned
-    assert "(tuned)" in panel.ax.get_title()
+    slider = panel.controls["n"]
+    assert slider.value == tuned and (panel.readout["n"] == tuned).all() and (panel.readout["tuned_n"] == tuned).all()
+    ax = panel.axes[0]
+    assert "(tuned)" in ax.get_title()
     other = 0 if tuned != 0 else 3
-    panel.slider.value = other  # through the widget, as a user would
+    slider.value = other  # through the widget, as a user would
     r = panel.readout
-    assert r["n"] == other and r["tuned_n"] == tuned
+    assert (r["n"] == other).all() and (r["tuned_n"] == tuned).all()
     for split, (p, y) in {"dev": (p_dev, y_dev), "test": (p_test, y_test)}.items():
         c = ConsCal("binary", threshold=other).fit(p_dev, y_dev).transform(p)
-        assert r[split]["macro_ce"] == pytest.approx(macro_ce(c, y))
-        assert r[split]["confident_accuracy"] == pytest.approx(y[c == 1].mean())
-    assert "(tuned)" not in panel.ax.get_title() and f"n = {other}" in panel.ax.get_title()
+        assert r.loc[split, "macro_ce"] == pytest.approx(macro_ce(c, y))
+        assert r.loc[split, "confident_accuracy"] == pytest.approx(y[c == 1].mean())
+    assert "(tuned)" not in ax.get_title() and f"n = {other}" in ax.get_title()
     # the tuned n stays marked in the figure whatever the slider says
-    labels = [line.get_label() for line in panel.ax.get_lines()]
+    labels = [line.get_label() for line in ax.get_lines()]
     assert f"tuned on dev: n = {tuned}" in labels and f"slider: n = {other}" in labels
     with pytest.raises(ValueError, match="n must be in"):
-        panel.update(99)
+        panel.update(n=99)
+    with pytest.raises(TypeError, match="table must be the DataFrame"):
+        conscal_explorer(p_dev)
