@@ -6,8 +6,6 @@ skipped, with the reason shown, only when no mirror exists (CI always has it).
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -31,20 +29,9 @@ from calibnb.data import (
     registry,
 )
 
-ROOT = Path(__file__).resolve().parents[1]
+from data_mirror import MIRROR, needs_mirror
 
-
-def _mirror() -> Path | None:
-    for candidate in (os.environ.get("CALIBNB_DATA_DIR"), str(ROOT.parent / "shared" / "data")):
-        if candidate and (Path(candidate) / "MANIFEST.json").is_file():
-            return Path(candidate)
-    return None
-
-
-MIRROR = _mirror()
-pytestmark = pytest.mark.skipif(
-    MIRROR is None, reason="the shared data mirror is absent (set CALIBNB_DATA_DIR to it); CI always has it"
-)
+pytestmark = needs_mirror
 
 
 @pytest.fixture(scope="session")

@@ -32,20 +32,7 @@ from calibnb.data import (
 )
 from calibnb.data._arrays import arrays_digest, pickle_to_npz_bytes
 
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def _mirror() -> Path | None:
-    for candidate in (os.environ.get("CALIBNB_DATA_DIR"), str(ROOT.parent / "shared" / "data")):
-        if candidate and (Path(candidate) / "MANIFEST.json").is_file():
-            return Path(candidate)
-    return None
-
-
-MIRROR = _mirror()
-needs_mirror = pytest.mark.skipif(
-    MIRROR is None, reason="the shared data mirror is absent (set CALIBNB_DATA_DIR to it); CI always has it"
-)
+from data_mirror import MIRROR, ROOT, needs_mirror  # noqa: E402
 ENTRIES = [e for e in json.loads((ROOT / "data" / "manifest.json").read_text())]
 FILES = [e["file"] for e in ENTRIES]
 SMALL_JSON = "qa/RandomForest_calibrator_dev_set_predictions.json"

@@ -20,7 +20,18 @@ from ._common import as_float_array, check_binary, check_is_fitted
 __all__ = ["AverageBaseline", "BinaryBaseline", "CorrectnessClassifier"]
 
 
-class AverageBaseline:
+class _DevAccuracyBaseline:
+    """Shared ``fit`` of the two Si et al. (2022) baselines: record the dev accuracy."""
+
+    def fit(self, conf: Any, correct: Any):
+        """Record the dev accuracy ``accuracy_``; returns self."""
+        c = check_conf(conf)
+        y = check_correct(correct, c.shape[0])
+        self.accuracy_ = float(np.mean(y))
+        return self
+
+
+class AverageBaseline(_DevAccuracyBaseline):
     r"""Give every prediction the dev-set accuracy (Si et al. 2022, §5.1).
 
     .. math:: \hat c_i = \bar a = \frac{1}{N_\mathrm{dev}} \sum_{j \in \mathrm{dev}} y_j
@@ -44,12 +55,6 @@ class AverageBaseline:
     array([0.5, 0.5])
     """
 
-    def fit(self, conf: Any, correct: Any) -> "AverageBaseline":
-        """Record the dev accuracy."""
-        c = check_conf(conf)
-        y = check_correct(correct, c.shape[0])
-        self.accuracy_ = float(np.mean(y))
-        return self
 
     def transform(self, conf: Any) -> np.ndarray:
         """The dev accuracy for every prediction."""
@@ -61,7 +66,7 @@ class AverageBaseline:
         return "AverageBaseline()"
 
 
-class BinaryBaseline:
+class BinaryBaseline(_DevAccuracyBaseline):
     r"""Top t of predictions by confidence get 1, the rest 0; t = dev accuracy (Si et al. 2022, §5.1).
 
     .. math:: \hat c_i = \mathbb 1\big[\mathrm{rank}(c_i) \le \lfloor t N + \tfrac12 \rfloor\big],
@@ -82,12 +87,6 @@ class BinaryBaseline:
     array([0., 1., 0., 1.])
     """
 
-    def fit(self, conf: Any, correct: Any) -> "BinaryBaseline":
-        """Record the dev accuracy."""
-        c = check_conf(conf)
-        y = check_correct(correct, c.shape[0])
-        self.accuracy_ = float(np.mean(y))
-        return self
 
     def transform(self, conf: Any) -> np.ndarray:
         """1 for the round(accuracy_ * N) most confident predictions, else 0."""
