@@ -100,9 +100,9 @@ def test_human_errors(f, human, match):
 
 
 def test_scalar_errors():
-    with pytest.raises(ValueError, match=r"pred has 1 value that is NaN or infinite; first at index 1: inf"):
+    with pytest.raises(ValueError, match=r"pred_scalar has 1 value that is NaN or infinite; first at index 1: inf"):
         cb.scalar_mae([0.1, np.inf], [0.0, 1.0])
-    with pytest.raises(ValueError, match="pred is empty; at least one value is needed"):
+    with pytest.raises(ValueError, match="pred_scalar is empty; at least one value is needed"):
         cb.ranking_risk([], [])
     with pytest.raises(ValueError, match="values must be 1-D"):
         cb.expected_label(PROBS, [[1.0, 0.0]])
