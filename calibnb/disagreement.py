@@ -29,7 +29,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from .widgets import build_panel
+from .widgets import build_panel, temperature_slider
 from .validation import (
     as_rng,
     check_1d_finite,
@@ -576,16 +576,9 @@ def human_temperature_explorer(
     h = check_human(human, z.shape[0], z.shape[1])
     n_bins = check_n_bins(n_bins)
     hist_bins = check_n_bins(hist_bins, "hist_bins")
-    lo = check_scalar_in_range(temperatures[0], "temperatures[0]", low=0.0, low_inclusive=False)
-    hi = check_scalar_in_range(temperatures[1], "temperatures[1]", low=lo, low_inclusive=False)
+    slider = temperature_slider(temperatures)
     dist = human_distribution(h)
     base = plots.histogram_data(dist_ce(softmax(z), dist), bins=hist_bins, label="τ = 1")
-
-    import ipywidgets as w
-
-    slider = w.FloatLogSlider(value=1.0, base=10, min=np.log10(lo), max=np.log10(hi), step=0.01,
-                              description="temperature τ", continuous_update=False, readout_format=".3g",
-                              style={"description_width": "initial"})
 
     def draw(axes: list, *, temperature: float) -> pd.DataFrame:
         tau = check_scalar_in_range(temperature, "temperature", low=0.0, low_inclusive=False)

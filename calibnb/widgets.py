@@ -40,7 +40,7 @@ from .validation import (
     check_scalar_in_range,
 )
 
-__all__ = ["Panel", "build_panel", "temperature_explorer", "binning_explorer", "perturbation_explorer"]
+__all__ = ["Panel", "build_panel", "temperature_slider", "temperature_explorer", "binning_explorer", "perturbation_explorer"]
 
 
 @dataclass
@@ -179,6 +179,23 @@ def _check_scores(scores: Any, labels: Any) -> tuple[np.ndarray, np.ndarray]:
     return check_conf_correct(scores, labels)
 
 
+def temperature_slider(temperatures: Any = (0.1, 10.0)) -> Any:
+    """A log-scale τ slider starting at τ = 1, for every temperature panel.
+
+    ``temperatures`` is the ``(low, high)`` range, with ``0 < low <= 1 <= high``
+    so that the slider can start at the uncalibrated τ = 1.
+    """
+    if not isinstance(temperatures, (tuple, list)) or len(temperatures) != 2:
+        raise TypeError(f"temperatures must be a (low, high) pair; got {temperatures!r}.")
+    lo = check_scalar_in_range(temperatures[0], "temperatures[0]", low=0.0, high=1.0, low_inclusive=False)
+    hi = check_scalar_in_range(temperatures[1], "temperatures[1]", low=1.0)
+    import ipywidgets as w
+
+    return w.FloatLogSlider(value=1.0, base=10, min=np.log10(lo), max=np.log10(hi), step=0.01,
+                            description="temperature τ", continuous_update=False, readout_format=".3g",
+                            style={"description_width": "initial"})
+
+
 def temperature_explorer(
     logits_or_conf: Any,
     labels_or_correct: Any,
@@ -229,15 +246,7 @@ def temperature_explorer(
     n_bins = check_n_bins(n_bins)
     binning = check_choice(binning, ("width", "mass"), "binning")
     style = check_choice(style, ("si", "classic"), "style")
-    if not isinstance(temperatures, (tuple, list)) or len(temperatures) != 2:
-        raise TypeError(f"temperatures must be a (low, high) pair; got {temperatures!r}.")
-    lo = check_scalar_in_range(temperatures[0], "temperatures[0]", low=0.0, high=1.0, low_inclusive=False)
-    hi = check_scalar_in_range(temperatures[1], "temperatures[1]", low=1.0)
-    import ipywidgets as w
-
-    slider = w.FloatLogSlider(value=1.0, base=10, min=np.log10(lo), max=np.log10(hi), step=0.01,
-                              description="temperature τ", continuous_update=False, readout_format=".3g",
-                              style={"description_width": "initial"})
+    slider = temperature_slider(temperatures)
 
     def draw(axes: list, *, temperature: float) -> pd.DataFrame:
         tau = check_scalar_in_range(temperature, "temperature", low=0.0, low_inclusive=False)
