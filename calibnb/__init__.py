@@ -20,6 +20,9 @@ from .scalar import (  # noqa: E402
     classwise_ce, expected_label, ranking_risk, scalar_mae, unli_inverse, unli_transform,
 )
 
+# --- sampling uncertainty (calibnb.uncertainty) -----------------------------
+from .uncertainty import BootstrapResult, batch_axis, bootstrap_ci, paired_bootstrap_ci  # noqa: E402,F401
+
 # --- plots (calibnb.plots) ----------------------------------------------------
 from .plots import (  # noqa: E402,F401
     HistogramData,
