@@ -22,9 +22,14 @@ from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
-from .validation import as_numeric_array, as_rng, check_choice, check_positive_int, check_scalar_in_range
+from .validation import (
+    as_numeric_array, as_rng, check_choice, check_conf_correct, check_positive_int, check_scalar_in_range,
+)
 
-__all__ = ["BootstrapResult", "bootstrap_ci", "paired_bootstrap_ci", "batch_axis"]
+__all__ = [
+    "BootstrapResult", "bootstrap_ci", "paired_bootstrap_ci", "batch_axis",
+    "CalibrationTest", "spiegelhalter_test", "cumulative_ks_test",
+]
 
 _METHODS = ("percentile", "bca")
 # Elements (resamples x items) evaluated per vectorised call: bounds the
@@ -32,6 +37,13 @@ _METHODS = ("percentile", "bca")
 _BATCH_ELEMENTS = 1 << 22
 # Attribute that marks a metric whose arrays may carry a leading batch axis.
 _BATCH_ATTR = "__calibnb_batch_axis__"
+
+
+class CalibrationTest(NamedTuple):
+    """Statistic and p-value of a test of the null hypothesis "the confidences are calibrated"."""
+
+    statistic: float
+    p_value: float
 
 
 class BootstrapResult(NamedTuple):
@@ -312,3 +324,159 @@ def paired_bootstrap_ci(
         return stat_a(i) - stat_b(i)
 
     return _bootstrap(statistic, estimate, n, n_resamples, level, method, seed, batched)
+
+
+# --------------------------------------------------------------------------
+# calibration tests with p-values
+# --------------------------------------------------------------------------
+
+_ALTERNATIVES = ("two-sided", "greater", "less")
+
+
+def spiegelhalter_test(conf, correct, *, alternative: str = "two-sided") -> CalibrationTest:
+    """Spiegelhalter's Z test of calibration.
+
+    Under the null hypothesis that item i is correct with probability
+    :math:`c_i` (independently), the Brier score
+    :math:`B = \\sum_i (y_i - c_i)^2` has mean :math:`\\sum_i c_i(1 - c_i)` and
+    variance :math:`\\sum_i (1 - 2c_i)^2 c_i(1 - c_i)`; standardising gives
+
+    .. math::
+
+        Z = \\frac{\\sum_i (y_i - c_i)(1 - 2c_i)}
+        {\\sqrt{\\sum_i (1 - 2c_i)^2\\, c_i (1 - c_i)}}
+        \\;\\sim\\; \\mathcal{N}(0, 1)\\ \\text{asymptotically}
+
+    and the p-value :math:`2\\,\\bar\\Phi(|Z|)` (two-sided), :math:`\\bar\\Phi(Z)`
+    (``"greater"``, the one-sided p-value MAPIE reports) or :math:`\\Phi(Z)`
+    (``"less"``). Z > 0 when correct answers come with confidences below 1/2 or
+    wrong ones with confidences above 1/2 more than calibration allows.
+
+    Parameters
+    ----------
+    conf, correct : array-like of shape (N,)
+    alternative : {"two-sided", "greater", "less"}, default "two-sided"
+
+    Returns
+    -------
+    CalibrationTest(statistic, p_value)
+
+    Raises
+    ------
+    ValueError
+        If every confidence is 0, 1/2 or 1 (the variance is 0: Z is undefined).
+
+    References
+    ----------
+    .. [1] D. J. Spiegelhalter, "Probabilistic prediction in patient management
+       and clinical trials", Statistics in Medicine 5(5):421-433, 1986, Eq. 4.
+
+    Examples
+    --------
+    >>> r = spiegelhalter_test([0.1, 0.9, 0.21, 0.9, 0.5], [0, 1, 0, 1, 0])
+    >>> round(r.statistic, 3), round(r.p_value, 3)
+    (-0.757, 0.449)
+    """
+    from scipy.stats import norm
+
+    conf, correct = check_conf_correct(conf, correct)
+    check_choice(alternative, _ALTERNATIVES, "alternative")
+    a = 1.0 - 2.0 * conf
+    var = float(np.sum(a * a * conf * (1.0 - conf)))
+    if var <= 0.0:
+        raise ValueError(
+            "spiegelhalter_test is undefined when every confidence is 0, 0.5 or 1 (zero variance)."
+        )
+    z = float(np.dot(correct - conf, a)) / np.sqrt(var)
+    if alternative == "two-sided":
+        p = 2.0 * norm.sf(abs(z))
+    elif alternative == "greater":
+        p = norm.sf(z)
+    else:
+        p = norm.cdf(z)
+    return CalibrationTest(float(z), float(min(p, 1.0)))
+
+
+def _max_abs_brownian_sf(x: float) -> float:
+    """P(max_{0<=t<=1} |B_t| >= x) for standard Brownian motion B.
+
+    Two series, each used where it converges fast (both are exact sums):
+    for x >= 1 the reflection series :math:`4\\sum_{k\\ge1} (-1)^{k+1}
+    \\bar\\Phi((2k-1)x)` (precise far into the tail), for x < 1 one minus the
+    theta series :math:`\\frac{4}{\\pi}\\sum_{k\\ge0} \\frac{(-1)^k}{2k+1}
+    \\exp(-\\pi^2(2k+1)^2/(8x^2))` of the distribution function.
+    """
+    from scipy.stats import norm
+
+    if x <= 0.0:
+        return 1.0
+    k = np.arange(1, 60)
+    if x >= 1.0:
+        terms = (-1.0) ** (k + 1) * norm.sf((2 * k - 1) * x)
+        return float(min(1.0, 4.0 * terms.sum()))
+    j = 2 * np.arange(0, 60) + 1
+    cdf = 4.0 / np.pi * np.sum((-1.0) ** np.arange(60) / j * np.exp(-(np.pi**2) * j * j / (8.0 * x * x)))
+    return float(min(1.0, max(0.0, 1.0 - cdf)))
+
+
+def cumulative_ks_test(conf, correct, *, ties: str = "order") -> CalibrationTest:
+    """Kolmogorov-Smirnov-type test of calibration on cumulative differences.
+
+    Sort the items by confidence and accumulate the differences between
+    correctness and confidence (Arrieta-Ibarra et al. 2022, Eqs. 1-3):
+
+    .. math::
+
+        C_k = \\frac{1}{N}\\sum_{j \\le k} (y_{(j)} - c_{(j)}),\\qquad
+        \\sigma = \\frac{1}{N}\\sqrt{\\sum_{i} c_i(1 - c_i)},\\qquad
+        G = \\frac{\\max_k |C_k|}{\\sigma}
+
+    :math:`\\max_k |C_k|` is calibnb's :func:`calibnb.ks_error` (Gupta et al.
+    2021), and :math:`\\sigma` the standard deviation of :math:`C_N` under
+    calibration. Under the null hypothesis of calibration, :math:`C_k/\\sigma`
+    behaves asymptotically like a standard Brownian motion on [0, 1], so the
+    p-value is :math:`P(\\max_{t \\le 1} |B_t| \\ge G)` (Darling & Siegert
+    1953; Tygert 2022), computed from two exact series (see the source).
+
+    Parameters
+    ----------
+    conf, correct : array-like of shape (N,)
+    ties : {"order", "group"}, default "order"
+        Tie handling of :func:`calibnb.ks_error` (MAPIE breaks ties by a tiny
+        random jitter instead; without ties all agree).
+
+    Returns
+    -------
+    CalibrationTest(statistic, p_value)
+        ``statistic`` is G (ECCE-MAD divided by :math:`\\sigma`).
+
+    Raises
+    ------
+    ValueError
+        If every confidence is 0 or 1 (:math:`\\sigma = 0`).
+
+    References
+    ----------
+    .. [1] I. Arrieta-Ibarra, P. Gujral, J. Tannen, M. Tygert and C. Xu,
+       "Metrics of calibration for probabilistic predictions", JMLR 23(351),
+       2022, Sections 2-3 (Eqs. 1-3 and the Kolmogorov-Smirnov metric).
+    .. [2] M. Tygert, "Calibration of P-values for calibration and for
+       deviation of a subpopulation from the full population",
+       arXiv:2202.00100, 2022.
+    .. [3] D. A. Darling and A. J. F. Siegert, "The first passage problem for a
+       continuous Markov process", Ann. Math. Statist. 24(4):624-639, 1953.
+
+    Examples
+    --------
+    >>> r = cumulative_ks_test([0.8, 0.3, 0.5, 0.55, 0.7, 0.1], [1, 0, 1, 0, 1, 0])
+    >>> round(r.statistic, 3), round(r.p_value, 3)
+    (0.416, 0.999)
+    """
+    from .metrics import ks_error
+
+    conf, correct = check_conf_correct(conf, correct)
+    sigma = float(np.sqrt(np.sum(conf * (1.0 - conf)))) / conf.shape[0]
+    if sigma <= 0.0:
+        raise ValueError("cumulative_ks_test is undefined when every confidence is 0 or 1 (sigma = 0).")
+    g = ks_error(conf, correct, ties=ties) / sigma
+    return CalibrationTest(float(g), _max_abs_brownian_sf(g))
