@@ -412,13 +412,13 @@ def check_sample_weight(sample_weight: Any, shape: tuple, name: str = "sample_we
     if arr.ndim == 2 and len(shape) == 2 and arr.shape[0] != shape[0]:
         raise ValueError(f"{name} has {arr.shape[0]} rows but conf has {shape[0]}; they must match.")
     arr = arr.astype(np.float64, copy=False)
-    lo, hi = arr.min(), arr.max()
-    if not (np.isfinite(lo) and np.isfinite(hi)):
+    lo = arr.min()
+    total = arr.sum(axis=-1)  # finite totals and lo >= 0: every weight is finite
+    if not (np.isfinite(lo) and np.all(np.isfinite(total))):
         _check_finite(arr, name)
     if lo < 0:
         neg = arr < 0
         raise ValueError(f"{name} has {_values(int(neg.sum()))} below 0; {_describe_first(arr, neg)}.")
-    total = arr.sum(axis=-1)
     if np.any(total <= 0):
         where = "" if arr.ndim == 1 else f"; first at row {_first(np.atleast_1d(total <= 0))}"
         raise ValueError(f"{name} must have a positive total (all weights are 0{where}).")

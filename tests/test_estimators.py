@@ -5,7 +5,7 @@ import pytest
 from scipy import stats
 
 import calibnb as cn
-from calibnb.estimators import auto_n_bins, debiased_ece, smooth_ece, smooth_ece_bandwidth, sweep_n_bins
+from calibnb import auto_n_bins, debiased_ece, smooth_ece, smooth_ece_bandwidth, sweep_n_bins
 from calibnb.uncertainty import _max_abs_brownian_sf, cumulative_ks_test, spiegelhalter_test
 
 

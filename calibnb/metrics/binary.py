@@ -274,29 +274,48 @@ def _rows_weights(conf: np.ndarray, w):
     return np.broadcast_to(w, (s, n))
 
 
-def _width_sums_general(conf, correct, w, n_bins: int):
-    """Per row and equal-width bin: weighted sum of (conf - correct) and total weight, (S, M) each."""
+def _width_sums_general(conf, correct, w, n_bins: int, counts: bool = True):
+    """Per row and equal-width bin: weighted sum of (conf - correct) and total weight, (S, M) each.
+
+    ``counts=False`` skips the per-bin weights (returns None for them).
+    """
     bins = _width_codes_nd(conf, n_bins)
     np.subtract(bins, 1, out=bins)
     np.maximum(bins, 0, out=bins)
     d = conf - correct
     if conf.ndim == 1 and w is not None and w.ndim == 2:
-        # one set of items, many weightings (e.g. bootstrap multiplicities):
-        # a sparse (N, M) design times the (S, N) weights
+        # One set of items, many weightings (e.g. bootstrap multiplicities).
+        n = conf.shape[0]
+        if n > 1 and np.all(conf[1:] >= conf[:-1]):
+            # sorted items: each bin is a contiguous block of columns
+            edges = np.searchsorted(bins, np.arange(n_bins + 1))
+            diff = np.zeros((w.shape[0], n_bins))
+            count = np.zeros((w.shape[0], n_bins)) if counts else None
+            for m in np.flatnonzero(np.diff(edges)):  # a loop over bins, not items or rows
+                block = w[:, edges[m]:edges[m + 1]]
+                diff[:, m] = block @ d[edges[m]:edges[m + 1]]
+                if counts:
+                    count[:, m] = block.sum(axis=1)
+            return diff, count
         from scipy import sparse
 
-        n = conf.shape[0]
+        cols = n_bins * (2 if counts else 1)
         rows = np.arange(n)
-        design = sparse.csr_matrix(
-            (np.concatenate([d, np.ones(n)]), (np.concatenate([rows, rows]), np.concatenate([bins, bins + n_bins]))),
-            shape=(n, 2 * n_bins),
-        )
-        out = np.asarray((design.T @ w.T).T)
-        return out[:, :n_bins], out[:, n_bins:]
+        if counts:
+            design = sparse.csr_matrix(
+                (np.concatenate([d, np.ones(n)]), (np.concatenate([rows, rows]), np.concatenate([bins, bins + n_bins]))),
+                shape=(n, cols),
+            )
+        else:
+            design = sparse.csr_matrix((d, (rows, bins)), shape=(n, cols))
+        out = np.asarray(w @ design)
+        return out[:, :n_bins], (out[:, n_bins:] if counts else None)
     wt = _rows_weights(conf, w)
     s = wt.shape[0]
     flat = (np.broadcast_to(bins, wt.shape) + (np.arange(s) * n_bins)[:, None]).ravel()
     diff = np.bincount(flat, weights=(np.broadcast_to(d, wt.shape) * wt).ravel(), minlength=s * n_bins)
+    if not counts:
+        return diff.reshape(s, n_bins), None
     count = np.bincount(flat, weights=wt.ravel(), minlength=s * n_bins)
     return diff.reshape(s, n_bins), count.reshape(s, n_bins)
 
@@ -585,17 +604,38 @@ def ece(conf, correct, *, n_bins: int | str = 10, binning: str = "width", sample
 
     Parameters
     ----------
-    conf : array-like of shape (N,)
-        Confidences in [0, 1].
-    correct : array-like of shape (N,)
-        1/True where the prediction is correct.
-    n_bins : int, default 10
+    conf, correct : array-like of shape (N,) or (S, N)
+        Confidences in [0, 1] and 0/1 correctness. 2-D input holds S systems
+        (or resamples) of N items; the result then has shape (S,), equal row
+        by row to 1-D calls, computed without a loop over rows.
+    n_bins : int, "auto" or "sweep", default 10
+        Number of bins M; ``"auto"``: :func:`auto_n_bins` of N (the number of
+        items); ``"sweep"``: :func:`sweep_n_bins`, the monotonic sweep of
+        Roelofs et al. 2022 (equal-mass bins only, no weights; 2-D input is
+        then evaluated row by row, as b* differs per row).
     binning : {"width", "mass"}, default "width"
-        See the module docstring for the exact bin conventions.
+        See the module docstring for the exact bin conventions. Equal-mass
+        bins with weights: items sorted by confidence occupy intervals of
+        length w_i on the weight axis; the bins cut the total weight T into
+        the ``numpy.array_split`` sizes of T when all weights of a row are
+        integers, and into M equal parts T/M otherwise; an item straddling a
+        cut is split in proportion (as its repeated copies would be).
+    sample_weight : array-like of shape (N,) or (S, N), optional
+        Non-negative item weights (multiplicities): integer weights give
+        exactly the result of repeating each row that many times; real
+        weights replace every count by a sum of weights. (S, N) weights with
+        1-D ``conf`` evaluate S weightings of the same items at once.
 
     Returns
     -------
-    float in [0, 1]
+    float in [0, 1], or ndarray of shape (S,) for 2-D input or 2-D ``sample_weight``
+
+    References
+    ----------
+    .. [1] C. Guo, G. Pleiss, Y. Sun and K. Q. Weinberger, "On Calibration of
+       Modern Neural Networks", ICML 2017, Section 2 (Eq. 3).
+    .. [2] R. Roelofs, N. Cain, J. Shlens and M. C. Mozer, "Mitigating Bias in
+       Calibration Error Estimation", AISTATS 2022 (``n_bins="sweep"``).
 
     Examples
     --------
@@ -605,6 +645,13 @@ def ece(conf, correct, *, n_bins: int | str = 10, binning: str = "width", sample
     >>> correct = [1, 1, 0, 1, 0, 1, 1, 1, 1]
     >>> round(ece(conf, correct, n_bins=3, binning="mass"), 3)
     0.178
+
+    Two systems at once (rows), and integer weights as repeated rows:
+
+    >>> ece([conf, conf[::-1]], [correct, correct], n_bins=3, binning="mass").round(3)
+    array([0.178, 0.267])
+    >>> ece(conf, correct, n_bins=3, sample_weight=[2] * 9) == ece(conf * 2, correct * 2, n_bins=3)
+    True
     """
     conf, correct, w, batched = _prepare(conf, correct, sample_weight)
     n_bins = _resolve_n_bins(n_bins, binning, conf, correct, w)
@@ -617,6 +664,10 @@ def ece(conf, correct, *, n_bins: int | str = 10, binning: str = "width", sample
             return float(np.abs(diff).sum() / n)
         count, sum_conf, n_correct, _, _ = _mass_stats(conf, correct, n_bins)
         return float(np.abs(sum_conf - n_correct).sum() / n)
+    if binning == "width":
+        diff, _ = _width_sums_general(conf, correct, w, n_bins, counts=False)
+        total = conf.shape[-1] if w is None else w.sum(axis=-1)
+        return _result(np.abs(diff).sum(axis=1) / total, batched)
     count, diff = _bin_sums(conf, correct, w, n_bins, binning)
     return _result(np.abs(diff).sum(axis=1) / count.sum(axis=1), batched)
 
@@ -635,13 +686,25 @@ def mce(conf, correct, *, n_bins: int | str = 10, binning: str = "width", sample
 
     Parameters
     ----------
-    conf, correct : array-like of shape (N,)
-    n_bins : int, default 10
+    conf, correct : array-like of shape (N,) or (S, N)
+        Confidences in [0, 1] and 0/1 correctness. 2-D input holds S systems
+        (or resamples) of N items; the result then has shape (S,), equal row
+        by row to 1-D calls, computed without a loop over rows.
+    n_bins : int, "auto" or "sweep", default 10
+        Number of bins M; ``"auto"``: :func:`auto_n_bins` of N (the number of
+        items); ``"sweep"``: :func:`sweep_n_bins`, the monotonic sweep of
+        Roelofs et al. 2022 (equal-mass bins only, no weights; 2-D input is
+        then evaluated row by row, as b* differs per row).
     binning : {"width", "mass"}, default "width"
+    sample_weight : array-like of shape (N,) or (S, N), optional
+        Non-negative item weights (multiplicities): integer weights give
+        exactly the result of repeating each row that many times; real
+        weights replace every count by a sum of weights. (S, N) weights with
+        1-D ``conf`` evaluate S weightings of the same items at once.
 
     Returns
     -------
-    float in [0, 1]
+    float in [0, 1], or ndarray of shape (S,) for 2-D input or 2-D ``sample_weight``
 
     Examples
     --------
@@ -768,6 +831,18 @@ def ice(conf, correct, *, sample_weight=None):
     Si et al. 2022, Section 4.2 (equal to equal-mass ECE with N bins, their
     footnote 4).
 
+    Parameters
+    ----------
+    conf, correct : array-like of shape (N,) or (S, N)
+        Confidences in [0, 1] and 0/1 correctness. 2-D input holds S systems
+        (or resamples) of N items; the result then has shape (S,), equal row
+        by row to 1-D calls, computed without a loop over rows.
+    sample_weight : array-like of shape (N,) or (S, N), optional
+        Non-negative item weights (multiplicities): integer weights give
+        exactly the result of repeating each row that many times; real
+        weights replace every count by a sum of weights. (S, N) weights with
+        1-D ``conf`` evaluate S weightings of the same items at once.
+
     Examples
     --------
     >>> ice([0.9, 0.2], [1, 1])
@@ -793,9 +868,22 @@ def macro_ce_parts(conf, correct, *, sample_weight=None) -> MacroCEParts:
     Si et al. 2022, Section 4.2. An empty group (no correct or no wrong
     predictions) has error 0, as in Sakai 2024 Eqs. 6-7.
 
+    Parameters
+    ----------
+    conf, correct : array-like of shape (N,) or (S, N)
+        Confidences in [0, 1] and 0/1 correctness. 2-D input holds S systems
+        (or resamples) of N items; the result then has shape (S,), equal row
+        by row to 1-D calls, computed without a loop over rows.
+    sample_weight : array-like of shape (N,) or (S, N), optional
+        Non-negative item weights (multiplicities): integer weights give
+        exactly the result of repeating each row that many times; real
+        weights replace every count by a sum of weights. (S, N) weights with
+        1-D ``conf`` evaluate S weightings of the same items at once.
+
     Returns
     -------
     MacroCEParts(ice_pos, ice_neg, macro_ce)
+        Floats, or arrays of shape (S,) for 2-D input.
 
     Examples
     --------
@@ -821,6 +909,18 @@ def macro_ce(conf, correct, *, sample_weight=None):
 
     with the parts of :func:`macro_ce_parts` and Sakai's rewards
     (:func:`rewards`).
+
+    Parameters
+    ----------
+    conf, correct : array-like of shape (N,) or (S, N)
+        Confidences in [0, 1] and 0/1 correctness. 2-D input holds S systems
+        (or resamples) of N items; the result then has shape (S,), equal row
+        by row to 1-D calls, computed without a loop over rows.
+    sample_weight : array-like of shape (N,) or (S, N), optional
+        Non-negative item weights (multiplicities): integer weights give
+        exactly the result of repeating each row that many times; real
+        weights replace every count by a sum of weights. (S, N) weights with
+        1-D ``conf`` evaluate S weightings of the same items at once.
 
     Examples
     --------
@@ -849,9 +949,22 @@ def rewards(conf, correct, *, sample_weight=None) -> Rewards:
     :math:`R_U = 1` if :math:`I^+` (the correct ones) is empty.
     Sakai 2024, Eqs. 5-7.
 
+    Parameters
+    ----------
+    conf, correct : array-like of shape (N,) or (S, N)
+        Confidences in [0, 1] and 0/1 correctness. 2-D input holds S systems
+        (or resamples) of N items; the result then has shape (S,), equal row
+        by row to 1-D calls, computed without a loop over rows.
+    sample_weight : array-like of shape (N,) or (S, N), optional
+        Non-negative item weights (multiplicities): integer weights give
+        exactly the result of repeating each row that many times; real
+        weights replace every count by a sum of weights. (S, N) weights with
+        1-D ``conf`` evaluate S weightings of the same items at once.
+
     Returns
     -------
     Rewards(r_o, r_u)
+        Floats, or arrays of shape (S,) for 2-D input.
 
     Examples
     --------
@@ -884,12 +997,20 @@ def hmr(conf, correct, *, beta: float = 1.0, sample_weight=None):
 
     Parameters
     ----------
-    conf, correct : array-like of shape (N,)
+    conf, correct : array-like of shape (N,) or (S, N)
+        Confidences in [0, 1] and 0/1 correctness. 2-D input holds S systems
+        (or resamples) of N items; the result then has shape (S,), equal row
+        by row to 1-D calls, computed without a loop over rows.
     beta : float >= 0, default 1.0
+    sample_weight : array-like of shape (N,) or (S, N), optional
+        Non-negative item weights (multiplicities): integer weights give
+        exactly the result of repeating each row that many times; real
+        weights replace every count by a sum of weights. (S, N) weights with
+        1-D ``conf`` evaluate S weightings of the same items at once.
 
     Returns
     -------
-    float in [0, 1] (higher is better)
+    float in [0, 1] (higher is better), or ndarray of shape (S,) for 2-D input
 
     Examples
     --------
@@ -921,6 +1042,18 @@ def brier_top(conf, correct, *, sample_weight=None):
     .. math::
 
         \\mathrm{Brier} = \\frac{1}{N}\\sum_{i=1}^{N} (c_i - y_i)^2
+
+    Parameters
+    ----------
+    conf, correct : array-like of shape (N,) or (S, N)
+        Confidences in [0, 1] and 0/1 correctness. 2-D input holds S systems
+        (or resamples) of N items; the result then has shape (S,), equal row
+        by row to 1-D calls, computed without a loop over rows.
+    sample_weight : array-like of shape (N,) or (S, N), optional
+        Non-negative item weights (multiplicities): integer weights give
+        exactly the result of repeating each row that many times; real
+        weights replace every count by a sum of weights. (S, N) weights with
+        1-D ``conf`` evaluate S weightings of the same items at once.
 
     Examples
     --------
@@ -1004,17 +1137,25 @@ def ks_error(conf, correct, *, ties: str = "order", sample_weight=None):
 
     Parameters
     ----------
-    conf, correct : array-like of shape (N,)
+    conf, correct : array-like of shape (N,) or (S, N)
+        Confidences in [0, 1] and 0/1 correctness. 2-D input holds S systems
+        (or resamples) of N items; the result then has shape (S,), equal row
+        by row to 1-D calls, computed without a loop over rows.
     ties : {"order", "group"}, default "order"
         ``"order"``: stable sort (ties keep input order), max over all
         ``i = 1..N`` -- this reproduces Sakai's Tables 3 and 6.
         ``"group"``: max only over the last item of each group of equal
         confidences, so the value does not depend on the order of ties.
         Without ties both agree.
+    sample_weight : array-like of shape (N,) or (S, N), optional
+        Non-negative item weights (multiplicities): integer weights give
+        exactly the result of repeating each row that many times; real
+        weights replace every count by a sum of weights. (S, N) weights with
+        1-D ``conf`` evaluate S weightings of the same items at once.
 
     Returns
     -------
-    float in [0, 1]
+    float in [0, 1], or ndarray of shape (S,) for 2-D input or 2-D ``sample_weight``
 
     Examples
     --------

@@ -4,18 +4,20 @@
   (Błasiok & Nakkiran 2023);
 * :func:`debiased_ece` -- the binned L2 calibration error with the
   per-bin sampling bias removed (Kumar, Liang & Ma 2019);
-* :func:`sweep_n_bins` and :func:`auto_n_bins` -- the number of bins of the
-  monotonic sweep (Roelofs et al. 2022) and of the ``n_bins="auto"`` rule.
+
+The number of bins of the monotonic sweep (Roelofs et al. 2022) and of
+``n_bins="auto"`` are in :mod:`calibnb.metrics.binary` (``sweep_n_bins``,
+``auto_n_bins``), next to the binned metrics that use them.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from .metrics import bin_indices
-from .validation import check_choice, check_conf_correct, check_n_bins, check_scalar_in_range
+from ..validation import check_choice, check_conf_correct, check_n_bins, check_scalar_in_range
+from .binary import bin_indices
 
-__all__ = ["smooth_ece", "smooth_ece_bandwidth", "debiased_ece", "sweep_n_bins", "auto_n_bins"]
+__all__ = ["smooth_ece", "smooth_ece_bandwidth", "debiased_ece"]
 
 # Grid of the smoothing: G nodes on [0, 1]; the reflected kernel is a circular
 # convolution on the 2(G - 1) nodes of [-1, 1) (period 2).
@@ -247,76 +249,3 @@ def debiased_ece(conf, correct, *, n_bins: int = 10, binning: str = "width", squ
     if squared:
         return sq
     return float(np.sqrt(max(sq, 0.0)))
-
-
-# --------------------------------------------------------------------------
-# choice of the number of bins
-# --------------------------------------------------------------------------
-
-
-def auto_n_bins(n: int) -> int:
-    """Number of bins of ``n_bins="auto"``: :math:`M = \\lceil N^{1/3} \\rceil`.
-
-    For a Lipschitz calibration function the squared bias of a binned estimate
-    falls like :math:`M^{-2}` and its variance grows like :math:`M/N`; their
-    sum is smallest for :math:`M \\propto N^{1/3}` (the rate of histogram
-    regression). The constant 1 gives 10 bins at N = 1,000 and 47 at 10^5.
-
-    References
-    ----------
-    .. [1] L. Györfi, M. Kohler, A. Krzyżak and H. Walk, *A Distribution-Free
-       Theory of Nonparametric Regression*, Springer, 2002, Theorem 4.3
-       (partitioning estimate, rate with :math:`M \\propto N^{1/3}` in one dimension).
-
-    Examples
-    --------
-    >>> auto_n_bins(1000), auto_n_bins(100_000)
-    (10, 47)
-    """
-    return max(1, int(np.ceil(round(n ** (1.0 / 3.0), 9))))
-
-
-def sweep_n_bins(conf, correct) -> int:
-    """Number of equal-mass bins of the monotonic sweep (Roelofs et al. 2022).
-
-    .. math::
-
-        b^* = \\max\\{\\,b \\le N : \\bar y^{(b')}_1 \\le \\bar y^{(b')}_2 \\le
-        \\dots \\le \\bar y^{(b')}_{b'} \\text{ for every } b' \\le b\\,\\}
-
-    where :math:`\\bar y^{(b)}_k` is the accuracy of the k-th of b equal-mass
-    bins (calibnb's equal-mass convention: stable sort, ``numpy.array_split``
-    sizes). The sweep grows b until the bin accuracies stop being
-    non-decreasing; ``ece(..., n_bins="sweep", binning="mass")`` uses b*.
-    Each step costs O(b) (prefix sums), so O(b*^2) in all; when the sorted
-    correctness is itself non-decreasing every b qualifies and b* = N at once.
-
-    References
-    ----------
-    .. [1] R. Roelofs, N. Cain, J. Shlens and M. C. Mozer, "Mitigating Bias in
-       Calibration Error Estimation", AISTATS 2022, Section 4 (Eq. 8, ECE_SWEEP).
-
-    Examples
-    --------
-    >>> sweep_n_bins([0.1, 0.2, 0.3, 0.4], [0, 1, 0, 1])
-    2
-    """
-    conf, correct = check_conf_correct(conf, correct)
-    n = conf.shape[0]
-    order = np.argsort(conf, kind="stable")
-    y = correct[order].astype(np.float64)
-    if n == 1 or np.all(y[1:] >= y[:-1]):
-        return n
-    cum = np.concatenate(([0.0], np.cumsum(y)))
-    best = 1
-    for b in range(2, n + 1):
-        q, r = divmod(n, b)
-        sizes = np.full(b, q)
-        sizes[:r] += 1
-        ends = np.cumsum(sizes)
-        sums = cum[ends] - cum[ends - sizes]
-        acc = sums / sizes
-        if np.any(acc[1:] < acc[:-1]):
-            break
-        best = b
-    return best
