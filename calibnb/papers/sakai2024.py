@@ -1,4 +1,4 @@
-"""Sakai 2024's worked examples (Tables 1, 4 and 9) as data.
+"""Sakai 2024's worked examples (Tables 1, 4 and 9) as data, and random systems for its axioms.
 
 The base system X of each example is transcribed in
 ``data/sakai2024_examples.json`` (the project's own small data, written from
@@ -15,6 +15,12 @@ tables show three patterns, recorded per perturbation in the JSON file:
 ``"uniform"`` (Tables 4 and 9 for Y: the other classes share the rest
 equally) and, for Table 9's Z, the other classes' values as printed (the paper
 moves 0.1 to the true class as well, which is what makes NBR prefer Z).
+The file also holds Y, Z and W as printed (:attr:`SakaiExample.printed`), only
+to check the built systems against the paper.
+
+:func:`random_axiom_systems` applies the same perturbations to random systems,
+stacked along the batch axis of calibnb's binary metrics, for notebook 04's
+randomised audit of Sakai's axioms.
 """
 
 from __future__ import annotations
