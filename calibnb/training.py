@@ -26,7 +26,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from .validation import as_rng, check_choice, check_labels, check_positive_int, check_scalar_in_range
+from .validation import as_float_array, as_rng, check_choice, check_labels, check_positive_int, check_scalar_in_range
 
 __all__ = ["TrainingRun", "TrainingDynamics", "train_softmax_regression", "training_dynamics", "load_bundled"]
 
@@ -59,8 +59,6 @@ class TrainingRun:
 
 
 def _check_X(X: Any, name: str) -> np.ndarray:
-    from .calibrators._common import as_float_array
-
     x = as_float_array(X, name)
     if x.ndim != 2 or x.shape[0] == 0 or x.shape[1] == 0:
         raise ValueError(f"{name} must be a non-empty 2-D array (N, n_features); got shape {x.shape}.")

@@ -23,6 +23,8 @@ import numpy as np
 
 __all__ = [
     "as_numeric_array",
+    "as_float_array",
+    "check_logits",
     "check_conf",
     "check_correct",
     "check_conf_correct",
@@ -84,6 +86,47 @@ def as_numeric_array(x: Any, name: str) -> np.ndarray:
         raise TypeError(f"{name} must hold numbers; got dtype {arr.dtype}.")
     if arr.dtype.kind == "c":
         raise TypeError(f"{name} must hold real numbers; got complex dtype {arr.dtype}.")
+    return arr
+
+
+def as_float_array(x: Any, name: str, *, keep_float32: bool = False) -> np.ndarray:
+    """Convert to a float64 ndarray (float32 kept as is if asked), refusing strings, objects and None."""
+    arr = as_numeric_array(x, name)
+    if keep_float32 and arr.dtype == np.float32:
+        return arr
+    return arr.astype(np.float64, copy=False)
+
+
+def check_logits(logits: Any, name: str = "logits", *, keep_float32: bool = False) -> np.ndarray:
+    """Return (N, K) logits as float64, K >= 2.
+
+    NaN and +inf are refused. ``-inf`` is allowed (a log-probability of 0, or
+    a padded slot of a candidate set, see :func:`calibnb.calibrators.pad_candidates`) as long as
+    every row keeps at least one finite value.
+    """
+    arr = as_float_array(logits, name, keep_float32=keep_float32)
+    if arr.ndim != 2:
+        raise ValueError(f"{name} must be 2-D with shape (N, K); got an array of shape {arr.shape}.")
+    if arr.size == 0:
+        raise ValueError(f"{name} is empty; at least one value is needed.")
+    if arr.shape[1] < 2:
+        raise ValueError(f"{name} must have at least 2 classes (columns); got shape {arr.shape}.")
+    lo, hi = arr.min(), arr.max()
+    if np.isnan(lo) or np.isnan(hi) or hi == np.inf:
+        bad = np.isnan(arr) | (arr == np.inf)
+        n_bad = int(bad.sum())
+        i, j = np.unravel_index(int(np.flatnonzero(bad.ravel())[0]), arr.shape)
+        raise ValueError(
+            f"{name} has {n_bad} value{'s' if n_bad != 1 else ''} that are NaN or +inf; "
+            f"first at index ({i}, {j}): {arr[i, j]!r}."
+        )
+    if lo == -np.inf:
+        empty = ~np.isfinite(arr).any(axis=1)
+        if empty.any():
+            raise ValueError(
+                f"{name} has {int(empty.sum())} row(s) with no finite value (all -inf); "
+                f"first at row {int(np.flatnonzero(empty)[0])}."
+            )
     return arr
 
 

@@ -294,10 +294,10 @@ def test_conscal_threshold_data_matches_conscal():
     p_test, y_test = _checkpoint_tables(1)
     df = conscal_threshold_data(p_dev, y_dev, p_test, y_test, n_bins=10)
     assert len(df) == 2 * 6 and df["tuned"].sum() == 2
-    tuned = ConsCal("binary").fit(p_dev, y_dev).threshold_
+    tuned = ConsCal(mode="binary").fit(p_dev, y_dev).threshold_
     assert (df.loc[df["tuned"], "n"] == tuned).all()
     for n in range(6):
-        c_test = ConsCal("binary", threshold=n).fit(p_dev, y_dev).transform(p_test)
+        c_test = ConsCal(mode="binary", threshold=n).fit(p_dev, y_dev).transform(p_test)
         row = df[(df.split == "test") & (df.n == n)].iloc[0]
         assert row["macro_ce"] == pytest.approx(macro_ce(c_test, y_test))
         assert row["ece"] == pytest.approx(ece(c_test, y_test, n_bins=10))
@@ -324,7 +324,7 @@ def test_conscal_explorer_slider_sets_readout():
     p_dev, y_dev = _checkpoint_tables(0)
     p_test, y_test = _checkpoint_tables(1)
     panel = conscal_explorer(conscal_threshold_data(p_dev, y_dev, p_test, y_test))
-    tuned = ConsCal("binary").fit(p_dev, y_dev).threshold_
+    tuned = ConsCal(mode="binary").fit(p_dev, y_dev).threshold_
     slider = panel.controls["n"]
     assert slider.value == tuned and (panel.readout["n"] == tuned).all() and (panel.readout["tuned_n"] == tuned).all()
     ax = panel.axes[0]
@@ -334,7 +334,7 @@ def test_conscal_explorer_slider_sets_readout():
     r = panel.readout
     assert (r["n"] == other).all() and (r["tuned_n"] == tuned).all()
     for split, (p, y) in {"dev": (p_dev, y_dev), "test": (p_test, y_test)}.items():
-        c = ConsCal("binary", threshold=other).fit(p_dev, y_dev).transform(p)
+        c = ConsCal(mode="binary", threshold=other).fit(p_dev, y_dev).transform(p)
         assert r.loc[split, "macro_ce"] == pytest.approx(macro_ce(c, y))
         assert r.loc[split, "confident_accuracy"] == pytest.approx(y[c == 1].mean())
     assert "(tuned)" not in ax.get_title() and f"n = {other}" in ax.get_title()

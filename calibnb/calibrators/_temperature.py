@@ -69,8 +69,17 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 from scipy import optimize, special
 
-from ..validation import check_choice, check_conf, check_n_bins, check_positive_int, check_scalar_in_range
-from ._common import as_float_array, check_binary, check_is_fitted, check_logits
+from ..validation import (
+    as_float_array,
+    check_choice,
+    check_conf,
+    check_correct,
+    check_logits,
+    check_n_bins,
+    check_positive_int,
+    check_scalar_in_range,
+)
+from ._base import Calibrator
 
 __all__ = ["TemperatureScaling", "temperature_curve", "pad_candidates", "softmax"]
 
@@ -211,7 +220,7 @@ def pad_candidates(
     logits[rows, cols] = flat
     labels: np.ndarray | None = None
     if flat_correct is not None:
-        fc = check_binary(flat_correct, flat.size, name="correct", other="scores")
+        fc = check_correct(flat_correct, flat.size, name="correct", other="scores")
         labels = np.zeros(logits.shape, dtype=bool)
         labels[rows, cols] = fc
     elif gold is not None:
@@ -238,7 +247,7 @@ class _Problem:
         self.binary = np.ndim(logits) == 1
         if self.binary:
             conf = check_conf(logits, "conf")
-            correct = check_binary(labels, conf.shape[0], name="correct", other="conf")
+            correct = check_correct(labels, conf.shape[0], name="correct", other="conf")
             self.correct = correct
             self.n = conf.shape[0]
             # logit(conf); +-inf for confidences of exactly 1 or 0
@@ -259,7 +268,7 @@ class _Problem:
         if labels_arr.ndim == 2:
             if labels_arr.shape != z.shape:
                 raise ValueError(f"labels (a correct-candidate mask) has shape {labels_arr.shape} but logits has {z.shape}.")
-            mask = check_binary(labels_arr.ravel(), labels_arr.size, name="labels", other="logits").reshape(z.shape)
+            mask = check_correct(labels_arr.ravel(), labels_arr.size, name="labels", other="logits").reshape(z.shape)
             correct = mask[np.arange(n), pred]
             if objective == "nll" and (~mask.any(axis=1)).any():
                 none = ~mask.any(axis=1)
@@ -373,7 +382,7 @@ def _search_non_smooth(g: Callable[[float], float], a: float, b: float, n_grid: 
     return best_x, best_f
 
 
-class TemperatureScaling:
+class TemperatureScaling(Calibrator):
     r"""Temperature scaling: divide the logits by one scalar :math:`\tau > 0`.
 
     .. math:: \hat p_{ik} = \mathrm{softmax}(z_i / \tau)_k, \qquad
@@ -433,10 +442,12 @@ class TemperatureScaling:
     (2000, 3)
     """
 
+    _fitted_attribute = "temperature_"
+
     def __init__(
         self,
-        objective: str = "nll",
         *,
+        objective: str = "nll",
         n_bins: int = 10,
         binning: str = "width",
         bounds: tuple[float, float] = (0.01, 100.0),
@@ -483,7 +494,7 @@ class TemperatureScaling:
 
     def transform(self, logits: Any) -> np.ndarray:
         """Scaled probabilities ``softmax(logits / temperature_)`` (or 1-D confidences, binary form)."""
-        check_is_fitted(self, "temperature_")
+        self._check_fitted()
         if np.ndim(logits) == 1:
             if self.n_classes_ is not None:
                 raise ValueError(
@@ -498,15 +509,6 @@ class TemperatureScaling:
         if z.shape[1] != self.n_classes_:
             raise ValueError(f"logits has {z.shape[1]} columns but the fit had {self.n_classes_}; they must match.")
         return _softmax(z, self.temperature_)
-
-    def fit_transform(self, logits: Any, labels: Any) -> np.ndarray:
-        """``fit(logits, labels).transform(logits)``."""
-        return self.fit(logits, labels).transform(logits)
-
-    def __repr__(self) -> str:
-        fitted = f", temperature_={self.temperature_:.4g}" if hasattr(self, "temperature_") else ""
-        return f"TemperatureScaling(objective={self.objective!r}{fitted})"
-
 
 _BUILTIN_CURVE = ("nll", "accuracy", "mean_conf")
 

@@ -36,6 +36,7 @@ from ..validation import (
     check_1d_finite,
     check_choice,
     check_human,
+    check_logits,
     check_n_bins,
     check_positive_int,
     check_probs,
@@ -438,16 +439,6 @@ def ranking_stability(table: pd.DataFrame, reference: Mapping[str, float]) -> pd
 # --------------------------------------------------------------------------- widgets
 
 
-def _check_logits(logits: Any) -> np.ndarray:
-    """Return finite (N, K) logits as float64, K >= 2."""
-    z = np.asarray(logits, dtype=np.float64) if not isinstance(logits, (str, bytes)) else None
-    if z is None or z.ndim != 2 or z.shape[0] == 0 or z.shape[1] < 2:
-        shape = None if z is None else z.shape
-        raise ValueError(f"logits must be a non-empty 2-D array with at least 2 columns; got shape {shape}.")
-    check_1d_finite(z.ravel(), "logits")
-    return z
-
-
 def human_temperature_explorer(
     logits: Any,
     human: Any,
@@ -485,7 +476,7 @@ def human_temperature_explorer(
     from ..calibrators import softmax
     from ..metrics import dist_ce, human_distribution
 
-    z = _check_logits(logits)
+    z = check_logits(logits)
     h = check_human(human, z.shape[0], z.shape[1])
     n_bins = check_n_bins(n_bins)
     hist_bins = check_n_bins(hist_bins, "hist_bins")

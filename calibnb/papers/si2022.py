@@ -198,7 +198,7 @@ def _take(scores: Any, labels: Any, idx: np.ndarray) -> tuple[np.ndarray, np.nda
 def _fit_tau(scores: np.ndarray, labels: np.ndarray, n_bins: int) -> float:
     from ..calibrators import TemperatureScaling
 
-    return TemperatureScaling("ece", n_bins=n_bins).fit(scores, labels).temperature_
+    return TemperatureScaling(objective="ece", n_bins=n_bins).fit(scores, labels).temperature_
 
 
 def _stage_row(conf: np.ndarray, correct: np.ndarray, n_bins: int) -> dict[str, float]:
@@ -681,8 +681,8 @@ def _agreement_counts(predictions: Any, reference: str) -> tuple[np.ndarray, np.
     """(final prediction, k = number of columns agreeing with it, C) of a prediction table."""
     from ..calibrators import ConsCal
 
-    cc = ConsCal("binary", reference=reference)
-    final, agree = cc._agreement(predictions)
+    cc = ConsCal(mode="binary", reference=reference)
+    final, agree = cc.agreement(predictions)
     return final, agree.sum(axis=1), agree.shape[1]
 
 
@@ -738,7 +738,7 @@ def conscal_threshold_data(
     from ..calibrators import ConsCal
 
     n_bins = check_n_bins(n_bins)
-    tuned = ConsCal("binary", reference=reference).fit(dev_predictions, dev_correct).threshold_
+    tuned = ConsCal(mode="binary", reference=reference).fit(dev_predictions, dev_correct).threshold_
     rows = []
     for split, pred, corr in (("dev", dev_predictions, dev_correct), ("test", test_predictions, test_correct)):
         _, k, c = _agreement_counts(pred, reference)
