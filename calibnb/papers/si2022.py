@@ -58,11 +58,9 @@ __all__ = [
     "top_confidence",
     "resampling_table",
     "accuracy_shift_table",
-    "ResamplingExplorer",
     "resampling_explorer",
     "conscal_threshold_data",
     "plot_conscal_threshold",
-    "ConsCalExplorer",
     "conscal_explorer",
     "SUMMARY_COLUMNS",
 ]
