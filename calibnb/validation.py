@@ -40,6 +40,7 @@ __all__ = [
     "check_same_length",
     "check_1d_finite",
     "as_rng",
+    "seed_int",
 ]
 
 
@@ -421,10 +422,45 @@ def check_scalar_in_range(
 def as_rng(seed: Any = None) -> np.random.Generator:
     """Return a ``numpy.random.Generator`` from a seed, a Generator, or None.
 
-    calibnb never uses NumPy's global random state.
+    The one seed convention of calibnb: ``seed=None`` draws fresh entropy from
+    the operating system, an int (>= 0) gives a reproducible stream, a
+    ``numpy.random.Generator`` is used as is (and advanced). calibnb never
+    uses NumPy's global random state.
+
+    Examples
+    --------
+    >>> bool(as_rng(0).integers(10) == as_rng(0).integers(10))
+    True
+    >>> g = np.random.default_rng(1)
+    >>> as_rng(g) is g
+    True
     """
     if isinstance(seed, np.random.Generator):
         return seed
-    if seed is None or (isinstance(seed, numbers.Integral) and not isinstance(seed, bool)):
-        return np.random.default_rng(seed)
+    if seed is None:
+        return np.random.default_rng()
+    if isinstance(seed, numbers.Integral) and not isinstance(seed, bool):
+        if seed < 0:
+            raise ValueError(f"seed must be a non-negative int; got {seed}.")
+        return np.random.default_rng(int(seed))
     raise TypeError(f"seed must be None, an int or a numpy.random.Generator; got {type(seed).__name__}.")
+
+
+def seed_int(seed: Any = None) -> int:
+    """An int seed that re-creates the same stream every time it is used.
+
+    An int is returned as is; for ``None`` (fresh entropy) or a
+    ``numpy.random.Generator`` one int is drawn once. Interactive panels use
+    it so that a control value always redraws the same sample.
+
+    Examples
+    --------
+    >>> seed_int(7)
+    7
+    >>> isinstance(seed_int(None), int)
+    True
+    """
+    if isinstance(seed, numbers.Integral) and not isinstance(seed, bool):
+        as_rng(seed)  # the same checks
+        return int(seed)
+    return int(as_rng(seed).integers(2**63 - 1))

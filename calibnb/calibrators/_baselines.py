@@ -139,8 +139,8 @@ class CorrectnessClassifier(Calibrator):
         Fraction held out for validation.
     balance : bool, default True
         Re-sample the training part to balanced classes.
-    seed : int, optional
-        Seeds the split, the re-sampling and the model.
+    seed : None, int or numpy.random.Generator
+        Seeds the split, the re-sampling and the model (None: fresh entropy).
 
     Attributes
     ----------
@@ -169,7 +169,7 @@ class CorrectnessClassifier(Calibrator):
 
     _fitted_attribute = "model_"
 
-    def __init__(self, *, model: str = "logreg", holdout: float = 0.1, balance: bool = True, seed: Any = 0):
+    def __init__(self, *, model: str = "logreg", holdout: float = 0.1, balance: bool = True, seed: Any = None):
         self.model = model
         self.holdout = holdout
         self.balance = balance

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from ..validation import check_choice, check_positive_int, check_scalar_in_range
+from ..validation import as_rng, check_choice, check_positive_int, check_scalar_in_range
 from ._registry import fetch, manifest_entry, registry
 
 __all__ = [
@@ -416,18 +416,19 @@ def load_cifar(dataset: str, model: str, *, cache_dir: PathLike = None) -> Cifar
     return CifarOutputs(dataset=dataset, model=model, logits=logits, labels=labels, scores=scores, source=name)
 
 
-def calibration_test_split(n: int, seed: int, frac: float = 0.5) -> tuple[np.ndarray, np.ndarray]:
+def calibration_test_split(n: int, *, seed: Any = None, frac: float = 0.5) -> tuple[np.ndarray, np.ndarray]:
     """A seeded random split of ``n`` items into calibration and test index sets.
 
     The calibration set takes ``round(frac * n)`` items drawn by a random
-    permutation from ``numpy.random.default_rng(seed)``; the test set takes the
+    permutation from ``calibnb.validation.as_rng(seed)``; the test set takes the
     rest. Both index arrays are returned sorted.
 
     Parameters
     ----------
     n : int
         Number of items (>= 2).
-    seed : int
+    seed : None, int or numpy.random.Generator
+        Source of randomness (None: fresh entropy).
     frac : float, default 0.5
         Fraction for calibration, in (0, 1); both parts must be non-empty.
 
@@ -442,12 +443,12 @@ def calibration_test_split(n: int, seed: int, frac: float = 0.5) -> tuple[np.nda
     (5, 5, True)
     """
     n = check_positive_int(n, "n", minimum=2)
-    seed = check_positive_int(seed, "seed", minimum=0)
+    rng = as_rng(seed)
     frac = check_scalar_in_range(frac, "frac", low=0.0, high=1.0, low_inclusive=False, high_inclusive=False)
     n_cal = int(round(frac * n))
     if not 1 <= n_cal <= n - 1:
         raise ValueError(f"frac={frac:g} of n={n} gives {n_cal} calibration items; both parts must be non-empty.")
-    perm = np.random.default_rng(seed).permutation(n)
+    perm = rng.permutation(n)
     return np.sort(perm[:n_cal]).astype(np.int64), np.sort(perm[n_cal:]).astype(np.int64)
 
 

@@ -9,6 +9,7 @@ docstring says so.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -105,7 +106,7 @@ def _joint_accuracy(signal: float, bearing: np.ndarray, gold: np.ndarray, noise_
 def simulate_odqa(
     n_questions: int,
     *,
-    seed: int | None,
+    seed: Any,
     accuracy: float,
     n_passages: int = 10,
     n_spans: int = 10,
@@ -145,8 +146,9 @@ def simulate_odqa(
     Parameters
     ----------
     n_questions : int
-    seed : int or None
-        Seed of the simulation (keyword-only and required, so runs are reproducible).
+    seed : None, int or numpy.random.Generator
+        Seed of the simulation (keyword-only and required, so that a run says
+        how it is seeded; None draws fresh entropy).
     accuracy : float in (0, 1)
         Target top-1 accuracy of the joint prediction; it must be below
         ``answerable``.

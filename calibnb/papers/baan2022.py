@@ -43,6 +43,7 @@ from ..validation import (
     check_probs_labels,
     check_scalar_in_range,
     check_vote_counts,
+    seed_int,
 )
 
 __all__ = [
@@ -500,7 +501,7 @@ def human_temperature_explorer(
     return build_panel({"temperature": slider}, draw, 2, (11, 4.2))
 
 
-def votes_explorer(counts: Any, probs: Any, *, hist_bins: int = 30, seed: Any = 0) -> Any:
+def votes_explorer(counts: Any, probs: Any, *, hist_bins: int = 30, seed: Any = None) -> Any:
     r"""A votes-per-item slider for the sub-sampled human classifier (Baan et al. 2022, §5.2).
 
     For :math:`T'` votes per item the human classifier :math:`H_{T'}` predicts the
@@ -515,7 +516,8 @@ def votes_explorer(counts: Any, probs: Any, *, hist_bins: int = 30, seed: Any = 
     probs : array-like of shape (N, K)
         The model's probabilities.
     hist_bins : int, default 30
-    seed : None, int or numpy.random.Generator, default 0
+    seed : None, int or numpy.random.Generator
+        Which votes are drawn (None: fresh entropy; fixed for the panel's life).
 
     Returns
     -------
@@ -535,7 +537,7 @@ def votes_explorer(counts: Any, probs: Any, *, hist_bins: int = 30, seed: Any = 
     model_dce = dist_ce(p, dist)
     model_hist = plots.histogram_data(model_dce, bins=hist_bins, label="model")
     max_votes = int(c.sum(axis=1).min())
-    seed_value = seed
+    seed_value = seed_int(seed)  # the same votes every time a slider value comes back
 
     import ipywidgets as w
 

@@ -43,6 +43,7 @@ from ..validation import (
     check_n_bins,
     check_positive_int,
     check_scalar_in_range,
+    seed_int,
 )
 
 __all__ = [
@@ -631,7 +632,7 @@ def expert_features(answers: Any, confidences: Any, expert: int) -> np.ndarray:
 # Widget: the accuracy re-sampling slider (Section 4.2)
 # --------------------------------------------------------------------------
 
-def resampling_explorer(conf: Any, correct: Any, *, seed: int = 0, n_bins: int = 10,
+def resampling_explorer(conf: Any, correct: Any, *, seed: Any = None, n_bins: int = 10,
                         accuracy: float = 0.5) -> Any:
     """An accuracy slider that re-samples predictions (Si et al. 2022, Section 4.2).
 
@@ -655,6 +656,7 @@ def resampling_explorer(conf: Any, correct: Any, *, seed: int = 0, n_bins: int =
     c, y = check_conf_correct(conf, correct)
     n_bins = check_n_bins(n_bins)
     a = check_scalar_in_range(accuracy, "accuracy", low=0.0, high=1.0)
+    seed = seed_int(seed)  # the same sample every time a slider value comes back
     slider = w.FloatSlider(value=a, min=0.05, max=0.95, step=0.05, description="accuracy",
                            continuous_update=False)
 
