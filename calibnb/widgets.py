@@ -160,7 +160,7 @@ def _scaled_top1(scores: np.ndarray, tau: float) -> np.ndarray:
     if scores.ndim == 2:
         from .calibrators import softmax
 
-        return softmax(scores, tau).max(axis=1)
+        return softmax(scores, temperature=tau).max(axis=1)
     from scipy import special
 
     with np.errstate(divide="ignore"):
@@ -179,7 +179,7 @@ def _check_scores(scores: Any, labels: Any) -> tuple[np.ndarray, np.ndarray]:
     return check_conf_correct(scores, labels)
 
 
-def temperature_slider(temperatures: Any = (0.1, 10.0)) -> Any:
+def temperature_slider(*, temperatures: Any = (0.1, 10.0)) -> Any:
     """A log-scale τ slider starting at τ = 1, for every temperature panel.
 
     ``temperatures`` is the ``(low, high)`` range, with ``0 < low <= 1 <= high``
@@ -246,7 +246,7 @@ def temperature_explorer(
     n_bins = check_n_bins(n_bins)
     binning = check_choice(binning, ("width", "mass"), "binning")
     style = check_choice(style, ("si", "classic"), "style")
-    slider = temperature_slider(temperatures)
+    slider = temperature_slider(temperatures=temperatures)
 
     def draw(axes: list, *, temperature: float) -> pd.DataFrame:
         tau = check_scalar_in_range(temperature, "temperature", low=0.0, low_inclusive=False)

@@ -78,7 +78,7 @@ def test_ece_objective_minimises_ece_on_grid():
     correct = over.argmax(axis=1) == labels
     best = metrics.ece(ts.transform(over).max(axis=1), correct, n_bins=15)
     for tau in np.geomspace(0.2, 20, 60):
-        assert best <= metrics.ece(softmax(over, tau).max(axis=1), correct, n_bins=15) + 1e-12
+        assert best <= metrics.ece(softmax(over, temperature=tau).max(axis=1), correct, n_bins=15) + 1e-12
     assert ts.objective_value_ == pytest.approx(best)
     assert 1.5 < ts.temperature_ < 2.7
 
@@ -170,27 +170,27 @@ def test_pad_candidates_validation():
 def test_temperature_curve_rows_and_metrics():
     z, labels = calibrated_sample(1000, 5, seed=10)
     taus = [0.5, 1.0, 2.0]
-    df = temperature_curve(z, labels, taus, ["nll", "accuracy", "mean_conf"])
+    df = temperature_curve(z, labels, taus, metrics=["nll", "accuracy", "mean_conf"])
     assert list(df.columns) == ["temperature", "nll", "accuracy", "mean_conf"]
     assert_allclose(df["temperature"], taus)
     for tau, row in zip(taus, df.itertuples()):
-        p = softmax(z, tau)
+        p = softmax(z, temperature=tau)
         assert row.nll == pytest.approx(nll(p, labels))
         assert row.mean_conf == pytest.approx(p.max(axis=1).mean())
     assert df["accuracy"].nunique() == 1
     assert df["mean_conf"].is_monotonic_decreasing
-    custom = temperature_curve(z, labels, taus, {"top": lambda c, y: float(np.max(c))})
+    custom = temperature_curve(z, labels, taus, metrics={"top": lambda c, y: float(np.max(c))})
     assert custom["top"].iloc[0] > custom["top"].iloc[-1]
 
 
 def test_temperature_curve_validation():
     z, labels = calibrated_sample(50, 3, seed=11)
     with pytest.raises(ValueError, match="temperatures has 1 value"):
-        temperature_curve(z, labels, [1.0, 0.0], ["accuracy"])
+        temperature_curve(z, labels, [1.0, 0.0], metrics=["accuracy"])
     with pytest.raises(ValueError, match="unknown name 'nope'"):
-        temperature_curve(z, labels, [1.0], ["nope"])
+        temperature_curve(z, labels, [1.0], metrics=["nope"])
     with pytest.raises(TypeError, match="callable"):
-        temperature_curve(z, labels, [1.0], {"x": 3})
+        temperature_curve(z, labels, [1.0], metrics={"x": 3})
 
 
 def test_transform_before_fit():
@@ -203,7 +203,7 @@ def test_inputs_not_mutated():
     z0, l0 = z.copy(), labels.copy()
     ts = TemperatureScaling().fit(z, labels)
     ts.transform(z)
-    temperature_curve(z, labels, [1.0, 2.0], ["nll"])
+    temperature_curve(z, labels, [1.0, 2.0], metrics=["nll"])
     assert np.array_equal(z, z0) and np.array_equal(labels, l0)
 
 
@@ -269,7 +269,7 @@ def test_non_smooth_fit_close_to_brute_force_minimum():
         z, labels = _small_overconfident(seed)
         ts = TemperatureScaling(objective="ece").fit(z, labels)
         correct = z.argmax(axis=1) == labels
-        brute = min(metrics.ece(softmax(z, t).max(axis=1), correct) for t in np.geomspace(1.0, 6.0, 4001))
+        brute = min(metrics.ece(softmax(z, temperature=t).max(axis=1), correct) for t in np.geomspace(1.0, 6.0, 4001))
         assert ts.objective_value_ <= brute + 2e-3, seed
         assert ts.objective_value_ == pytest.approx(metrics.ece(ts.transform(z).max(axis=1), correct))
 

@@ -157,7 +157,7 @@ def test_histogram_divergence_errors():
 def test_kth_guess_is_the_descending_sort():
     rng = np.random.default_rng(4)
     p = rng.dirichlet(np.ones(4), size=50)
-    guesses = np.stack([kth_guess(p, k) for k in range(1, 5)], axis=1)
+    guesses = np.stack([kth_guess(p, k=k) for k in range(1, 5)], axis=1)
     assert_allclose(guesses, -np.sort(-p, axis=1))
     assert_allclose(guesses.sum(axis=1), 1.0)
     assert_array_equal(kth_guess(p), p.max(axis=1))
@@ -165,11 +165,11 @@ def test_kth_guess_is_the_descending_sort():
 
 def test_kth_guess_errors():
     with pytest.raises(ValueError, match="k must be at most the number of classes 3; got 4"):
-        kth_guess([[0.2, 0.3, 0.5]], 4)
+        kth_guess([[0.2, 0.3, 0.5]], k=4)
     with pytest.raises(ValueError, match="k must be at least 1"):
-        kth_guess([[0.2, 0.3, 0.5]], 0)
+        kth_guess([[0.2, 0.3, 0.5]], k=0)
     with pytest.raises(ValueError, match="does not sum to 1"):
-        kth_guess([[0.2, 0.3, 0.6]], 1)
+        kth_guess([[0.2, 0.3, 0.6]], k=1)
 
 
 # --------------------------------------------------------------------------- classwise_ece_reference

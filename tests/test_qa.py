@@ -226,7 +226,7 @@ def test_resampling_table_levels_and_stages():
     from calibnb.papers.si2022 import resampling_table
 
     z, labels = _toy_logits()
-    t = resampling_table(z[:2000], labels[:2000], z[2000:], labels[2000:], [0.2, 0.5, 0.8], seed=0)
+    t = resampling_table(z[:2000], labels[:2000], z[2000:], labels[2000:], accuracies=[0.2, 0.5, 0.8], seed=0)
     assert list(t.stage) == ["before", "after TS"] * 3
     assert (t.n > 0).all()
     before = t[t.stage == "before"]
@@ -238,7 +238,7 @@ def test_resampling_table_levels_and_stages():
     mid = t[t.accuracy == 0.5].set_index("stage")
     assert mid.loc["after TS", "ece"] < mid.loc["before", "ece"]
     # seeded
-    t2 = resampling_table(z[:2000], labels[:2000], z[2000:], labels[2000:], [0.2, 0.5, 0.8], seed=0)
+    t2 = resampling_table(z[:2000], labels[:2000], z[2000:], labels[2000:], accuracies=[0.2, 0.5, 0.8], seed=0)
     assert_allclose(t.macro_ce, t2.macro_ce)
 
 

@@ -91,7 +91,7 @@ _LATTICE_STEP = 0.01
 _TIE_RTOL = 1e-9
 
 
-def softmax(logits: Any, temperature: float = 1.0) -> np.ndarray:
+def softmax(logits: Any, *, temperature: float = 1.0) -> np.ndarray:
     r"""Row-wise softmax of ``logits / temperature``, computed stably.
 
     .. math:: p_{ik} = \frac{\exp((z_{ik} - m_i)/\tau)}{\sum_j \exp((z_{ij} - m_i)/\tau)},
@@ -517,6 +517,7 @@ def temperature_curve(
     scores: Any,
     labels: Any,
     temperatures: Any,
+    *,
     metrics: Sequence[str] | Mapping[str, Callable[[np.ndarray, np.ndarray], float]] = ("ece", "macro_ce"),
 ) -> "pd.DataFrame":  # noqa: F821
     r"""Calibration metrics of the top-1 prediction as a function of the temperature.
@@ -546,7 +547,7 @@ def temperature_curve(
 
     Examples
     --------
-    >>> df = temperature_curve([0.9, 0.8, 0.6], [1, 0, 1], [1.0, 2.0], ["mean_conf", "accuracy"])
+    >>> df = temperature_curve([0.9, 0.8, 0.6], [1, 0, 1], [1.0, 2.0], metrics=["mean_conf", "accuracy"])
     >>> df.round(3).to_dict("list")
     {'temperature': [1.0, 2.0], 'mean_conf': [0.767, 0.656], 'accuracy': [0.667, 0.667]}
     """

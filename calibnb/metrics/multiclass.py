@@ -28,7 +28,7 @@ def _descending_order(probs: np.ndarray) -> np.ndarray:
     return np.argsort(-probs, axis=1, kind="stable")
 
 
-def top_r(probs, labels, r: int = 1):
+def top_r(probs, labels, *, r: int = 1):
     """The r-th largest probability and whether its class is the label.
 
     .. math::
@@ -65,7 +65,7 @@ def top_r(probs, labels, r: int = 1):
     return probs[rows, cls], cls == labels
 
 
-def within_top_r(probs, labels, r: int = 2):
+def within_top_r(probs, labels, *, r: int = 2):
     """Sum of the r largest probabilities and whether the label is among them.
 
     .. math::

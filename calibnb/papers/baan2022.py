@@ -145,7 +145,7 @@ def histogram_divergence(
     return float(np.sum(p[support] * np.log(p[support] / q[support])))
 
 
-def kth_guess(probs: Any, k: int = 1) -> np.ndarray:
+def kth_guess(probs: Any, *, k: int = 1) -> np.ndarray:
     r"""The k-th largest probability of each row (the "k-th guess", Baan et al. 2022, App. B).
 
     .. math::
@@ -481,13 +481,13 @@ def human_temperature_explorer(
     h = check_human(human, z.shape[0], z.shape[1])
     n_bins = check_n_bins(n_bins)
     hist_bins = check_n_bins(hist_bins, "hist_bins")
-    slider = temperature_slider(temperatures)
+    slider = temperature_slider(temperatures=temperatures)
     dist = human_distribution(h)
     base = plots.histogram_data(dist_ce(softmax(z), dist), bins=hist_bins, label="τ = 1")
 
     def draw(axes: list, *, temperature: float) -> pd.DataFrame:
         tau = check_scalar_in_range(temperature, "temperature", low=0.0, low_inclusive=False)
-        p = softmax(z, tau)
+        p = softmax(z, temperature=tau)
         scaled = plots.histogram_data(dist_ce(p, dist), bins=hist_bins, label=f"τ = {tau:.3g}")
         plots.plot_histograms([base, scaled], ax=axes[0], xlabel="DistCE (TVD to the human distribution)")
         axes[0].set_title("DistCE distribution")

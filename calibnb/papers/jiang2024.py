@@ -290,7 +290,7 @@ def quantize_beta(alpha, beta, cutoffs) -> np.ndarray:
     return np.diff(edges, axis=1)
 
 
-def barycentric(probs, vertices=None) -> np.ndarray:
+def barycentric(probs, *, vertices=None) -> np.ndarray:
     r"""Points of the probability simplex in the plane (barycentric coordinates).
 
     .. math:: (x, y) = \sum_{k=1}^{K} p_k\, v_k
@@ -317,7 +317,7 @@ def barycentric(probs, vertices=None) -> np.ndarray:
     return p @ v
 
 
-def random_logit_baseline(n: int, n_classes: int = 3, *, scale: float = 1.0, seed: Any = None) -> np.ndarray:
+def random_logit_baseline(n: int, *, n_classes: int = 3, scale: float = 1.0, seed: Any = None) -> np.ndarray:
     r"""Logits of a random classifier: i.i.d. :math:`\mathcal N(0, \text{scale}^2)`.
 
     Our stand-in for Jiang et al. 2024's "random" model (an encoder with a
@@ -326,7 +326,7 @@ def random_logit_baseline(n: int, n_classes: int = 3, *, scale: float = 1.0, see
 
     Examples
     --------
-    >>> random_logit_baseline(4, 3, seed=0).shape
+    >>> random_logit_baseline(4, n_classes=3, seed=0).shape
     (4, 3)
     """
     n = check_positive_int(n, "n")

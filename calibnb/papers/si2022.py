@@ -183,7 +183,7 @@ def top_confidence(scores: Any, labels: Any, *, temperature: float = 1.0) -> tup
         c, y = check_conf_correct(scores, labels)
         with np.errstate(divide="ignore"):
             return special.expit(special.logit(c) / tau), y
-    p = softmax(scores, tau)
+    p = softmax(scores, temperature=tau)
     lab = np.asarray(labels)
     if lab.ndim != 1 or lab.shape[0] != p.shape[0]:
         raise ValueError(f"labels must be 1-D with {p.shape[0]} entries (one per row of scores); got shape {lab.shape}.")
@@ -206,8 +206,8 @@ def _stage_row(conf: np.ndarray, correct: np.ndarray, n_bins: int) -> dict[str, 
             "macro_ce": s["macro_ce"], "n": int(conf.shape[0])}
 
 
-def resampling_table(dev_scores: Any, dev_labels: Any, test_scores: Any, test_labels: Any,
-                     accuracies: Any = (0.1, 0.5, 0.9), *, seed: Any = None, n_bins: int = 10):
+def resampling_table(dev_scores: Any, dev_labels: Any, test_scores: Any, test_labels: Any, *,
+                     accuracies: Any = (0.1, 0.5, 0.9), seed: Any = None, n_bins: int = 10):
     r"""Temperature scaling at re-sampled accuracy levels (Si et al. 2022, Table 5, Figure 2).
 
     For each target accuracy :math:`a`, the dev and the test predictions are
