@@ -351,9 +351,9 @@ def check_human(human: Any, n: int | None = None, n_classes: int | None = None, 
     return arr
 
 
-def check_vote_counts(counts: Any, name: str = "counts") -> np.ndarray:
+def check_vote_counts(human: Any, name: str = "human") -> np.ndarray:
     """Return vote counts as an (N, K) int64 array of whole, non-negative numbers."""
-    arr = check_human(counts, name=name)
+    arr = check_human(human, name=name)
     frac = arr != np.floor(arr)
     if frac.any():
         flat = int(np.flatnonzero(frac.ravel())[0])

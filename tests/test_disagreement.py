@@ -294,7 +294,7 @@ def test_votes_stability_errors():
     counts = np.array([[3, 1], [1, 3]])
     with pytest.raises(TypeError, match="non-empty mapping"):
         votes_stability({}, counts)
-    with pytest.raises(ValueError, match="shape \\(1, 2\\) but counts has \\(2, 2\\)"):
+    with pytest.raises(ValueError, match="shape \\(1, 2\\) but human has \\(2, 2\\)"):
         votes_stability({"m": [[0.5, 0.5]]}, counts)
     with pytest.raises(ValueError, match="fewer than n_groups \\* n_votes = 5"):
         votes_stability({"m": [[0.5, 0.5], [0.5, 0.5]]}, counts, votes_per_item=(5,))
@@ -351,7 +351,7 @@ def test_votes_explorer_all_votes_gives_a_perfect_human_classifier():
     rng = np.random.default_rng(10)
     counts = _random_counts(rng, 80, 3, 12)
     probs = rng.dirichlet(np.ones(3), size=80)
-    panel = votes_explorer(counts, probs, hist_bins=10, seed=0)
+    panel = votes_explorer(probs, counts, hist_bins=10, seed=0)
     assert panel.controls["n_votes"].max == 12
     full = panel.update(n_votes=12)
     assert full.loc["E[DistCE] human", "value"] == pytest.approx(0.0, abs=1e-12)
@@ -359,4 +359,4 @@ def test_votes_explorer_all_votes_gives_a_perfect_human_classifier():
     assert few.loc["E[DistCE] human", "value"] > 0.05
     assert few.loc["E[DistCE] model", "value"] == pytest.approx(full.loc["E[DistCE] model", "value"])
     with pytest.raises(ValueError, match="probs has shape"):
-        votes_explorer(counts, probs[:5])
+        votes_explorer(probs[:5], counts)

@@ -25,8 +25,8 @@ __all__ = [
 ]
 
 
-def human_distribution(counts) -> np.ndarray:
-    """Maximum-likelihood human label distribution (rows of counts normalised).
+def human_distribution(human) -> np.ndarray:
+    """Maximum-likelihood human label distribution (rows of the vote counts ``human`` normalised).
 
     .. math::
 
@@ -36,7 +36,7 @@ def human_distribution(counts) -> np.ndarray:
 
     Parameters
     ----------
-    counts : array-like of shape (N, K)
+    human : array-like of shape (N, K)
         Non-negative vote counts (or weights); no all-zero row.
 
     Returns
@@ -48,19 +48,19 @@ def human_distribution(counts) -> np.ndarray:
     >>> human_distribution([[3, 1, 0], [0, 2, 2]]).tolist()
     [[0.75, 0.25, 0.0], [0.0, 0.5, 0.5]]
     """
-    h = check_human(counts, name="counts")
+    h = check_human(human, name="human")
     return h / h.sum(axis=1, keepdims=True)
 
 
-def majority_label(counts) -> np.ndarray:
-    """Human majority label per item: argmax of the counts, first index on ties.
+def majority_label(human) -> np.ndarray:
+    """Human majority label per item: argmax of the vote counts, first index on ties.
 
     Examples
     --------
     >>> majority_label([[3, 1, 0], [0, 2, 2]]).tolist()
     [0, 1]
     """
-    h = check_human(counts, name="counts")
+    h = check_human(human, name="human")
     return np.argmax(h, axis=1)
 
 

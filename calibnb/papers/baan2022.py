@@ -305,7 +305,7 @@ def human_calibration_summary(probs: Any, human: Any, *, n_bins: int = 10) -> di
 
 def votes_stability(
     model_probs: Mapping[str, Any],
-    counts: Any,
+    human: Any,
     *,
     votes_per_item: Sequence[int] = (1, 3, 5, 10, 20, 50, 100),
     n_draws: int = 10,
@@ -315,7 +315,7 @@ def votes_stability(
 
     For each number of votes :math:`T'` in ``votes_per_item`` and each of
     ``n_draws`` draws, :math:`T'` votes per item are drawn without replacement
-    (:func:`subsample_votes`), their MLE :math:`\bar\pi^{(T')}` is formed, and
+    (:func:`calibnb.data.subsample_votes`), their MLE :math:`\bar\pi^{(T')}` is formed, and
     every model is scored by
 
     .. math::
@@ -330,7 +330,7 @@ def votes_stability(
     ----------
     model_probs : mapping of str to array-like of shape (N, K)
         The models to rank, by name.
-    counts : array-like of shape (N, K)
+    human : array-like of shape (N, K)
         Whole human vote counts.
     votes_per_item : sequence of int
         The sub-sample sizes; each must not exceed any item's number of votes.
@@ -355,12 +355,12 @@ def votes_stability(
 
     if not isinstance(model_probs, Mapping) or not model_probs:
         raise TypeError("model_probs must be a non-empty mapping of model name to probabilities.")
-    c = check_vote_counts(counts)
+    c = check_vote_counts(human)
     probs = {}
     for name, value in model_probs.items():
         probs[name] = check_probs(value, name=f"model_probs[{name!r}]")
         if probs[name].shape != c.shape:
-            raise ValueError(f"model_probs[{name!r}] has shape {probs[name].shape} but counts has {c.shape}.")
+            raise ValueError(f"model_probs[{name!r}] has shape {probs[name].shape} but human has {c.shape}.")
     sizes = [check_positive_int(v, "votes_per_item") for v in votes_per_item]
     if not sizes:
         raise ValueError("votes_per_item is empty; give at least one sub-sample size.")
@@ -501,20 +501,20 @@ def human_temperature_explorer(
     return build_panel({"temperature": slider}, draw, 2, (11, 4.2))
 
 
-def votes_explorer(counts: Any, probs: Any, *, hist_bins: int = 30, seed: Any = None) -> Any:
+def votes_explorer(probs: Any, human: Any, *, hist_bins: int = 30, seed: Any = None) -> Any:
     r"""A votes-per-item slider for the sub-sampled human classifier (Baan et al. 2022, §5.2).
 
     For :math:`T'` votes per item the human classifier :math:`H_{T'}` predicts the
-    MLE of :math:`T'` votes drawn without replacement (:func:`subsample_votes`,
+    MLE of :math:`T'` votes drawn without replacement (:func:`calibnb.data.subsample_votes`,
     same ``seed`` for every :math:`T'`); its DistCE against all votes is drawn
     next to the model's, with the histogram KL and TVD of Table 2.
 
     Parameters
     ----------
-    counts : array-like of shape (N, K)
-        Whole human vote counts.
     probs : array-like of shape (N, K)
         The model's probabilities.
+    human : array-like of shape (N, K)
+        Whole human vote counts.
     hist_bins : int, default 30
     seed : None, int or numpy.random.Generator
         Which votes are drawn (None: fresh entropy; fixed for the panel's life).
@@ -528,10 +528,10 @@ def votes_explorer(counts: Any, probs: Any, *, hist_bins: int = 30, seed: Any = 
     from .. import plots
     from ..metrics import dist_ce, human_distribution
 
-    c = check_vote_counts(counts)
+    c = check_vote_counts(human)
     p = check_probs(probs)
     if p.shape != c.shape:
-        raise ValueError(f"probs has shape {p.shape} but counts has {c.shape}; they must match.")
+        raise ValueError(f"probs has shape {p.shape} but human has {c.shape}; they must match.")
     hist_bins = check_n_bins(hist_bins, "hist_bins")
     dist = human_distribution(c)
     model_dce = dist_ce(p, dist)

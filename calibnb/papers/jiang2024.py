@@ -143,7 +143,7 @@ def simulate_scalar_labels(target, *, n_annotators: int = 3, noise: float = 0.05
     return unli_transform(slider.ravel()).reshape(slider.shape)
 
 
-def sample_votes(counts, n_votes: int, *, seed: Any = None) -> np.ndarray:
+def sample_votes(human, n_votes: int, *, seed: Any = None) -> np.ndarray:
     r"""``n_votes`` categorical votes per item, drawn without replacement from its votes.
 
     The cheap categorical protocol of Jiang et al. 2024's cost argument: an item
@@ -157,7 +157,7 @@ def sample_votes(counts, n_votes: int, *, seed: Any = None) -> np.ndarray:
 
     Parameters
     ----------
-    counts : array-like of shape (N, K)
+    human : array-like of shape (N, K)
         Integer vote counts; every item needs at least ``n_votes`` votes.
     n_votes : int
     seed : None, int or numpy.random.Generator
@@ -173,14 +173,14 @@ def sample_votes(counts, n_votes: int, *, seed: Any = None) -> np.ndarray:
     >>> sample_votes([[3, 0, 1], [0, 5, 0]], 4, seed=0)[0].tolist()
     [3, 0, 1]
     """
-    c = check_vote_counts(counts, name="counts")
+    c = check_vote_counts(human, name="human")
     n_votes = check_positive_int(n_votes, "n_votes")
     totals = c.sum(axis=1)
     short = totals < n_votes
     if short.any():
         i = int(np.flatnonzero(short)[0])
         raise ValueError(
-            f"counts has {int(short.sum())} item(s) with fewer than n_votes={n_votes} votes; "
+            f"human has {int(short.sum())} item(s) with fewer than n_votes={n_votes} votes; "
             f"first at index {i}: {int(totals[i])} votes."
         )
     return subsample_votes(c, n_votes, n_groups=1, seed=seed)[0].astype(np.int64)
@@ -508,7 +508,7 @@ def ranking_changes(table: pd.DataFrame) -> pd.DataFrame:
 
 def annotation_cost_study(
     probs: Mapping[str, Any],
-    counts,
+    human,
     values,
     *,
     votes: Sequence[int] = (1, 3, 5, 10),
@@ -543,7 +543,7 @@ def annotation_cost_study(
     models = _check_models(probs)
     names = list(models)
     n, k = next(iter(models.values())).shape
-    c = check_human(counts, n, k, name="counts")
+    c = check_human(human, n, k, name="human")
     v = check_1d_finite(values, "values")
     vote_sizes = [check_positive_int(x, "votes") for x in votes]
     n_repeats = check_positive_int(n_repeats, "n_repeats")
