@@ -12,10 +12,10 @@ __version__ = "0.1.0"
 
 # --- metrics (calibnb.metrics: binary, multiclass, human, scalar) ------------
 from .metrics import (  # noqa: E402
-    KSCurves, MacroCEParts, Rewards, bin_indices, brier_top, classwise_ce, classwise_ece, dist_ce, ece, ent_ce,
-    entropy, expected_label, hmr, human_distribution, ice, ks_curves, ks_error, macro_ce, macro_ce_parts,
-    majority_label, mce, nbr, rank_cs, ranking_risk, ranking_ties, reliability_table, rewards, scalar_mae,
-    top_r, tvd, unli_inverse, unli_transform, within_top_r,
+    KSCurves, MacroCEParts, Rewards, bin_indices, brier_top, classwise_ece, dist_ce, ece, ent_ce, entropy,
+    expected_label, hmr, human_classwise_ce, human_distribution, ice, ks_curves, ks_error, macro_ce,
+    macro_ce_parts, majority_label, mce, nbr, rank_cs, ranking_risk, ranking_ties, reliability_table, rewards,
+    scalar_mae, top_r, tvd, unli_inverse, unli_transform, within_top_r,
 )
 
 # --- plots (calibnb.plots) ----------------------------------------------------
@@ -67,8 +67,9 @@ __all__ = [
     "top_r", "within_top_r", "classwise_ece", "nbr",
     # metrics: human vote counts (probs, human)
     "human_distribution", "majority_label", "entropy", "tvd", "dist_ce", "ent_ce", "rank_cs", "ranking_ties",
+    "human_classwise_ce",
     # metrics: scalar labels
-    "expected_label", "scalar_mae", "ranking_risk", "classwise_ce", "unli_transform", "unli_inverse",
+    "expected_label", "scalar_mae", "ranking_risk", "unli_transform", "unli_inverse",
     # plots: *_data / plot_* pairs
     "ReliabilityDiagramData", "reliability_diagram_data", "plot_reliability_diagram",
     "KSGraphData", "ks_graph_data", "plot_ks_graph",

@@ -7,7 +7,7 @@ from numpy.testing import assert_allclose, assert_array_equal
 from scipy.stats import entropy as scipy_entropy
 
 from calibnb.papers.baan2022 import (
-    classwise_ece_reference,
+    classwise_ece_nonzero,
     histogram_divergence,
     human_calibration_summary,
     human_temperature_explorer,
@@ -172,7 +172,7 @@ def test_kth_guess_errors():
         kth_guess([[0.2, 0.3, 0.6]], k=1)
 
 
-# --------------------------------------------------------------------------- classwise_ece_reference
+# --------------------------------------------------------------------------- classwise_ece_nonzero
 
 
 def _reference_loop(probs, labels, n_bins):
@@ -202,7 +202,7 @@ def test_classwise_ece_reference_matches_the_loop(n_bins, grid):
     else:
         probs = rng.dirichlet(np.ones(3) * 0.8, size=300)
     labels = rng.integers(0, 3, size=300)
-    assert_allclose(classwise_ece_reference(probs, labels, n_bins=n_bins), _reference_loop(probs, labels, n_bins),
+    assert_allclose(classwise_ece_nonzero(probs, labels, n_bins=n_bins), _reference_loop(probs, labels, n_bins),
                     rtol=1e-12, atol=1e-15)
 
 
@@ -213,19 +213,19 @@ def test_classwise_ece_reference_drops_exact_zeros_only():
     probs = rng.dirichlet(np.ones(3), size=200)
     labels = rng.integers(0, 3, size=200)
     # no exact zeros: same as Eq. 8 with every item kept
-    assert_allclose(classwise_ece_reference(probs, labels), classwise_ece(probs, labels), rtol=1e-10)
+    assert_allclose(classwise_ece_nonzero(probs, labels), classwise_ece(probs, labels), rtol=1e-10)
     probs[:20, 2] = 0.0
     probs[:20] /= probs[:20].sum(axis=1, keepdims=True)
-    assert classwise_ece_reference(probs, labels) != pytest.approx(classwise_ece(probs, labels))
+    assert classwise_ece_nonzero(probs, labels) != pytest.approx(classwise_ece(probs, labels))
 
 
 def test_classwise_ece_reference_errors():
     with pytest.raises(ValueError, match="probability 0 to class 1 for every item"):
-        classwise_ece_reference([[1.0, 0.0], [1.0, 0.0]], [0, 1])
+        classwise_ece_nonzero([[1.0, 0.0], [1.0, 0.0]], [0, 1])
     with pytest.raises(ValueError, match="labels has 1 value outside \\[0, 2\\)"):
-        classwise_ece_reference([[0.5, 0.5]], [2])
+        classwise_ece_nonzero([[0.5, 0.5]], [2])
     with pytest.raises(ValueError, match="n_bins must be at least 1"):
-        classwise_ece_reference([[0.5, 0.5]], [1], n_bins=0)
+        classwise_ece_nonzero([[0.5, 0.5]], [1], n_bins=0)
 
 
 # --------------------------------------------------------------------------- human_calibration_summary

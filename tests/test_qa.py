@@ -7,7 +7,7 @@ from numpy.testing import assert_allclose
 from calibnb.papers.si2022 import (
     SUMMARY_COLUMNS,
     calibration_summary,
-    calibration_table,
+    calibration_summary_table,
     expert_agreement,
     expert_features,
     normalize_answer,
@@ -130,22 +130,24 @@ def test_average_confidence_gives_macro_ce_one_half():
     assert_allclose(s["macro_ce"], 0.5, atol=1e-15)
 
 
-def test_calibration_table_layout_and_percent():
+def test_calibration_summary_table_layout_and_percent():
     rng = np.random.default_rng(0)
     c = rng.random(50)
     y = rng.random(50) < c
-    t = calibration_table({("a", "raw"): (c, y), ("a", "flat"): (np.full(50, y.mean()), y)}, n_bins=5)
+    t = calibration_summary_table({("a", "raw"): (c, y), ("a", "flat"): (np.full(50, y.mean()), y)}, n_bins=5, percent=True)
     assert list(t.columns) == [*SUMMARY_COLUMNS, "n"]
     assert list(t.index.names) == ["source", "method"]
     assert_allclose(t.loc[("a", "raw"), "macro_ce"], 100 * calibration_summary(c, y, n_bins=5)["macro_ce"])
     assert_allclose(t.loc[("a", "flat"), "ece_width"], 0.0, atol=1e-12)
-    t1 = calibration_table({"only": (c, y)}, percent=False)
+    t1 = calibration_summary_table({"only": (c, y)}, percent=False)
     assert t1.index.name == "row" and t1.loc["only", "n"] == 50
     assert_allclose(t1.loc["only", "ice"], np.abs(y - c).mean())
+    # fractions by default, as everywhere in calibnb
+    assert_allclose(calibration_summary_table({"only": (c, y)}).loc["only", "ice"], np.abs(y - c).mean())
     with pytest.raises(ValueError, match="non-empty mapping"):
-        calibration_table({})
+        calibration_summary_table({})
     with pytest.raises(TypeError, match="must be a \\(conf, correct\\) pair"):
-        calibration_table({"x": c})
+        calibration_summary_table({"x": c})
 
 
 def test_relative_reduction():

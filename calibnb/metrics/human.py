@@ -22,6 +22,7 @@ __all__ = [
     "ent_ce",
     "rank_cs",
     "ranking_ties",
+    "human_classwise_ce",
 ]
 
 
@@ -217,3 +218,38 @@ def rank_cs(probs, human, *, ties: str = "strict") -> float:
         along = np.take_along_axis(h, model_order, axis=1)
         match = (np.diff(along, axis=1) >= 0).all(axis=1)
     return float(match.mean())
+
+
+def human_classwise_ce(probs, human) -> float:
+    """Class-wise calibration error against the human distribution (no bins, no labels).
+
+    .. math::
+
+        \\mathrm{CE} = \\frac{1}{N}\\sum_{i=1}^{N}\\frac{1}{K}\\sum_{k=1}^{K}
+        |f_k(x_i) - \\bar\\pi_k(x_i)|
+
+    Jiang et al. 2024, Definition 1 (equal to :math:`\\tfrac{2}{K}` times the
+    mean of :func:`calibnb.dist_ce`).
+
+    See Also
+    --------
+    calibnb.classwise_ece : the binned class-wise ECE against *labels*
+        (one label per item), not against a human distribution.
+    calibnb.papers.baan2022.classwise_ece_nonzero : that binned ECE as Baan
+        et al.'s code computes it (probabilities of exactly 0 dropped).
+
+    References
+    ----------
+    .. [1] Zhengping Jiang, Anqi Liu, Benjamin Van Durme. 2024. "Addressing
+       the Binning Problem in Calibration Assessment through Scalar
+       Annotations". Transactions of the ACL (TACL). Definition 1.
+
+    Examples
+    --------
+    >>> round(human_classwise_ce([[0.9, 0.1]], [[6, 4]]), 3)
+    0.3
+    """
+    p = check_probs(probs)
+    h = check_human(human, p.shape[0], p.shape[1])
+    h = h / h.sum(axis=1, keepdims=True)
+    return float(np.abs(p - h).mean())

@@ -90,12 +90,28 @@ def within_top_r(probs, labels, *, r: int = 2):
 
 
 def classwise_ece(probs, labels, *, n_bins: int = 10, binning: str = "width") -> float:
-    """Class-wise ECE averaged over classes (Baan et al. 2022, Eq. 8).
+    """Class-wise ECE averaged over classes, against one label per item (Baan et al. 2022, Eq. 8).
 
     .. math::
 
         \\mathrm{cwECE} = \\frac{1}{K}\\sum_{k=1}^{K}
         \\mathrm{ECE}\\big(f_k(x),\\ \\mathbb{1}[\\text{label} = k]\\big)
+
+    Every item counts in every class (a probability of 0 falls in the first
+    bin), with the bins of :func:`calibnb.ece`.
+
+    See Also
+    --------
+    calibnb.papers.baan2022.classwise_ece_nonzero : the same quantity with the
+        binning of Baan et al.'s code, which drops probabilities of exactly 0.
+    calibnb.human_classwise_ce : an unbinned class-wise error against the
+        human label *distribution* (Jiang et al. 2024, Definition 1).
+
+    References
+    ----------
+    .. [1] Joris Baan, Wilker Aziz, Barbara Plank, Raquel Fernández. 2022.
+       "Stop Measuring Calibration When Humans Disagree". In Proceedings of
+       EMNLP 2022. Eq. 8.
 
     Examples
     --------

@@ -13,7 +13,7 @@ measures themselves (``dist_ce``, ``ent_ce``, ``rank_cs``) live in
   their binned histograms (Table 2), with an explicit ``smoothing`` option and an
   honest ``inf`` for an unsmoothed KL divergence with an empty bin;
 - :func:`kth_guess` extracts the k-th largest probability (Appendix B);
-- :func:`classwise_ece_reference` computes classwise-ECE (Eq. 8) with the
+- :func:`classwise_ece_nonzero` computes classwise-ECE (Eq. 8) with the
   binning of the authors' code, which silently drops probabilities of exactly 0;
 - :func:`human_calibration_summary` gives one row of Table 1;
 - :func:`votes_stability` and :func:`ranking_stability` ask how many votes per
@@ -49,7 +49,7 @@ from ..validation import (
 __all__ = [
     "histogram_divergence",
     "kth_guess",
-    "classwise_ece_reference",
+    "classwise_ece_nonzero",
     "human_calibration_summary",
     "votes_stability",
     "ranking_stability",
@@ -179,8 +179,8 @@ def kth_guess(probs: Any, *, k: int = 1) -> np.ndarray:
     return np.sort(p, axis=1)[:, n_classes - k]
 
 
-def classwise_ece_reference(probs: Any, labels: Any, *, n_bins: int = 10) -> float:
-    r"""Classwise-ECE (Baan et al. 2022, Eq. 8) with the binning of the authors' code.
+def classwise_ece_nonzero(probs: Any, labels: Any, *, n_bins: int = 10) -> float:
+    r"""Classwise-ECE (Baan et al. 2022, Eq. 8) with the binning of the authors' code: zeros dropped.
 
     .. math::
 
@@ -198,6 +198,12 @@ def classwise_ece_reference(probs: Any, labels: Any, *, n_bins: int = 10) -> flo
     is :func:`calibnb.classwise_ece`. The two agree whenever no probability is
     exactly 0, and differ for the oracle classifier, which gives probability 0 to
     every class nobody voted for.
+
+    See Also
+    --------
+    calibnb.classwise_ece : Eq. 8 as printed (every item in every class).
+    calibnb.human_classwise_ce : an unbinned class-wise error against the human
+        label distribution (Jiang et al. 2024, Definition 1).
 
     Parameters
     ----------
@@ -221,7 +227,7 @@ def classwise_ece_reference(probs: Any, labels: Any, *, n_bins: int = 10) -> flo
     --------
     Class 1 of the third item has probability 0 and is dropped:
 
-    >>> classwise_ece_reference([[0.8, 0.2], [0.4, 0.6], [1.0, 0.0]], [0, 1, 0])
+    >>> classwise_ece_nonzero([[0.8, 0.2], [0.4, 0.6], [1.0, 0.0]], [0, 1, 0])
     0.25
     """
     p, y = check_probs_labels(probs, labels)

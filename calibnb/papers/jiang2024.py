@@ -30,7 +30,7 @@ import pandas as pd
 from ..data import subsample_votes
 from ..metrics import ece
 from ..metrics import human_distribution
-from ..metrics import classwise_ce, expected_label, ranking_risk, scalar_mae, unli_inverse, unli_transform
+from ..metrics import human_classwise_ce, expected_label, ranking_risk, scalar_mae, unli_inverse, unli_transform
 from ..widgets import build_panel
 from ..validation import (
     as_rng,
@@ -394,7 +394,7 @@ def calibration_table(probs: Mapping[str, Any], human, values, *, target=None) -
     for name, p in models.items():
         psi = expected_label(p, v)
         rows[name] = {
-            "CE": classwise_ce(p, h),
+            "CE": human_classwise_ce(p, h),
             "MAE": scalar_mae(psi, s),
             "RR": ranking_risk(psi, s),
             "MAE bound": spread * float(0.5 * np.abs(p - h).sum(axis=1).mean()),
@@ -549,14 +549,14 @@ def annotation_cost_study(
     n_repeats = check_positive_int(n_repeats, "n_repeats")
     rng = as_rng(seed)
     h = human_distribution(c)
-    reference = np.array([classwise_ce(models[m], h) for m in names])
+    reference = np.array([human_classwise_ce(models[m], h) for m in names])
     psi = {m: expected_label(models[m], v) for m in names}
     target = expected_label(h, v)
     rows = []
     for r in range(n_repeats):
         for size in vote_sizes:
             few = sample_votes(c, size, seed=rng)
-            score = np.array([classwise_ce(models[m], few) for m in names])
+            score = np.array([human_classwise_ce(models[m], few) for m in names])
             rows.append({"repeat": r, "protocol": f"{size} vote(s)", "metric": "CE",
                          "annotations per item": size, "kendall tau": ranking_agreement(score, reference)})
         labels = simulate_scalar_labels(target, n_annotators=n_scalar_annotators, noise=noise, seed=rng).mean(axis=1)
@@ -665,7 +665,7 @@ def ece_bins_explorer(probs: Mapping[str, Any], human, *, n_bins: int = 10, max_
     n_bins = check_n_bins(n_bins)
     if n_bins > max_bins:
         raise ValueError(f"n_bins must be at most max_bins ({max_bins}); got {n_bins}.")
-    ce = pd.Series({m: classwise_ce(p, h) for m, p in models.items()})
+    ce = pd.Series({m: human_classwise_ce(p, h) for m, p in models.items()})
     import ipywidgets as w
 
     controls = {

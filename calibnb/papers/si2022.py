@@ -10,7 +10,7 @@ more than once (on several data sources), and the tests need them too:
 - :func:`trust_scores` -- precision, recall and F1 of a reader who trusts an
   answer whenever its confidence is at least 0.5 (Section 5.4, Table 3's
   "always trust" row);
-- :func:`calibration_summary` and :func:`calibration_table` -- the per-source
+- :func:`calibration_summary` and :func:`calibration_summary_table` -- the per-source
   metric rows of Table 1 / Table 4 / Table 7 (accuracy, ECE with equal-width
   and equal-mass bins, ICE, ICE_pos, ICE_neg, MacroCE);
 - :func:`relative_reduction` -- how much a calibrator cut a metric, relative to
@@ -51,7 +51,7 @@ __all__ = [
     "TrustScores",
     "trust_scores",
     "calibration_summary",
-    "calibration_table",
+    "calibration_summary_table",
     "relative_reduction",
     "normalize_answer",
     "expert_agreement",
@@ -66,7 +66,7 @@ __all__ = [
     "SUMMARY_COLUMNS",
 ]
 
-#: Columns of :func:`calibration_summary` / :func:`calibration_table`, in the
+#: Columns of :func:`calibration_summary` / :func:`calibration_summary_table`, in the
 #: order of Si et al.'s Tables 1, 4 and 7.
 SUMMARY_COLUMNS = ("accuracy", "ece_width", "ece_mass", "ice", "ice_pos", "ice_neg", "macro_ce")
 
@@ -406,7 +406,7 @@ def calibration_summary(conf: Any, correct: Any, *, n_bins: int = 10) -> dict[st
     }
 
 
-def calibration_table(rows: Mapping[Any, tuple[Any, Any]], *, n_bins: int = 10, percent: bool = True):
+def calibration_summary_table(rows: Mapping[Any, tuple[Any, Any]], *, n_bins: int = 10, percent: bool = False):
     """A table of :func:`calibration_summary` rows, one per (source, method).
 
     Parameters
@@ -417,8 +417,9 @@ def calibration_table(rows: Mapping[Any, tuple[Any, Any]], *, n_bins: int = 10, 
         ``source`` and ``method``.
     n_bins : int, default 10
         Number of ECE bins.
-    percent : bool, default True
-        Multiply every value by 100, as Si et al. print them.
+    percent : bool, default False
+        Multiply every metric by 100, as Si et al. print them (the default
+        gives fractions, as everywhere in calibnb).
 
     Returns
     -------
@@ -428,9 +429,9 @@ def calibration_table(rows: Mapping[Any, tuple[Any, Any]], *, n_bins: int = 10, 
 
     Examples
     --------
-    >>> t = calibration_table({("toy", "raw"): ([0.9, 0.6], [1, 0]), ("toy", "flat"): ([0.5, 0.5], [1, 0])})
-    >>> t["macro_ce"].round(1).tolist()
-    [35.0, 50.0]
+    >>> t = calibration_summary_table({("toy", "raw"): ([0.9, 0.6], [1, 0]), ("toy", "flat"): ([0.5, 0.5], [1, 0])})
+    >>> t["macro_ce"].round(3).tolist()
+    [0.35, 0.5]
     >>> list(t.index.names)
     ['source', 'method']
     """
