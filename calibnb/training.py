@@ -119,6 +119,11 @@ def train_softmax_regression(
     -------
     TrainingRun
 
+    References
+    ----------
+    .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of
+       Question Answering". In Findings of the Association for Computational Linguistics: EMNLP 2022. §5.1.
+
     Examples
     --------
     >>> rng = np.random.default_rng(0)
@@ -284,6 +289,11 @@ def training_dynamics(
     the default is digits at 2 x 2 pixels.
 
     .. math:: \hat y^{(c)}_i = \arg\max_k (x_i W^{(c)} + b^{(c)})_k, \quad c = 1..C
+
+    References
+    ----------
+    .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of
+       Question Answering". In Findings of the Association for Computational Linguistics: EMNLP 2022. §5.2.
 
     Examples
     --------

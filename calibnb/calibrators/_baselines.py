@@ -51,6 +51,12 @@ class AverageBaseline(_DevAccuracyBaseline):
     accuracy_ : float
         The dev accuracy.
 
+    References
+    ----------
+    .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of
+       Question Answering". In Findings of the Association for Computational Linguistics: EMNLP 2022. §5.1,
+       Table 2, Table 7.
+
     Examples
     --------
     >>> AverageBaseline().fit([0.9, 0.2, 0.6, 0.7], [1, 0, 0, 1]).transform([0.1, 0.99])
@@ -78,6 +84,11 @@ class BinaryBaseline(_DevAccuracyBaseline):
     ----------
     accuracy_ : float
         The dev accuracy t.
+
+    References
+    ----------
+    .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of
+       Question Answering". In Findings of the Association for Computational Linguistics: EMNLP 2022. §5.1.
 
     Examples
     --------
@@ -149,6 +160,12 @@ class CorrectnessClassifier(Calibrator):
         The chosen capacity parameter.
     validation_loss_ : float
         Validation log-loss of the chosen model.
+
+    References
+    ----------
+    .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of
+       Question Answering". In Findings of the Association for Computational Linguistics: EMNLP 2022. §5.1,
+       Appendix B.
 
     Examples
     --------

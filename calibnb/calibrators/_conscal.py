@@ -115,6 +115,11 @@ class ConsCal(Calibrator):
     ``reference="majority"``). ``transform(predictions)`` returns 1-D
     confidences, :meth:`predict` the final predictions.
 
+    References
+    ----------
+    .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of
+       Question Answering". In Findings of the Association for Computational Linguistics: EMNLP 2022. §5.2.
+
     Examples
     --------
     >>> dev = [[1, 1, 1], [2, 1, 1], [0, 2, 1], [3, 3, 3]]

@@ -84,6 +84,14 @@ class VectorScaling(Calibrator):
     n_iter_ : int
         Newton steps taken.
 
+    References
+    ----------
+    .. [1] Chuan Guo, Geoff Pleiss, Yu Sun, Kilian Q. Weinberger. 2017. "On Calibration of Modern Neural
+       Networks". In Proceedings of the 34th International Conference on Machine Learning (ICML).
+    .. [2] Kartik Gupta, Amir Rahimi, Thalaiyasingam Ajanthan, Thomas Mensink, Cristian Sminchisescu, Richard
+       Hartley. 2021. "Calibration of Neural Networks using Splines". In International Conference on Learning
+       Representations (ICLR). §6.
+
     Examples
     --------
     >>> z = np.array([[2.0, 0.0], [0.0, 2.0], [2.0, 0.0], [0.0, 2.0]])
@@ -223,6 +231,14 @@ class PlattScaling(Calibrator):
     ----------
     a_, b_ : float
 
+    References
+    ----------
+    .. [1] John C. Platt. 1999. "Probabilistic Outputs for Support Vector Machines and Comparisons to
+       Regularized Likelihood Methods". In Advances in Large Margin Classifiers, MIT Press.
+    .. [2] Kartik Gupta, Amir Rahimi, Thalaiyasingam Ajanthan, Thomas Mensink, Cristian Sminchisescu, Richard
+       Hartley. 2021. "Calibration of Neural Networks using Splines". In International Conference on Learning
+       Representations (ICLR). §5.
+
     Examples
     --------
     >>> x = np.array([-2.0, -1.0, 0.0, 1.0, 2.0, -0.5, 0.5, 1.5])
@@ -273,6 +289,12 @@ class IsotonicCalibrator(Calibrator):
     [0, 1]. ``fit(conf, correct)`` takes a 1-D confidence (e.g. the top-1
     probability) and 0/1 correctness.
 
+    References
+    ----------
+    .. [1] Bianca Zadrozny, Charles Elkan. 2002. "Transforming Classifier Scores into Accurate Multiclass
+       Probability Estimates". In Proceedings of the 8th ACM SIGKDD International Conference on Knowledge
+       Discovery and Data Mining (KDD).
+
     Examples
     --------
     >>> iso = IsotonicCalibrator().fit([0.1, 0.4, 0.6, 0.9], [0, 1, 0, 1])
@@ -312,6 +334,12 @@ class HistogramBinning(Calibrator):
     edges_ : ndarray of shape (M + 1,)
     bin_accuracy_ : ndarray of shape (M,)  (NaN for empty bins)
     bin_count_ : ndarray of shape (M,)
+
+    References
+    ----------
+    .. [1] Bianca Zadrozny, Charles Elkan. 2001. "Obtaining Calibrated Probability Estimates from Decision
+       Trees and Naive Bayesian Classifiers". In Proceedings of the 18th International Conference on Machine
+       Learning (ICML).
 
     Examples
     --------

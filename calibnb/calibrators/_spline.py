@@ -56,6 +56,12 @@ def natural_spline_basis(t: Any, knots: Any, *, derivative: int = 0) -> np.ndarr
            [0., 0., 1.]])
     >>> natural_spline_basis([0.25], [0.0, 1.0], derivative=1)   # a straight line
     array([[-1.,  1.]])
+
+    References
+    ----------
+    .. [1] Kartik Gupta, Amir Rahimi, Thalaiyasingam Ajanthan, Thomas Mensink, Cristian Sminchisescu, Richard
+       Hartley. 2021. "Calibration of Neural Networks using Splines". In International Conference on Learning
+       Representations (ICLR). §4.1, Appendix C.
     """
     knots = np.asarray(knots, dtype=np.float64)
     basis = CubicSpline(knots, np.eye(knots.size), bc_type="natural", extrapolate=True)
@@ -105,6 +111,12 @@ class SplineCalibrator(Calibrator):
     whatever the mode. ``transform`` takes the same kind of input and returns
     1-D calibrated scores in [0, 1]. For top-1, :meth:`recalibrate_top1`
     returns the unchanged predicted class with its recalibrated confidence.
+
+    References
+    ----------
+    .. [1] Kartik Gupta, Amir Rahimi, Thalaiyasingam Ajanthan, Thomas Mensink, Cristian Sminchisescu, Richard
+       Hartley. 2021. "Calibration of Neural Networks using Splines". In International Conference on Learning
+       Representations (ICLR). Eq. 13-14, Proposition 4.1, Eq. 3-4.
 
     Examples
     --------
@@ -211,6 +223,12 @@ class SplineCalibrator(Calibrator):
         The predicted class is the argmax of ``probs`` (first index on ties),
         never changed by recalibration (Gupta §3, Remark): only its
         confidence is replaced.
+
+        References
+        ----------
+        .. [1] Kartik Gupta, Amir Rahimi, Thalaiyasingam Ajanthan, Thomas Mensink, Cristian Sminchisescu,
+           Richard Hartley. 2021. "Calibration of Neural Networks using Splines". In International Conference
+           on Learning Representations (ICLR). §3.
         """
         self._check_fitted()
         if self.mode != "top" or self.r != 1:

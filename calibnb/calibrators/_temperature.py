@@ -154,6 +154,11 @@ def pad_candidates(
         The mask (from ``correct``) or gold indices (from ``gold``), ready for
         :meth:`TemperatureScaling.fit`; ``None`` if neither was given.
 
+    References
+    ----------
+    .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of
+       Question Answering". In Findings of the Association for Computational Linguistics: EMNLP 2022. §3.2.
+
     Examples
     --------
     >>> logits, labels = pad_candidates([[2.0, 1.0, 0.0], [0.5]], gold=[1, -1])
@@ -430,6 +435,20 @@ class TemperatureScaling(Calibrator):
     ``transform`` returns ``(N, K)`` probabilities, or 1-D confidences in the
     binary form.
 
+    References
+    ----------
+    .. [1] Chuan Guo, Geoff Pleiss, Yu Sun, Kilian Q. Weinberger. 2017. "On Calibration of Modern Neural
+       Networks". In Proceedings of the 34th International Conference on Machine Learning (ICML).
+    .. [2] Kartik Gupta, Amir Rahimi, Thalaiyasingam Ajanthan, Thomas Mensink, Cristian Sminchisescu, Richard
+       Hartley. 2021. "Calibration of Neural Networks using Splines". In International Conference on Learning
+       Representations (ICLR). §6.
+    .. [3] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of
+       Question Answering". In Findings of the Association for Computational Linguistics: EMNLP 2022. §3.2,
+       §4.2.
+    .. [4] Joris Baan, Wilker Aziz, Barbara Plank, Raquel Fernández. 2022. "Stop Measuring Calibration When
+       Humans Disagree". In Proceedings of the 2022 Conference on Empirical Methods in Natural Language
+       Processing (EMNLP).
+
     Examples
     --------
     >>> rng = np.random.default_rng(0)
@@ -544,6 +563,12 @@ def temperature_curve(
     -------
     pandas.DataFrame
         One row per temperature: column ``temperature`` then one per metric.
+
+    References
+    ----------
+    .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of
+       Question Answering". In Findings of the Association for Computational Linguistics: EMNLP 2022. Appendix
+       A, Figure 5.
 
     Examples
     --------

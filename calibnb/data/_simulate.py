@@ -80,6 +80,12 @@ class SimulatedODQA:
             Pass both to a temperature scaler (softmax over each row); the
             prediction is the row's argmax and it is correct iff its gold flag is set.
 
+        References
+        ----------
+        .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The
+           Case of Question Answering". In Findings of the Association for Computational Linguistics: EMNLP
+           2022. §3.2.
+
         Examples
         --------
         >>> sim = simulate_odqa(50, seed=0, accuracy=0.4, n_passages=3, n_spans=4)
@@ -166,6 +172,11 @@ def simulate_odqa(
     SimulatedODQA
         The **simulated** scores and gold flags; use
         :meth:`SimulatedODQA.candidates` for joint or pipeline candidate sets.
+
+    References
+    ----------
+    .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of
+       Question Answering". In Findings of the Association for Computational Linguistics: EMNLP 2022. §3.2.
 
     Examples
     --------

@@ -48,6 +48,12 @@ def subsample_votes(human: Any, n_votes: int, *, n_groups: int = 2, seed: Any = 
     ValueError
         If an item has fewer than ``n_groups * n_votes`` votes.
 
+    References
+    ----------
+    .. [1] Joris Baan, Wilker Aziz, Barbara Plank, Raquel Fernández. 2022. "Stop Measuring Calibration When
+       Humans Disagree". In Proceedings of the 2022 Conference on Empirical Methods in Natural Language
+       Processing (EMNLP). §5.2.
+
     Examples
     --------
     >>> groups = subsample_votes([[3, 1], [0, 4]], 2, seed=0)

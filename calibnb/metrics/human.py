@@ -44,6 +44,12 @@ def human_distribution(human) -> np.ndarray:
     -------
     ndarray of shape (N, K)
 
+    References
+    ----------
+    .. [1] Joris Baan, Wilker Aziz, Barbara Plank, Raquel Fernández. 2022. "Stop Measuring Calibration When
+       Humans Disagree". In Proceedings of the 2022 Conference on Empirical Methods in Natural Language
+       Processing (EMNLP). Section 3.
+
     Examples
     --------
     >>> human_distribution([[3, 1, 0], [0, 2, 2]]).tolist()
@@ -118,7 +124,7 @@ def _probs_human(probs, human):
 
 
 def dist_ce(probs, human) -> np.ndarray:
-    """Distribution calibration error per instance (Baan et al. 2022, Eq. 5).
+    """Distribution calibration error per instance (Baan et al. 2022, Eq. 7).
 
     .. math::
 
@@ -135,6 +141,12 @@ def dist_ce(probs, human) -> np.ndarray:
     -------
     ndarray of shape (N,)
 
+    References
+    ----------
+    .. [1] Joris Baan, Wilker Aziz, Barbara Plank, Raquel Fernández. 2022. "Stop Measuring Calibration When
+       Humans Disagree". In Proceedings of the 2022 Conference on Empirical Methods in Natural Language
+       Processing (EMNLP). Eq. 7.
+
     Examples
     --------
     >>> dist_ce([[0.9, 0.1]], [[6, 4]]).round(3).tolist()
@@ -145,7 +157,7 @@ def dist_ce(probs, human) -> np.ndarray:
 
 
 def ent_ce(probs, human) -> np.ndarray:
-    """Entropy calibration error per instance (Baan et al. 2022, Eq. 6), signed.
+    """Entropy calibration error per instance (Baan et al. 2022, Eq. 5), signed.
 
     .. math::
 
@@ -153,6 +165,12 @@ def ent_ce(probs, human) -> np.ndarray:
 
     natural log. Negative: the model is more certain than the humans. Baan
     report the mean of :math:`|\\mathrm{EntCE}|`.
+
+    References
+    ----------
+    .. [1] Joris Baan, Wilker Aziz, Barbara Plank, Raquel Fernández. 2022. "Stop Measuring Calibration When
+       Humans Disagree". In Proceedings of the 2022 Conference on Empirical Methods in Natural Language
+       Processing (EMNLP). Eq. 5.
 
     Examples
     --------
@@ -179,7 +197,7 @@ def ranking_ties(human) -> np.ndarray:
 
 
 def rank_cs(probs, human, *, ties: str = "strict") -> float:
-    """Ranking calibration score (Baan et al. 2022, Eq. 7).
+    """Ranking calibration score (Baan et al. 2022, Eq. 6).
 
     .. math::
 
@@ -201,6 +219,12 @@ def rank_cs(probs, human, *, ties: str = "strict") -> float:
     Returns
     -------
     float in [0, 1]
+
+    References
+    ----------
+    .. [1] Joris Baan, Wilker Aziz, Barbara Plank, Raquel Fernández. 2022. "Stop Measuring Calibration When
+       Humans Disagree". In Proceedings of the 2022 Conference on Empirical Methods in Natural Language
+       Processing (EMNLP). Eq. 6.
 
     Examples
     --------

@@ -49,6 +49,12 @@ def top_r(probs, labels, *, r: int = 1):
     conf : ndarray (N,)
     correct : ndarray (N,) of bool
 
+    References
+    ----------
+    .. [1] Kartik Gupta, Amir Rahimi, Thalaiyasingam Ajanthan, Thomas Mensink, Cristian Sminchisescu, Richard
+       Hartley. 2021. "Calibration of Neural Networks using Splines". In International Conference on Learning
+       Representations (ICLR). Eqs. 3-4.
+
     Examples
     --------
     >>> conf, correct = top_r([[0.2, 0.7, 0.1], [0.5, 0.1, 0.4]], [1, 2], r=2)
@@ -74,6 +80,12 @@ def within_top_r(probs, labels, *, r: int = 2):
         y_i = \\mathbb{1}[\\text{label}_i \\in \\{k_{(1)}, \\dots, k_{(r)}\\}]
 
     Gupta et al. 2021, Eq. 5 (ties: lower class index first).
+
+    References
+    ----------
+    .. [1] Kartik Gupta, Amir Rahimi, Thalaiyasingam Ajanthan, Thomas Mensink, Cristian Sminchisescu, Richard
+       Hartley. 2021. "Calibration of Neural Networks using Splines". In International Conference on Learning
+       Representations (ICLR). Eq. 5.
 
     Examples
     --------
@@ -136,6 +148,12 @@ def nbr(probs, labels) -> float:
 
         \\mathrm{NBR} = \\frac{1}{N M}\\sum_{j=1}^{N}\\sum_{m=1}^{M}
         (p_j^m - \\mathrm{GOLD}_j^m)^2
+
+    References
+    ----------
+    .. [1] Tetsuya Sakai. 2024. "Evaluating System Responses Based On Overconfidence and Underconfidence". In
+       EMTCIR '24: The First Workshop on Evaluation Methodologies, Testbeds and Community for Information
+       Access Research. Eq. 2.
 
     Examples
     --------

@@ -41,6 +41,12 @@ def expected_label(probs, values) -> np.ndarray:
     -------
     ndarray of shape (N,)
 
+    References
+    ----------
+    .. [1] Zhengping Jiang, Anqi Liu, Benjamin Van Durme. 2024. "Addressing the Binning Problem in Calibration
+       Assessment through Scalar Annotations". Transactions of the Association for Computational Linguistics
+       (TACL). Definition 2.
+
     Examples
     --------
     >>> expected_label([[0.5, 0.5, 0.0], [0.0, 0.0, 1.0]], [1.0, 0.5, 0.0]).tolist()
@@ -61,6 +67,12 @@ def scalar_mae(pred_scalar, target_scalar) -> float:
         \\mathrm{MAE} = \\frac{1}{N}\\sum_{i=1}^{N} |\\psi_f(f(x_i)) - s_i|
 
     Jiang et al. 2024, Section 4.
+
+    References
+    ----------
+    .. [1] Zhengping Jiang, Anqi Liu, Benjamin Van Durme. 2024. "Addressing the Binning Problem in Calibration
+       Assessment through Scalar Annotations". Transactions of the Association for Computational Linguistics
+       (TACL). Section 4.
 
     Examples
     --------
@@ -152,6 +164,12 @@ def ranking_risk(pred_scalar, target_scalar) -> float:
     ValueError
         If every pair is tied in ``target_scalar`` (nothing to rank).
 
+    References
+    ----------
+    .. [1] Zhengping Jiang, Anqi Liu, Benjamin Van Durme. 2024. "Addressing the Binning Problem in Calibration
+       Assessment through Scalar Annotations". Transactions of the Association for Computational Linguistics
+       (TACL). Section 4.
+
     Examples
     --------
     >>> ranking_risk([0.1, 0.2, 0.3], [0.0, 0.5, 1.0])
@@ -209,6 +227,15 @@ def unli_transform(slider) -> np.ndarray:
     Returns
     -------
     ndarray of shape (N,), values in [0, 1]
+
+    References
+    ----------
+    .. [1] Zhengping Jiang, Anqi Liu, Benjamin Van Durme. 2024. "Addressing the Binning Problem in Calibration
+       Assessment through Scalar Annotations". Transactions of the Association for Computational Linguistics
+       (TACL).
+    .. [2] Tongfei Chen, Zhengping Jiang, Adam Poliak, Keisuke Sakaguchi, Benjamin Van Durme. 2020. "Uncertain
+       Natural Language Inference". In Proceedings of the 58th Annual Meeting of the Association for
+       Computational Linguistics (ACL).
 
     Examples
     --------

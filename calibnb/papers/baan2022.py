@@ -108,6 +108,12 @@ def histogram_divergence(
     float
         The divergence; ``inf`` for an unsmoothed KL with an empty bin in ``b``.
 
+    References
+    ----------
+    .. [1] Joris Baan, Wilker Aziz, Barbara Plank, Raquel Fernández. 2022. "Stop Measuring Calibration When
+       Humans Disagree". In Proceedings of the 2022 Conference on Empirical Methods in Natural Language
+       Processing (EMNLP). Table 2.
+
     Examples
     --------
     >>> histogram_divergence([0.1, 0.1, 0.6], [0.1, 0.6, 0.6], bins=2, divergence="tvd")
@@ -166,6 +172,12 @@ def kth_guess(probs: Any, *, k: int = 1) -> np.ndarray:
     -------
     numpy.ndarray of shape (N,)
 
+    References
+    ----------
+    .. [1] Joris Baan, Wilker Aziz, Barbara Plank, Raquel Fernández. 2022. "Stop Measuring Calibration When
+       Humans Disagree". In Proceedings of the 2022 Conference on Empirical Methods in Natural Language
+       Processing (EMNLP).
+
     Examples
     --------
     >>> kth_guess([[0.2, 0.5, 0.3], [0.6, 0.1, 0.3]], k=2)
@@ -222,6 +234,15 @@ def classwise_ece_nonzero(probs: Any, labels: Any, *, n_bins: int = 10) -> float
     ------
     ValueError
         If some class has probability 0 for every item (no bin holds anything).
+
+    References
+    ----------
+    .. [1] Joris Baan, Wilker Aziz, Barbara Plank, Raquel Fernández. 2022. "Stop Measuring Calibration When
+       Humans Disagree". In Proceedings of the 2022 Conference on Empirical Methods in Natural Language
+       Processing (EMNLP). Eq. 8.
+    .. [2] Zhengping Jiang, Anqi Liu, Benjamin Van Durme. 2024. "Addressing the Binning Problem in Calibration
+       Assessment through Scalar Annotations". Transactions of the Association for Computational Linguistics
+       (TACL). Definition 1.
 
     Examples
     --------
@@ -280,6 +301,12 @@ def human_calibration_summary(probs: Any, human: Any, *, n_bins: int = 10) -> di
     -------
     dict
         Keys ``accuracy``, ``ece``, ``rank_cs``, ``abs_ent_ce``, ``dist_ce`` (fractions).
+
+    References
+    ----------
+    .. [1] Joris Baan, Wilker Aziz, Barbara Plank, Raquel Fernández. 2022. "Stop Measuring Calibration When
+       Humans Disagree". In Proceedings of the 2022 Conference on Empirical Methods in Natural Language
+       Processing (EMNLP). Table 1.
 
     Examples
     --------
@@ -348,6 +375,12 @@ def votes_stability(
     -------
     pandas.DataFrame
         Long table with columns ``n_votes``, ``draw``, ``model``, ``dist_ce``.
+
+    References
+    ----------
+    .. [1] Joris Baan, Wilker Aziz, Barbara Plank, Raquel Fernández. 2022. "Stop Measuring Calibration When
+       Humans Disagree". In Proceedings of the 2022 Conference on Empirical Methods in Natural Language
+       Processing (EMNLP).
 
     Examples
     --------
@@ -478,6 +511,12 @@ def human_temperature_explorer(
     -------
     calibnb.widgets.Panel
         Control ``"temperature"``; ``update(temperature=...)`` returns the readout.
+
+    References
+    ----------
+    .. [1] Joris Baan, Wilker Aziz, Barbara Plank, Raquel Fernández. 2022. "Stop Measuring Calibration When
+       Humans Disagree". In Proceedings of the 2022 Conference on Empirical Methods in Natural Language
+       Processing (EMNLP). Figure 1.
     """
     from .. import plots
     from ..calibrators import softmax
@@ -530,6 +569,12 @@ def votes_explorer(probs: Any, human: Any, *, hist_bins: int = 30, seed: Any = N
     calibnb.widgets.Panel
         Control ``"n_votes"`` (1 to the smallest number of votes of an item);
         ``update(n_votes=...)`` returns the readout.
+
+    References
+    ----------
+    .. [1] Joris Baan, Wilker Aziz, Barbara Plank, Raquel Fernández. 2022. "Stop Measuring Calibration When
+       Humans Disagree". In Proceedings of the 2022 Conference on Empirical Methods in Natural Language
+       Processing (EMNLP). §5.2.
     """
     from .. import plots
     from ..metrics import dist_ce, human_distribution

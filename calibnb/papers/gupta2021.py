@@ -84,6 +84,12 @@ class SyntheticPopulation:
         :math:`\beta`, the logit shift (< 0 means over-confident everywhere
         when ``slope == 1``).
 
+    References
+    ----------
+    .. [1] Kartik Gupta, Amir Rahimi, Thalaiyasingam Ajanthan, Thomas Mensink, Cristian Sminchisescu, Richard
+       Hartley. 2021. "Calibration of Neural Networks using Splines". In International Conference on Learning
+       Representations (ICLR). Eq. 8.
+
     Examples
     --------
     >>> pop = SyntheticPopulation(slope=1.0, intercept=0.0)   # calibrated
@@ -284,6 +290,12 @@ def evaluate_methods(
         :math:`\frac1N \sum_i (s_i - y_i)^2`, and the top-1 KS on the
         calibration split itself.
 
+    References
+    ----------
+    .. [1] Kartik Gupta, Amir Rahimi, Thalaiyasingam Ajanthan, Thomas Mensink, Cristian Sminchisescu, Richard
+       Hartley. 2021. "Calibration of Neural Networks using Splines". In International Conference on Learning
+       Representations (ICLR).
+
     Examples
     --------
     >>> from calibnb import softmax
@@ -403,6 +415,12 @@ class SplineFigureData:
         Knots of the spline and number of calibration items it was fitted on.
     kind : tuple of (str, int)
         ``("top", r)`` or ``("within", r)``.
+
+    References
+    ----------
+    .. [1] Kartik Gupta, Amir Rahimi, Thalaiyasingam Ajanthan, Thomas Mensink, Cristian Sminchisescu, Richard
+       Hartley. 2021. "Calibration of Neural Networks using Splines". In International Conference on Learning
+       Representations (ICLR). Figure 2.
     """
 
     calibration: Any
@@ -460,6 +478,12 @@ def spline_figure_data(
     -------
     SplineFigureData
 
+    References
+    ----------
+    .. [1] Kartik Gupta, Amir Rahimi, Thalaiyasingam Ajanthan, Thomas Mensink, Cristian Sminchisescu, Richard
+       Hartley. 2021. "Calibration of Neural Networks using Splines". In International Conference on Learning
+       Representations (ICLR). §4.2.
+
     Examples
     --------
     >>> from calibnb import softmax
@@ -516,6 +540,12 @@ def plot_spline_figure(data: SplineFigureData, *, axes: Any = None, title: str |
     Returns
     -------
     numpy.ndarray of matplotlib.axes.Axes, shape (2, 4)
+
+    References
+    ----------
+    .. [1] Kartik Gupta, Amir Rahimi, Thalaiyasingam Ajanthan, Thomas Mensink, Cristian Sminchisescu, Richard
+       Hartley. 2021. "Calibration of Neural Networks using Splines". In International Conference on Learning
+       Representations (ICLR).
     """
     from .. import plots
 
@@ -595,6 +625,12 @@ def spline_recovery_error(
     with :math:`G` a grid of ``n_grid`` scores at equally spaced fractiles in
     ``fractile_range`` (the two tails, where a natural spline runs out
     linearly and there are few points, are excluded).
+
+    References
+    ----------
+    .. [1] Kartik Gupta, Amir Rahimi, Thalaiyasingam Ajanthan, Thomas Mensink, Cristian Sminchisescu, Richard
+       Hartley. 2021. "Calibration of Neural Networks using Splines". In International Conference on Learning
+       Representations (ICLR).
 
     Examples
     --------

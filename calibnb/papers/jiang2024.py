@@ -123,6 +123,15 @@ def simulate_scalar_labels(target, *, n_annotators: int = 3, noise: float = 0.05
     -------
     ndarray of shape (N, n_annotators), values in [0, 1]
 
+    References
+    ----------
+    .. [1] Zhengping Jiang, Anqi Liu, Benjamin Van Durme. 2024. "Addressing the Binning Problem in Calibration
+       Assessment through Scalar Annotations". Transactions of the Association for Computational Linguistics
+       (TACL). §6.1.
+    .. [2] Tongfei Chen, Zhengping Jiang, Adam Poliak, Keisuke Sakaguchi, Benjamin Van Durme. 2020. "Uncertain
+       Natural Language Inference". In Proceedings of the 58th Annual Meeting of the Association for
+       Computational Linguistics (ACL).
+
     Examples
     --------
     >>> simulate_scalar_labels([0.0, 0.25, 1.0], n_annotators=2, noise=0.0, seed=0).round(6).tolist()
@@ -165,6 +174,12 @@ def sample_votes(human, n_votes: int, *, seed: Any = None) -> np.ndarray:
     Returns
     -------
     ndarray of int64, shape (N, K), each row summing to ``n_votes``
+
+    References
+    ----------
+    .. [1] Zhengping Jiang, Anqi Liu, Benjamin Van Durme. 2024. "Addressing the Binning Problem in Calibration
+       Assessment through Scalar Annotations". Transactions of the Association for Computational Linguistics
+       (TACL).
 
     Examples
     --------
@@ -217,6 +232,12 @@ def fit_beta(labels, *, min_var: float = 1e-3, eps: float = 1e-3) -> tuple[np.nd
     -------
     alpha, beta : ndarray of shape (N,)
 
+    References
+    ----------
+    .. [1] Zhengping Jiang, Anqi Liu, Benjamin Van Durme. 2024. "Addressing the Binning Problem in Calibration
+       Assessment through Scalar Annotations". Transactions of the Association for Computational Linguistics
+       (TACL). §5.
+
     Examples
     --------
     >>> a, b = fit_beta([[0.2, 0.4, 0.6]])
@@ -264,6 +285,12 @@ def quantize_beta(alpha, beta, cutoffs) -> np.ndarray:
     -------
     ndarray of shape (N, K), rows summing to 1
 
+    References
+    ----------
+    .. [1] Zhengping Jiang, Anqi Liu, Benjamin Van Durme. 2024. "Addressing the Binning Problem in Calibration
+       Assessment through Scalar Annotations". Transactions of the Association for Computational Linguistics
+       (TACL). §5.
+
     Examples
     --------
     >>> quantize_beta([1.0], [1.0], [0.25, 0.5]).round(3).tolist()   # uniform
@@ -299,6 +326,12 @@ def barycentric(probs, *, vertices=None) -> np.ndarray:
     an equilateral triangle (0, 0), (1, 0), (1/2, √3/2) for K = 3 (the floor of
     Jiang et al. 2024's Figure 1).
 
+    References
+    ----------
+    .. [1] Zhengping Jiang, Anqi Liu, Benjamin Van Durme. 2024. "Addressing the Binning Problem in Calibration
+       Assessment through Scalar Annotations". Transactions of the Association for Computational Linguistics
+       (TACL). Figure 1.
+
     Examples
     --------
     >>> barycentric([[1, 0, 0], [0, 0, 1], [1/3, 1/3, 1/3]]).round(3).tolist()
@@ -323,6 +356,12 @@ def random_logit_baseline(n: int, *, n_classes: int = 3, scale: float = 1.0, see
     Our stand-in for Jiang et al. 2024's "random" model (an encoder with a
     randomly initialised classifier head, Table 2): its outputs carry no
     information about the item.
+
+    References
+    ----------
+    .. [1] Zhengping Jiang, Anqi Liu, Benjamin Van Durme. 2024. "Addressing the Binning Problem in Calibration
+       Assessment through Scalar Annotations". Transactions of the Association for Computational Linguistics
+       (TACL).
 
     Examples
     --------
@@ -376,6 +415,12 @@ def calibration_table(probs: Mapping[str, Any], human, values, *, target=None) -
     -------
     DataFrame indexed by model, columns ``CE``, ``MAE``, ``RR``, ``MAE bound``
 
+    References
+    ----------
+    .. [1] Zhengping Jiang, Anqi Liu, Benjamin Van Durme. 2024. "Addressing the Binning Problem in Calibration
+       Assessment through Scalar Annotations". Transactions of the Association for Computational Linguistics
+       (TACL). Table 2.
+
     Examples
     --------
     >>> t = calibration_table({"m": [[0.9, 0.1], [0.2, 0.8]]}, [[6, 4], [0, 10]], [1.0, 0.0])
@@ -413,6 +458,12 @@ def ece_table(probs: Mapping[str, Any], labels, *, n_bins: Sequence[int] = (5, 2
     Returns
     -------
     DataFrame indexed by model, with columns ``"<binning>-<M>"`` (e.g. ``"width-5"``)
+
+    References
+    ----------
+    .. [1] Zhengping Jiang, Anqi Liu, Benjamin Van Durme. 2024. "Addressing the Binning Problem in Calibration
+       Assessment through Scalar Annotations". Transactions of the Association for Computational Linguistics
+       (TACL). Table 3.
 
     Examples
     --------
@@ -479,6 +530,12 @@ def ranking_changes(table: pd.DataFrame) -> pd.DataFrame:
     ``discordant pairs``, ``kendall tau``, ``flipped`` (the model pairs whose order flips, as
     ``"i/j"`` text).
 
+    References
+    ----------
+    .. [1] Zhengping Jiang, Anqi Liu, Benjamin Van Durme. 2024. "Addressing the Binning Problem in Calibration
+       Assessment through Scalar Annotations". Transactions of the Association for Computational Linguistics
+       (TACL). §1-2.
+
     Examples
     --------
     >>> t = pd.DataFrame({"a": [1.0, 2.0, 3.0], "b": [2.0, 1.0, 3.0]}, index=["x", "y", "z"])
@@ -532,6 +589,12 @@ def annotation_cost_study(
     -------
     DataFrame with one row per (repeat, protocol): ``repeat``, ``protocol``,
     ``metric``, ``annotations per item``, ``kendall tau``
+
+    References
+    ----------
+    .. [1] Zhengping Jiang, Anqi Liu, Benjamin Van Durme. 2024. "Addressing the Binning Problem in Calibration
+       Assessment through Scalar Annotations". Transactions of the Association for Computational Linguistics
+       (TACL). §6.
 
     Examples
     --------
@@ -587,6 +650,12 @@ def load_circa_examples() -> pd.DataFrame:
     DataFrame with columns ``question``, ``answer``, ``scalar`` (the paper's
     scalar label), ``category`` (Circa's label: Y, PY, M, PN, N) and
     ``category value`` (:data:`CIRCA_VALUES`, the paper's f).
+
+    References
+    ----------
+    .. [1] Zhengping Jiang, Anqi Liu, Benjamin Van Durme. 2024. "Addressing the Binning Problem in Calibration
+       Assessment through Scalar Annotations". Transactions of the Association for Computational Linguistics
+       (TACL). Table 4.
 
     Examples
     --------

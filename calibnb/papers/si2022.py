@@ -117,6 +117,12 @@ def resample_indices(correct: Any, accuracy: float, *, n: int | None = None, see
     ValueError
         If there are not enough correct or wrong predictions for the sample.
 
+    References
+    ----------
+    .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of
+       Question Answering". In Findings of the Association for Computational Linguistics: EMNLP 2022. Section
+       4.2, Table 5, Figure 2.
+
     Examples
     --------
     >>> correct = [1, 1, 1, 1, 0, 0, 0, 0, 0, 0]
@@ -234,6 +240,12 @@ def resampling_table(dev_scores: Any, dev_labels: Any, test_scores: Any, test_la
     pandas.DataFrame
         Columns ``accuracy, stage ("before"/"after TS"), temperature, ece, ice,
         ice_pos, ice_neg, macro_ce, n`` (fractions).
+
+    References
+    ----------
+    .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of
+       Question Answering". In Findings of the Association for Computational Linguistics: EMNLP 2022. Table 5,
+       Figure 2.
     """
     import pandas as pd
 
@@ -267,6 +279,12 @@ def accuracy_shift_table(dev_scores: Any, dev_labels: Any, test_scores: Any, tes
     pandas.DataFrame
         Two rows (``split`` = "dev", "test") with columns ``split, accuracy,
         temperature, ece, ice, ice_pos, ice_neg, macro_ce, n``.
+
+    References
+    ----------
+    .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of
+       Question Answering". In Findings of the Association for Computational Linguistics: EMNLP 2022. Table 6,
+       Figure 3.
     """
     import pandas as pd
 
@@ -332,6 +350,12 @@ def trust_scores(conf: Any, correct: Any, *, threshold: float = 0.5) -> TrustSco
     TrustScores
         ``(precision, recall, f1, n_trusted)``.
 
+    References
+    ----------
+    .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of
+       Question Answering". In Findings of the Association for Computational Linguistics: EMNLP 2022. Section
+       5.4, Table 3.
+
     Examples
     --------
     >>> trust_scores([0.9, 0.8, 0.6, 0.2], [1, 0, 1, 1])
@@ -384,6 +408,12 @@ def calibration_summary(conf: Any, correct: Any, *, n_bins: int = 10) -> dict[st
         ``ece_mass``, ``ice``, ``ice_pos``, ``ice_neg``, ``macro_ce``), as
         fractions.
 
+    References
+    ----------
+    .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of
+       Question Answering". In Findings of the Association for Computational Linguistics: EMNLP 2022. Section
+       4.2.
+
     Examples
     --------
     >>> s = calibration_summary([0.9, 0.9, 0.9, 0.9], [1, 1, 1, 0], n_bins=2)
@@ -426,6 +456,11 @@ def calibration_summary_table(rows: Mapping[Any, tuple[Any, Any]], *, n_bins: in
     pandas.DataFrame
         One row per key, columns :data:`SUMMARY_COLUMNS` plus ``n`` (the
         number of predictions).
+
+    References
+    ----------
+    .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of
+       Question Answering". In Findings of the Association for Computational Linguistics: EMNLP 2022.
 
     Examples
     --------
@@ -472,6 +507,11 @@ def relative_reduction(before: Any, after: Any) -> np.ndarray | float:
     Returns
     -------
     float or numpy.ndarray
+
+    References
+    ----------
+    .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of
+       Question Answering". In Findings of the Association for Computational Linguistics: EMNLP 2022.
 
     Examples
     --------
@@ -563,6 +603,12 @@ def expert_agreement(answers: Any, expert: int) -> np.ndarray:
     -------
     numpy.ndarray of shape (N, E), bool
 
+    References
+    ----------
+    .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of
+       Question Answering". In Findings of the Association for Computational Linguistics: EMNLP 2022. Section
+       5.2.
+
     Examples
     --------
     >>> expert_agreement([["Paris", "paris.", "Lyon"], ["1988", "1986", "1986"]], 1)
@@ -606,6 +652,12 @@ def expert_features(answers: Any, confidences: Any, expert: int) -> np.ndarray:
     -------
     numpy.ndarray of shape (N, 2 E + 1), float
 
+    References
+    ----------
+    .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of
+       Question Answering". In Findings of the Association for Computational Linguistics: EMNLP 2022. Section
+       5.1, Appendix B.
+
     Examples
     --------
     >>> expert_features([["a", "a", "b"]], [[0.9, 0.7, 0.2]], 0).round(3).tolist()
@@ -647,6 +699,12 @@ def resampling_explorer(conf: Any, correct: Any, *, seed: Any = None, n_bins: in
     calibnb.widgets.Panel
         Control ``"accuracy"``; ``update(accuracy=...)`` returns the readout
         (column ``value``, rows ``accuracy``, ``n``, ``ece``, ``ice``, ``macro_ce``).
+
+    References
+    ----------
+    .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of
+       Question Answering". In Findings of the Association for Computational Linguistics: EMNLP 2022. Section
+       4.2.
     """
     import ipywidgets as w
     import pandas as pd
@@ -725,6 +783,12 @@ def conscal_threshold_data(
     pandas.DataFrame
         One row per (split, n): columns ``split``, ``n``, ``macro_ce``,
         ``ece``, ``confident_share``, ``confident_accuracy``, ``tuned``.
+
+    References
+    ----------
+    .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of
+       Question Answering". In Findings of the Association for Computational Linguistics: EMNLP 2022. Section
+       5.2.
 
     Examples
     --------
@@ -806,6 +870,12 @@ def conscal_explorer(table: Any, *, n: int | None = None) -> Any:
         Control ``"n"``; ``update(n=...)`` returns the readout: one row per
         split (``dev``, ``test``), columns ``macro_ce``, ``ece``,
         ``confident_share``, ``confident_accuracy``, ``n``, ``tuned_n``.
+
+    References
+    ----------
+    .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of
+       Question Answering". In Findings of the Association for Computational Linguistics: EMNLP 2022. Section
+       5.2.
     """
     import ipywidgets as w
     import pandas as pd
