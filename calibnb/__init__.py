@@ -20,36 +20,15 @@ from .metrics import (  # noqa: E402
 
 # --- plots (calibnb.plots) ----------------------------------------------------
 from .plots import (  # noqa: E402,F401
-    HistogramData,
-    KSGraphData,
-    ReliabilityDiagramData,
-    histogram_data,
-    ks_graph_data,
-    plot_histograms,
-    plot_ks_graph,
-    plot_reliability_diagram,
-    probability_histograms,
-    reliability_diagram_data,
+    HistogramData, KSGraphData, ReliabilityDiagramData, histogram_data, ks_graph_data, plot_histograms,
+    plot_ks_graph, plot_reliability_diagram, probability_histograms, reliability_diagram_data,
 )
 
 # --- calibrators (calibnb.calibrators, calibnb.training) ---------------------
 from .calibrators import (  # noqa: E402
-    AverageBaseline,
-    BinaryBaseline,
-    Calibrator,
-    ConsCal,
-    CorrectnessClassifier,
-    HistogramBinning,
-    IsotonicCalibrator,
-    NotFittedError,
-    PlattScaling,
-    SplineCalibrator,
-    TemperatureScaling,
-    VectorScaling,
-    majority_vote,
-    pad_candidates,
-    softmax,
-    temperature_curve,
+    AverageBaseline, BinaryBaseline, Calibrator, ConsCal, CorrectnessClassifier, HistogramBinning,
+    IsotonicCalibrator, NotFittedError, PlattScaling, SplineCalibrator, TemperatureScaling, VectorScaling,
+    majority_vote, pad_candidates, softmax, temperature_curve,
 )
 from .training import train_softmax_regression, training_dynamics  # noqa: E402
 

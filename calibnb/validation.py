@@ -162,6 +162,16 @@ def _check_unit_interval(arr: np.ndarray, name: str) -> None:
     raise ValueError(f"{name} has {_values(n_bad)} outside [0, 1]; {_describe_first(arr, bad)}.")
 
 
+def _check_1d_of_length(x: Any, n: int | None, name: str, expected: str) -> np.ndarray:
+    """A non-empty 1-D numeric array, of length ``n`` unless ``n`` is None (``expected`` says why)."""
+    arr = as_numeric_array(x, name)
+    _check_ndim(arr, 1, name, "1-D")
+    if n is not None and arr.shape[0] != n:
+        raise ValueError(f"{name} has length {arr.shape[0]} but {expected}; they must match.")
+    _check_not_empty(arr, name)
+    return arr
+
+
 def check_1d_finite(x: Any, name: str) -> np.ndarray:
     """Return ``x`` as a non-empty, finite, 1-D float64 array.
 
@@ -207,11 +217,7 @@ def check_correct(correct: Any, n: int | None = None, name: str = "correct", *, 
     ...
     ValueError: correct must hold only 0/1 or bool; 1 value is not; first at index 1: 0.5.
     """
-    arr = as_numeric_array(correct, name)
-    _check_ndim(arr, 1, name, "1-D")
-    if n is not None and arr.shape[0] != n:
-        raise ValueError(f"{name} has length {arr.shape[0]} but {other} has length {n}; they must match.")
-    _check_not_empty(arr, name)
+    arr = _check_1d_of_length(correct, n, name, f"{other} has length {n}")
     if arr.dtype == np.bool_:
         return arr
     lo, hi = arr.min(), arr.max()
@@ -292,11 +298,7 @@ def check_labels(labels: Any, n: int | None = None, n_classes: int | None = None
 
     Float arrays are accepted when every value is a whole number.
     """
-    arr = as_numeric_array(labels, name)
-    _check_ndim(arr, 1, name, "1-D")
-    if n is not None and arr.shape[0] != n:
-        raise ValueError(f"{name} has length {arr.shape[0]} but probs has {n} rows; they must match.")
-    _check_not_empty(arr, name)
+    arr = _check_1d_of_length(labels, n, name, f"probs has {n} rows")
     if arr.dtype == np.bool_:
         arr = arr.astype(np.int64)
     if arr.dtype.kind == "f":

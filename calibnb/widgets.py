@@ -235,8 +235,7 @@ def temperature_explorer(
 
     References
     ----------
-    .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of
-       Question Answering". In Findings of the Association for Computational Linguistics: EMNLP 2022. §3.2.
+    .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of Question Answering". In Findings of the Association for Computational Linguistics: EMNLP 2022. §3.2.
 
     Examples
     --------
@@ -309,11 +308,8 @@ def binning_explorer(conf: Any, correct: Any, *, n_bins: int = 10, max_bins: int
 
     References
     ----------
-    .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of
-       Question Answering". In Findings of the Association for Computational Linguistics: EMNLP 2022. §2.1.
-    .. [2] Zhengping Jiang, Anqi Liu, Benjamin Van Durme. 2024. "Addressing the Binning Problem in Calibration
-       Assessment through Scalar Annotations". Transactions of the Association for Computational Linguistics
-       (TACL).
+    .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of Question Answering". In Findings of the Association for Computational Linguistics: EMNLP 2022. §2.1.
+    .. [2] Zhengping Jiang, Anqi Liu, Benjamin Van Durme. 2024. "Addressing the Binning Problem in Calibration Assessment through Scalar Annotations". Transactions of the Association for Computational Linguistics (TACL).
 
     Examples
     --------
@@ -434,9 +430,7 @@ def perturbation_explorer(conf: Any, correct: Any, *, index: int = 0, n_bins: in
 
     References
     ----------
-    .. [1] Tetsuya Sakai. 2024. "Evaluating System Responses Based On Overconfidence and Underconfidence". In
-       EMTCIR '24: The First Workshop on Evaluation Methodologies, Testbeds and Community for Information
-       Access Research. §5.1.
+    .. [1] Tetsuya Sakai. 2024. "Evaluating System Responses Based On Overconfidence and Underconfidence". In EMTCIR '24: The First Workshop on Evaluation Methodologies, Testbeds and Community for Information Access Research. §5.1.
 
     Examples
     --------

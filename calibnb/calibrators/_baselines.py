@@ -53,9 +53,7 @@ class AverageBaseline(_DevAccuracyBaseline):
 
     References
     ----------
-    .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of
-       Question Answering". In Findings of the Association for Computational Linguistics: EMNLP 2022. §5.1,
-       Table 2, Table 7.
+    .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of Question Answering". In Findings of the Association for Computational Linguistics: EMNLP 2022. §5.1, Table 2, Table 7.
 
     Examples
     --------
@@ -87,8 +85,7 @@ class BinaryBaseline(_DevAccuracyBaseline):
 
     References
     ----------
-    .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of
-       Question Answering". In Findings of the Association for Computational Linguistics: EMNLP 2022. §5.1.
+    .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of Question Answering". In Findings of the Association for Computational Linguistics: EMNLP 2022. §5.1.
 
     Examples
     --------
@@ -163,9 +160,7 @@ class CorrectnessClassifier(Calibrator):
 
     References
     ----------
-    .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of
-       Question Answering". In Findings of the Association for Computational Linguistics: EMNLP 2022. §5.1,
-       Appendix B.
+    .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of Question Answering". In Findings of the Association for Computational Linguistics: EMNLP 2022. §5.1, Appendix B.
 
     Examples
     --------

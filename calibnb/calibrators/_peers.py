@@ -86,11 +86,8 @@ class VectorScaling(Calibrator):
 
     References
     ----------
-    .. [1] Chuan Guo, Geoff Pleiss, Yu Sun, Kilian Q. Weinberger. 2017. "On Calibration of Modern Neural
-       Networks". In Proceedings of the 34th International Conference on Machine Learning (ICML).
-    .. [2] Kartik Gupta, Amir Rahimi, Thalaiyasingam Ajanthan, Thomas Mensink, Cristian Sminchisescu, Richard
-       Hartley. 2021. "Calibration of Neural Networks using Splines". In International Conference on Learning
-       Representations (ICLR). §6.
+    .. [1] Chuan Guo, Geoff Pleiss, Yu Sun, Kilian Q. Weinberger. 2017. "On Calibration of Modern Neural Networks". In Proceedings of the 34th International Conference on Machine Learning (ICML).
+    .. [2] Kartik Gupta, Amir Rahimi, Thalaiyasingam Ajanthan, Thomas Mensink, Cristian Sminchisescu, Richard Hartley. 2021. "Calibration of Neural Networks using Splines". In International Conference on Learning Representations (ICLR). §6.
 
     Examples
     --------
@@ -233,11 +230,8 @@ class PlattScaling(Calibrator):
 
     References
     ----------
-    .. [1] John C. Platt. 1999. "Probabilistic Outputs for Support Vector Machines and Comparisons to
-       Regularized Likelihood Methods". In Advances in Large Margin Classifiers, MIT Press.
-    .. [2] Kartik Gupta, Amir Rahimi, Thalaiyasingam Ajanthan, Thomas Mensink, Cristian Sminchisescu, Richard
-       Hartley. 2021. "Calibration of Neural Networks using Splines". In International Conference on Learning
-       Representations (ICLR). §5.
+    .. [1] John C. Platt. 1999. "Probabilistic Outputs for Support Vector Machines and Comparisons to Regularized Likelihood Methods". In Advances in Large Margin Classifiers, MIT Press.
+    .. [2] Kartik Gupta, Amir Rahimi, Thalaiyasingam Ajanthan, Thomas Mensink, Cristian Sminchisescu, Richard Hartley. 2021. "Calibration of Neural Networks using Splines". In International Conference on Learning Representations (ICLR). §5.
 
     Examples
     --------
@@ -291,9 +285,7 @@ class IsotonicCalibrator(Calibrator):
 
     References
     ----------
-    .. [1] Bianca Zadrozny, Charles Elkan. 2002. "Transforming Classifier Scores into Accurate Multiclass
-       Probability Estimates". In Proceedings of the 8th ACM SIGKDD International Conference on Knowledge
-       Discovery and Data Mining (KDD).
+    .. [1] Bianca Zadrozny, Charles Elkan. 2002. "Transforming Classifier Scores into Accurate Multiclass Probability Estimates". In Proceedings of the 8th ACM SIGKDD International Conference on Knowledge Discovery and Data Mining (KDD).
 
     Examples
     --------
@@ -337,9 +329,7 @@ class HistogramBinning(Calibrator):
 
     References
     ----------
-    .. [1] Bianca Zadrozny, Charles Elkan. 2001. "Obtaining Calibrated Probability Estimates from Decision
-       Trees and Naive Bayesian Classifiers". In Proceedings of the 18th International Conference on Machine
-       Learning (ICML).
+    .. [1] Bianca Zadrozny, Charles Elkan. 2001. "Obtaining Calibrated Probability Estimates from Decision Trees and Naive Bayesian Classifiers". In Proceedings of the 18th International Conference on Machine Learning (ICML).
 
     Examples
     --------

@@ -59,9 +59,7 @@ def natural_spline_basis(t: Any, knots: Any, *, derivative: int = 0) -> np.ndarr
 
     References
     ----------
-    .. [1] Kartik Gupta, Amir Rahimi, Thalaiyasingam Ajanthan, Thomas Mensink, Cristian Sminchisescu, Richard
-       Hartley. 2021. "Calibration of Neural Networks using Splines". In International Conference on Learning
-       Representations (ICLR). §4.1, Appendix C.
+    .. [1] Kartik Gupta, Amir Rahimi, Thalaiyasingam Ajanthan, Thomas Mensink, Cristian Sminchisescu, Richard Hartley. 2021. "Calibration of Neural Networks using Splines". In International Conference on Learning Representations (ICLR). §4.1, Appendix C.
     """
     knots = np.asarray(knots, dtype=np.float64)
     basis = CubicSpline(knots, np.eye(knots.size), bc_type="natural", extrapolate=True)
@@ -114,9 +112,7 @@ class SplineCalibrator(Calibrator):
 
     References
     ----------
-    .. [1] Kartik Gupta, Amir Rahimi, Thalaiyasingam Ajanthan, Thomas Mensink, Cristian Sminchisescu, Richard
-       Hartley. 2021. "Calibration of Neural Networks using Splines". In International Conference on Learning
-       Representations (ICLR). Eq. 13-14, Proposition 4.1, Eq. 3-4.
+    .. [1] Kartik Gupta, Amir Rahimi, Thalaiyasingam Ajanthan, Thomas Mensink, Cristian Sminchisescu, Richard Hartley. 2021. "Calibration of Neural Networks using Splines". In International Conference on Learning Representations (ICLR). Eq. 13-14, Proposition 4.1, Eq. 3-4.
 
     Examples
     --------
@@ -226,9 +222,7 @@ class SplineCalibrator(Calibrator):
 
         References
         ----------
-        .. [1] Kartik Gupta, Amir Rahimi, Thalaiyasingam Ajanthan, Thomas Mensink, Cristian Sminchisescu,
-           Richard Hartley. 2021. "Calibration of Neural Networks using Splines". In International Conference
-           on Learning Representations (ICLR). §3.
+        .. [1] Kartik Gupta, Amir Rahimi, Thalaiyasingam Ajanthan, Thomas Mensink, Cristian Sminchisescu, Richard Hartley. 2021. "Calibration of Neural Networks using Splines". In International Conference on Learning Representations (ICLR). §3.
         """
         self._check_fitted()
         if self.mode != "top" or self.r != 1:

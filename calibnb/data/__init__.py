@@ -8,31 +8,12 @@ cache folder (``cache_dir``, else ``$CALIBNB_DATA_DIR``, else
 
 from ._arrays import UnsafePickleError
 from ._registry import (
-    ChecksumMismatchError,
-    DataUnavailableError,
-    data_dir,
-    fetch,
-    manifest_entry,
-    registry,
+    ChecksumMismatchError, DataUnavailableError, data_dir, fetch, manifest_entry, registry,
 )
 from ._loaders import (
-    NLI_CLASSES,
-    QA_EXPERTS,
-    ChaosNLI,
-    ChaosNLIPredictions,
-    CifarOutputs,
-    calibration_test_split,
-    chaosnli_prediction_models,
-    cifar_models,
-    load_chaosnli,
-    load_chaosnli_predictions,
-    load_cifar,
-    load_cifar10h,
-    load_codex_triviaqa,
-    load_qa_confidences,
-    load_qa_dev_confidences,
-    qa_datasets,
-    read_text,
+    NLI_CLASSES, QA_EXPERTS, ChaosNLI, ChaosNLIPredictions, CifarOutputs, calibration_test_split,
+    chaosnli_prediction_models, cifar_models, load_chaosnli, load_chaosnli_predictions, load_cifar,
+    load_cifar10h, load_codex_triviaqa, load_qa_confidences, load_qa_dev_confidences, qa_datasets, read_text,
 )
 from ._simulate import SimulatedODQA, simulate_odqa
 from ._votes import subsample_votes

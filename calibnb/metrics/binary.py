@@ -104,12 +104,8 @@ class KSCurves(NamedTuple):
 
     References
     ----------
-    .. [1] Kartik Gupta, Amir Rahimi, Thalaiyasingam Ajanthan, Thomas Mensink, Cristian Sminchisescu, Richard
-       Hartley. 2021. "Calibration of Neural Networks using Splines". In International Conference on Learning
-       Representations (ICLR). Eq. 11-12.
-    .. [2] Tetsuya Sakai. 2024. "Evaluating System Responses Based On Overconfidence and Underconfidence". In
-       EMTCIR '24: The First Workshop on Evaluation Methodologies, Testbeds and Community for Information
-       Access Research. Eq. 3-4.
+    .. [1] Kartik Gupta, Amir Rahimi, Thalaiyasingam Ajanthan, Thomas Mensink, Cristian Sminchisescu, Richard Hartley. 2021. "Calibration of Neural Networks using Splines". In International Conference on Learning Representations (ICLR). Eq. 11-12.
+    .. [2] Tetsuya Sakai. 2024. "Evaluating System Responses Based On Overconfidence and Underconfidence". In EMTCIR '24: The First Workshop on Evaluation Methodologies, Testbeds and Community for Information Access Research. Eq. 3-4.
     """
 
     scores: np.ndarray
@@ -317,13 +313,9 @@ def ece(conf, correct, *, n_bins: int = 10, binning: str = "width") -> float:
 
     References
     ----------
-    .. [1] Chuan Guo, Geoff Pleiss, Yu Sun, Kilian Q. Weinberger. 2017. "On Calibration of Modern Neural
-       Networks". In Proceedings of the 34th International Conference on Machine Learning (ICML).
-    .. [2] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of
-       Question Answering". In Findings of the Association for Computational Linguistics: EMNLP 2022. Eq. 1.
-    .. [3] Tetsuya Sakai. 2024. "Evaluating System Responses Based On Overconfidence and Underconfidence". In
-       EMTCIR '24: The First Workshop on Evaluation Methodologies, Testbeds and Community for Information
-       Access Research. Eq. 1.
+    .. [1] Chuan Guo, Geoff Pleiss, Yu Sun, Kilian Q. Weinberger. 2017. "On Calibration of Modern Neural Networks". In Proceedings of the 34th International Conference on Machine Learning (ICML).
+    .. [2] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of Question Answering". In Findings of the Association for Computational Linguistics: EMNLP 2022. Eq. 1.
+    .. [3] Tetsuya Sakai. 2024. "Evaluating System Responses Based On Overconfidence and Underconfidence". In EMTCIR '24: The First Workshop on Evaluation Methodologies, Testbeds and Community for Information Access Research. Eq. 1.
 
     Examples
     --------
@@ -367,15 +359,9 @@ def mce(conf, correct, *, n_bins: int = 10, binning: str = "width") -> float:
 
     References
     ----------
-    .. [1] Mahdi Pakdaman Naeini, Gregory F. Cooper, Milos Hauskrecht. 2015. "Obtaining Well Calibrated
-       Probabilities Using Bayesian Binning". In Proceedings of the AAAI Conference on Artificial
-       Intelligence.
-    .. [2] Tetsuya Sakai. 2024. "Evaluating System Responses Based On Overconfidence and Underconfidence". In
-       EMTCIR '24: The First Workshop on Evaluation Methodologies, Testbeds and Community for Information
-       Access Research. Eq. 1.
-    .. [3] Kartik Gupta, Amir Rahimi, Thalaiyasingam Ajanthan, Thomas Mensink, Cristian Sminchisescu, Richard
-       Hartley. 2021. "Calibration of Neural Networks using Splines". In International Conference on Learning
-       Representations (ICLR).
+    .. [1] Mahdi Pakdaman Naeini, Gregory F. Cooper, Milos Hauskrecht. 2015. "Obtaining Well Calibrated Probabilities Using Bayesian Binning". In Proceedings of the AAAI Conference on Artificial Intelligence.
+    .. [2] Tetsuya Sakai. 2024. "Evaluating System Responses Based On Overconfidence and Underconfidence". In EMTCIR '24: The First Workshop on Evaluation Methodologies, Testbeds and Community for Information Access Research. Eq. 1.
+    .. [3] Kartik Gupta, Amir Rahimi, Thalaiyasingam Ajanthan, Thomas Mensink, Cristian Sminchisescu, Richard Hartley. 2021. "Calibration of Neural Networks using Splines". In International Conference on Learning Representations (ICLR).
 
     Examples
     --------
@@ -405,9 +391,8 @@ def reliability_table(conf, correct, *, n_bins: int = 10, binning: str = "width"
 
     Parameters
     ----------
-    conf, correct : array-like of shape (N,)
-    n_bins : int, default 10
-    binning : {"width", "mass"}, default "width"
+    conf, correct, n_bins, binning :
+        As in :func:`ece`.
 
     Returns
     -------
@@ -496,9 +481,7 @@ def ice(conf, correct) -> float:
 
     References
     ----------
-    .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of
-       Question Answering". In Findings of the Association for Computational Linguistics: EMNLP 2022. Section
-       4.2.
+    .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of Question Answering". In Findings of the Association for Computational Linguistics: EMNLP 2022. Section 4.2.
 
     Examples
     --------
@@ -528,12 +511,8 @@ def macro_ce_parts(conf, correct) -> MacroCEParts:
 
     References
     ----------
-    .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of
-       Question Answering". In Findings of the Association for Computational Linguistics: EMNLP 2022. Section
-       4.2.
-    .. [2] Tetsuya Sakai. 2024. "Evaluating System Responses Based On Overconfidence and Underconfidence". In
-       EMTCIR '24: The First Workshop on Evaluation Methodologies, Testbeds and Community for Information
-       Access Research. Eqs. 6-7.
+    .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of Question Answering". In Findings of the Association for Computational Linguistics: EMNLP 2022. Section 4.2.
+    .. [2] Tetsuya Sakai. 2024. "Evaluating System Responses Based On Overconfidence and Underconfidence". In EMTCIR '24: The First Workshop on Evaluation Methodologies, Testbeds and Community for Information Access Research. Eqs. 6-7.
 
     Examples
     --------
@@ -558,12 +537,8 @@ def macro_ce(conf, correct) -> float:
 
     References
     ----------
-    .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of
-       Question Answering". In Findings of the Association for Computational Linguistics: EMNLP 2022. Section
-       4.2.
-    .. [2] Tetsuya Sakai. 2024. "Evaluating System Responses Based On Overconfidence and Underconfidence". In
-       EMTCIR '24: The First Workshop on Evaluation Methodologies, Testbeds and Community for Information
-       Access Research.
+    .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of Question Answering". In Findings of the Association for Computational Linguistics: EMNLP 2022. Section 4.2.
+    .. [2] Tetsuya Sakai. 2024. "Evaluating System Responses Based On Overconfidence and Underconfidence". In EMTCIR '24: The First Workshop on Evaluation Methodologies, Testbeds and Community for Information Access Research.
 
     Examples
     --------
@@ -595,9 +570,7 @@ def rewards(conf, correct) -> Rewards:
 
     References
     ----------
-    .. [1] Tetsuya Sakai. 2024. "Evaluating System Responses Based On Overconfidence and Underconfidence". In
-       EMTCIR '24: The First Workshop on Evaluation Methodologies, Testbeds and Community for Information
-       Access Research. Eqs. 5-7.
+    .. [1] Tetsuya Sakai. 2024. "Evaluating System Responses Based On Overconfidence and Underconfidence". In EMTCIR '24: The First Workshop on Evaluation Methodologies, Testbeds and Community for Information Access Research. Eqs. 5-7.
 
     Examples
     --------
@@ -635,9 +608,7 @@ def hmr(conf, correct, *, beta: float = 1.0) -> float:
 
     References
     ----------
-    .. [1] Tetsuya Sakai. 2024. "Evaluating System Responses Based On Overconfidence and Underconfidence". In
-       EMTCIR '24: The First Workshop on Evaluation Methodologies, Testbeds and Community for Information
-       Access Research. Eq. 8.
+    .. [1] Tetsuya Sakai. 2024. "Evaluating System Responses Based On Overconfidence and Underconfidence". In EMTCIR '24: The First Workshop on Evaluation Methodologies, Testbeds and Community for Information Access Research. Eq. 8.
 
     Examples
     --------
@@ -665,9 +636,7 @@ def brier_top(conf, correct) -> float:
 
     References
     ----------
-    .. [1] Kartik Gupta, Amir Rahimi, Thalaiyasingam Ajanthan, Thomas Mensink, Cristian Sminchisescu, Richard
-       Hartley. 2021. "Calibration of Neural Networks using Splines". In International Conference on Learning
-       Representations (ICLR).
+    .. [1] Kartik Gupta, Amir Rahimi, Thalaiyasingam Ajanthan, Thomas Mensink, Cristian Sminchisescu, Richard Hartley. 2021. "Calibration of Neural Networks using Splines". In International Conference on Learning Representations (ICLR).
 
     Examples
     --------
@@ -760,12 +729,8 @@ def ks_error(conf, correct, *, ties: str = "order") -> float:
 
     References
     ----------
-    .. [1] Kartik Gupta, Amir Rahimi, Thalaiyasingam Ajanthan, Thomas Mensink, Cristian Sminchisescu, Richard
-       Hartley. 2021. "Calibration of Neural Networks using Splines". In International Conference on Learning
-       Representations (ICLR). Eqs. 11-12.
-    .. [2] Tetsuya Sakai. 2024. "Evaluating System Responses Based On Overconfidence and Underconfidence". In
-       EMTCIR '24: The First Workshop on Evaluation Methodologies, Testbeds and Community for Information
-       Access Research. Eqs. 3-4, Table 6.
+    .. [1] Kartik Gupta, Amir Rahimi, Thalaiyasingam Ajanthan, Thomas Mensink, Cristian Sminchisescu, Richard Hartley. 2021. "Calibration of Neural Networks using Splines". In International Conference on Learning Representations (ICLR). Eqs. 11-12.
+    .. [2] Tetsuya Sakai. 2024. "Evaluating System Responses Based On Overconfidence and Underconfidence". In EMTCIR '24: The First Workshop on Evaluation Methodologies, Testbeds and Community for Information Access Research. Eqs. 3-4, Table 6.
 
     Examples
     --------
@@ -806,12 +771,8 @@ def ks_curves(conf, correct) -> KSCurves:
 
     References
     ----------
-    .. [1] Kartik Gupta, Amir Rahimi, Thalaiyasingam Ajanthan, Thomas Mensink, Cristian Sminchisescu, Richard
-       Hartley. 2021. "Calibration of Neural Networks using Splines". In International Conference on Learning
-       Representations (ICLR). Eqs. 11-12, Figure 1.
-    .. [2] Tetsuya Sakai. 2024. "Evaluating System Responses Based On Overconfidence and Underconfidence". In
-       EMTCIR '24: The First Workshop on Evaluation Methodologies, Testbeds and Community for Information
-       Access Research. Eq. 3.
+    .. [1] Kartik Gupta, Amir Rahimi, Thalaiyasingam Ajanthan, Thomas Mensink, Cristian Sminchisescu, Richard Hartley. 2021. "Calibration of Neural Networks using Splines". In International Conference on Learning Representations (ICLR). Eqs. 11-12, Figure 1.
+    .. [2] Tetsuya Sakai. 2024. "Evaluating System Responses Based On Overconfidence and Underconfidence". In EMTCIR '24: The First Workshop on Evaluation Methodologies, Testbeds and Community for Information Access Research. Eq. 3.
 
     Examples
     --------
