@@ -4,8 +4,24 @@ A thin library behind one executable notebook per paper (see ``notebooks/``).
 ``calibnb`` exposes the generic layer (metrics, calibrators, plot data/draw
 pairs, the reproduction record); loaders are in :mod:`calibnb.data`, panels in
 :mod:`calibnb.widgets`, and the code of one paper's notebook in
-:mod:`calibnb.papers` (never re-exported here). Metrics return fractions (not
-percentages).
+:mod:`calibnb.papers` (never re-exported here).
+
+Conventions (the same in every module):
+
+* **Arguments.** Data arguments come first and positional -- ``conf, correct``
+  (1-D confidences and 0/1 correctness), ``probs, labels`` ((N, K)
+  probabilities and integer labels), ``probs, human`` (``human``: (N, K) human
+  vote counts, always under that name); options are keyword-only.
+* **Seeds.** ``seed=None | int | numpy.random.Generator``: None draws fresh
+  entropy, an int is reproducible, a Generator is used as is
+  (:func:`calibnb.validation.as_rng`).
+* **Units.** Results are fractions, never percentages; a ``percent=`` option
+  exists only where a paper prints percentages.
+* **Errors.** Bad input raises ``ValueError``/``TypeError`` naming the argument
+  (:mod:`calibnb.validation` holds every check); ``transform`` before ``fit``
+  raises :class:`NotFittedError` (a scikit-learn ``NotFittedError``).
+* **Calibrators** are scikit-learn estimators (:class:`Calibrator`).
+* **Figures** are pairs: a pure ``*_data`` function and a ``plot_*`` that draws.
 """
 
 __version__ = "0.1.0"
