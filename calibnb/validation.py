@@ -116,10 +116,10 @@ def check_logits(logits: Any, name: str = "logits", *, keep_float32: bool = Fals
     if np.isnan(lo) or np.isnan(hi) or hi == np.inf:
         bad = np.isnan(arr) | (arr == np.inf)
         n_bad = int(bad.sum())
-        i, j = np.unravel_index(int(np.flatnonzero(bad.ravel())[0]), arr.shape)
+        verb = "is" if n_bad == 1 else "are"
         raise ValueError(
-            f"{name} has {n_bad} value{'s' if n_bad != 1 else ''} that are NaN or +inf; "
-            f"first at index ({i}, {j}): {arr[i, j]!r}."
+            f"{name} has {_values(n_bad)} that {verb} NaN or infinite (only -inf is allowed, not NaN or +inf); "
+            f"{_describe_first(arr, bad)}."
         )
     if lo == -np.inf:
         empty = ~np.isfinite(arr).any(axis=1)

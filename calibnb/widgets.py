@@ -31,10 +31,10 @@ import pandas as pd
 
 from . import plots
 from .validation import (
-    check_1d_finite,
     check_choice,
     check_conf_correct,
     check_labels,
+    check_logits,
     check_n_bins,
     check_positive_int,
     check_scalar_in_range,
@@ -170,10 +170,7 @@ def _scaled_top1(scores: np.ndarray, tau: float) -> np.ndarray:
 def _check_scores(scores: Any, labels: Any) -> tuple[np.ndarray, np.ndarray]:
     """(N, K) logits with integer labels, or 1-D confidences with 0/1 correctness."""
     if np.ndim(scores) == 2:
-        z = np.asarray(scores)
-        if z.shape[1] < 2:
-            raise ValueError(f"logits must have at least 2 classes (columns); got shape {z.shape}.")
-        z = check_1d_finite(z.reshape(-1), "logits (flattened)").reshape(z.shape)
+        z = check_logits(scores)
         y = check_labels(labels, z.shape[0], z.shape[1])
         return z, z.argmax(axis=1) == y
     return check_conf_correct(scores, labels)

@@ -31,6 +31,7 @@ from ..validation import (
     check_scalar_in_range,
 )
 from ._base import Calibrator
+from ._temperature import softmax
 
 __all__ = ["VectorScaling", "PlattScaling", "IsotonicCalibrator", "HistogramBinning"]
 
@@ -153,7 +154,7 @@ class VectorScaling(Calibrator):
         z = _finite_logits(logits)
         if z.shape[1] != self.weights_.size:
             raise ValueError(f"logits has {z.shape[1]} columns but the fit had {self.weights_.size}; they must match.")
-        return special.softmax(z * self.weights_ + self.bias_, axis=1)
+        return softmax(z * self.weights_ + self.bias_)
 
 def _vs_objective(theta: np.ndarray, z: np.ndarray, y: np.ndarray, lam: float):
     """Penalised vector-scaling NLL, its gradient and the softmax, from one shifted exp."""
