@@ -4,6 +4,10 @@ Third-party files are never committed: ``data/manifest.json`` records where each
 comes from (URL, commit, checksums, licence), and :func:`fetch` finds it in the
 cache folder (``cache_dir``, else ``$CALIBNB_DATA_DIR``, else
 ``~/.cache/calibnb``) or downloads and verifies it. See ``data/README.md``.
+
+Also here: a labelled simulator of open-domain QA candidates
+(:func:`simulate_odqa`) and vote sub-sampling (:func:`subsample_votes`). The
+checkpoints of a small trained model are :func:`calibnb.training_dynamics`.
 """
 
 from ._arrays import UnsafePickleError
@@ -17,7 +21,6 @@ from ._loaders import (
 )
 from ._simulate import SimulatedODQA, simulate_odqa
 from ._votes import subsample_votes
-from ..training import training_dynamics
 
 __all__ = [
     # the data registry
@@ -29,5 +32,5 @@ __all__ = [
     "calibration_test_split", "load_cifar10h", "qa_datasets", "load_qa_confidences", "load_qa_dev_confidences",
     "load_codex_triviaqa",
     # simulators and vote sub-sampling
-    "SimulatedODQA", "simulate_odqa", "subsample_votes", "training_dynamics",
+    "SimulatedODQA", "simulate_odqa", "subsample_votes",
 ]
