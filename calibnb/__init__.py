@@ -42,7 +42,7 @@ from .plots import (  # noqa: E402,F401
 
 # --- calibrators (calibnb.calibrators, calibnb.training) ---------------------
 from .calibrators import (  # noqa: E402
-    AverageBaseline, BinaryBaseline, Calibrator, ConsCal, CorrectnessClassifier, HistogramBinning,
+    AverageBaseline, BinaryBaseline, Calibrator, ConsCal, calibration_scorer, CorrectnessClassifier, HistogramBinning,
     IsotonicCalibrator, NotFittedError, PlattScaling, SplineCalibrator, TemperatureScaling, VectorScaling,
     majority_vote, pad_candidates, softmax, temperature_curve,
 )
@@ -70,7 +70,7 @@ __all__ = [
     "KSGraphData", "ks_graph_data", "plot_ks_graph",
     "HistogramData", "histogram_data", "probability_histograms", "plot_histograms",
     # calibrators
-    "Calibrator", "NotFittedError", "TemperatureScaling", "temperature_curve", "pad_candidates", "softmax",
+    "Calibrator", "NotFittedError", "calibration_scorer", "TemperatureScaling", "temperature_curve", "pad_candidates", "softmax",
     "SplineCalibrator", "VectorScaling", "PlattScaling", "IsotonicCalibrator", "HistogramBinning",
     "AverageBaseline", "BinaryBaseline", "CorrectnessClassifier", "ConsCal", "majority_vote",
     # training-time calibration (label smoothing) and checkpoints
