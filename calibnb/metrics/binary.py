@@ -107,6 +107,11 @@ class KSCurves(NamedTuple):
         :math:`\\tilde h_i = \\frac{1}{N}\\sum_{j \\le i} \\text{conf}_j`.
     gap : ndarray (N,)
         :math:`h_i - \\tilde h_i`.
+
+    References
+    ----------
+    .. [1] Kartik Gupta, Amir Rahimi, Thalaiyasingam Ajanthan, Thomas Mensink, Cristian Sminchisescu, Richard Hartley. 2021. "Calibration of Neural Networks using Splines". In International Conference on Learning Representations (ICLR). Eq. 11-12.
+    .. [2] Tetsuya Sakai. 2024. "Evaluating System Responses Based On Overconfidence and Underconfidence". In EMTCIR '24: The First Workshop on Evaluation Methodologies, Testbeds and Community for Information Access Research. Eq. 3-4.
     """
 
     scores: np.ndarray
@@ -637,6 +642,12 @@ def ece(conf, correct, *, n_bins: int | str = 10, binning: str = "width", sample
     .. [2] R. Roelofs, N. Cain, J. Shlens and M. C. Mozer, "Mitigating Bias in
        Calibration Error Estimation", AISTATS 2022 (``n_bins="sweep"``).
 
+    References
+    ----------
+    .. [1] Chuan Guo, Geoff Pleiss, Yu Sun, Kilian Q. Weinberger. 2017. "On Calibration of Modern Neural Networks". In Proceedings of the 34th International Conference on Machine Learning (ICML).
+    .. [2] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of Question Answering". In Findings of the Association for Computational Linguistics: EMNLP 2022. Eq. 1.
+    .. [3] Tetsuya Sakai. 2024. "Evaluating System Responses Based On Overconfidence and Underconfidence". In EMTCIR '24: The First Workshop on Evaluation Methodologies, Testbeds and Community for Information Access Research. Eq. 1.
+
     Examples
     --------
     Sakai 2024, Example 1, System X (3 equal-mass bins):
@@ -706,6 +717,12 @@ def mce(conf, correct, *, n_bins: int | str = 10, binning: str = "width", sample
     -------
     float in [0, 1], or ndarray of shape (S,) for 2-D input or 2-D ``sample_weight``
 
+    References
+    ----------
+    .. [1] Mahdi Pakdaman Naeini, Gregory F. Cooper, Milos Hauskrecht. 2015. "Obtaining Well Calibrated Probabilities Using Bayesian Binning". In Proceedings of the AAAI Conference on Artificial Intelligence.
+    .. [2] Tetsuya Sakai. 2024. "Evaluating System Responses Based On Overconfidence and Underconfidence". In EMTCIR '24: The First Workshop on Evaluation Methodologies, Testbeds and Community for Information Access Research. Eq. 1.
+    .. [3] Kartik Gupta, Amir Rahimi, Thalaiyasingam Ajanthan, Thomas Mensink, Cristian Sminchisescu, Richard Hartley. 2021. "Calibration of Neural Networks using Splines". In International Conference on Learning Representations (ICLR).
+
     Examples
     --------
     >>> conf = [0.4, 0.4, 0.4, 0.6, 0.6, 0.6, 0.8, 0.8, 0.8]
@@ -741,9 +758,8 @@ def reliability_table(conf, correct, *, n_bins: int = 10, binning: str = "width"
 
     Parameters
     ----------
-    conf, correct : array-like of shape (N,)
-    n_bins : int, default 10
-    binning : {"width", "mass"}, default "width"
+    conf, correct, n_bins, binning :
+        As in :func:`ece`.
 
     Returns
     -------
@@ -843,6 +859,10 @@ def ice(conf, correct, *, sample_weight=None):
         weights replace every count by a sum of weights. (S, N) weights with
         1-D ``conf`` evaluate S weightings of the same items at once.
 
+    References
+    ----------
+    .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of Question Answering". In Findings of the Association for Computational Linguistics: EMNLP 2022. Section 4.2.
+
     Examples
     --------
     >>> ice([0.9, 0.2], [1, 1])
@@ -885,6 +905,11 @@ def macro_ce_parts(conf, correct, *, sample_weight=None) -> MacroCEParts:
     MacroCEParts(ice_pos, ice_neg, macro_ce)
         Floats, or arrays of shape (S,) for 2-D input.
 
+    References
+    ----------
+    .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of Question Answering". In Findings of the Association for Computational Linguistics: EMNLP 2022. Section 4.2.
+    .. [2] Tetsuya Sakai. 2024. "Evaluating System Responses Based On Overconfidence and Underconfidence". In EMTCIR '24: The First Workshop on Evaluation Methodologies, Testbeds and Community for Information Access Research. Eqs. 6-7.
+
     Examples
     --------
     >>> macro_ce_parts([0.8, 0.6, 0.5], [1, 1, 0])
@@ -921,6 +946,11 @@ def macro_ce(conf, correct, *, sample_weight=None):
         exactly the result of repeating each row that many times; real
         weights replace every count by a sum of weights. (S, N) weights with
         1-D ``conf`` evaluate S weightings of the same items at once.
+
+    References
+    ----------
+    .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of Question Answering". In Findings of the Association for Computational Linguistics: EMNLP 2022. Section 4.2.
+    .. [2] Tetsuya Sakai. 2024. "Evaluating System Responses Based On Overconfidence and Underconfidence". In EMTCIR '24: The First Workshop on Evaluation Methodologies, Testbeds and Community for Information Access Research.
 
     Examples
     --------
@@ -965,6 +995,10 @@ def rewards(conf, correct, *, sample_weight=None) -> Rewards:
     -------
     Rewards(r_o, r_u)
         Floats, or arrays of shape (S,) for 2-D input.
+
+    References
+    ----------
+    .. [1] Tetsuya Sakai. 2024. "Evaluating System Responses Based On Overconfidence and Underconfidence". In EMTCIR '24: The First Workshop on Evaluation Methodologies, Testbeds and Community for Information Access Research. Eqs. 5-7.
 
     Examples
     --------
@@ -1012,6 +1046,10 @@ def hmr(conf, correct, *, beta: float = 1.0, sample_weight=None):
     -------
     float in [0, 1] (higher is better), or ndarray of shape (S,) for 2-D input
 
+    References
+    ----------
+    .. [1] Tetsuya Sakai. 2024. "Evaluating System Responses Based On Overconfidence and Underconfidence". In EMTCIR '24: The First Workshop on Evaluation Methodologies, Testbeds and Community for Information Access Research. Eq. 8.
+
     Examples
     --------
     >>> conf = [0.4, 0.4, 0.4, 0.6, 0.6, 0.6, 0.8, 0.8, 0.8]
@@ -1054,6 +1092,10 @@ def brier_top(conf, correct, *, sample_weight=None):
         exactly the result of repeating each row that many times; real
         weights replace every count by a sum of weights. (S, N) weights with
         1-D ``conf`` evaluate S weightings of the same items at once.
+
+    References
+    ----------
+    .. [1] Kartik Gupta, Amir Rahimi, Thalaiyasingam Ajanthan, Thomas Mensink, Cristian Sminchisescu, Richard Hartley. 2021. "Calibration of Neural Networks using Splines". In International Conference on Learning Representations (ICLR).
 
     Examples
     --------
@@ -1157,6 +1199,11 @@ def ks_error(conf, correct, *, ties: str = "order", sample_weight=None):
     -------
     float in [0, 1], or ndarray of shape (S,) for 2-D input or 2-D ``sample_weight``
 
+    References
+    ----------
+    .. [1] Kartik Gupta, Amir Rahimi, Thalaiyasingam Ajanthan, Thomas Mensink, Cristian Sminchisescu, Richard Hartley. 2021. "Calibration of Neural Networks using Splines". In International Conference on Learning Representations (ICLR). Eqs. 11-12.
+    .. [2] Tetsuya Sakai. 2024. "Evaluating System Responses Based On Overconfidence and Underconfidence". In EMTCIR '24: The First Workshop on Evaluation Methodologies, Testbeds and Community for Information Access Research. Eqs. 3-4, Table 6.
+
     Examples
     --------
     Sakai 2024, Example 2, System X (Table 6):
@@ -1195,6 +1242,11 @@ def ks_curves(conf, correct) -> KSCurves:
     Returns
     -------
     KSCurves(scores, correct, fractile, cum_accuracy, cum_score, gap)
+
+    References
+    ----------
+    .. [1] Kartik Gupta, Amir Rahimi, Thalaiyasingam Ajanthan, Thomas Mensink, Cristian Sminchisescu, Richard Hartley. 2021. "Calibration of Neural Networks using Splines". In International Conference on Learning Representations (ICLR). Eqs. 11-12, Figure 1.
+    .. [2] Tetsuya Sakai. 2024. "Evaluating System Responses Based On Overconfidence and Underconfidence". In EMTCIR '24: The First Workshop on Evaluation Methodologies, Testbeds and Community for Information Access Research. Eq. 3.
 
     Examples
     --------
