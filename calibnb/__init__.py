@@ -12,7 +12,7 @@ __version__ = "0.1.0"
 
 # --- metrics (calibnb.metrics: binary, multiclass, human, scalar) ------------
 from .metrics import (  # noqa: E402
-    KSCurves, MacroCEParts, Rewards, auto_n_bins, bin_indices, debiased_ece, smooth_ece, smooth_ece_bandwidth,
+    KSCurves, MacroCEParts, Rewards, auto_n_bins, bin_indices, binomial_interval, debiased_ece, smooth_ece, smooth_ece_bandwidth,
     sweep_n_bins, brier_top, classwise_ce, classwise_ece, dist_ce, ece, ent_ce,
     entropy, expected_label, hmr, human_distribution, ice, ks_curves, ks_error, macro_ce, macro_ce_parts,
     majority_label, mce, nbr, rank_cs, ranking_risk, ranking_ties, reliability_table, rewards, scalar_mae,

@@ -20,6 +20,7 @@ from .binary import (
     Rewards,
     auto_n_bins,
     bin_indices,
+    binomial_interval,
     brier_top,
     ece,
     hmr,
@@ -57,6 +58,7 @@ __all__ = [
     "KSCurves",
     "auto_n_bins",
     "sweep_n_bins",
+    "binomial_interval",
     # estimators beyond binned ECE
     "smooth_ece",
     "smooth_ece_bandwidth",
