@@ -1,0 +1,136 @@
+"""Speed of calibnb's bootstrap intervals and per-bin intervals, against the peers' bootstraps.
+
+Run: ``python benchmarks/bench_uncertainty.py [--n 100000] [--resamples 2000] [--repeats 3]``
+
+Target (issue 18): ``bootstrap_ci(ece, conf, correct)`` with 2,000 resamples at
+N = 10^5 under 2 s on 2 cores, and per-bin intervals adding under 10% to
+``reliability_table``. Peers, timed in the same run on the same data:
+
+* relplot: its reliability-diagram code bootstraps the calibration error with
+  ``scipy.stats.bootstrap((f, y), metric, paired=True, method="basic")`` one
+  resample at a time; timed with its ``binnedECE`` (10 bins) as the metric.
+* uncertainty-calibration: ``bootstrap_uncertainty`` (the engine of
+  ``get_calibration_error_uncertainties``, which fixes 100 resamples) with its
+  ECE functional; at N = 10^5 a resample takes seconds, so it is timed on
+  ``--peer-resamples`` resamples and the time per resample is scaled to the
+  full count (marked "extrapolated").
+
+Nothing here is imported by calibnb itself.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.metadata as md
+import os
+import platform
+import statistics
+import time
+
+import numpy as np
+
+import calibnb as cb
+
+
+def timed(fn, repeats: int) -> float:
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def version(dist: str) -> str:
+    try:
+        return md.version(dist)
+    except md.PackageNotFoundError:
+        return "missing"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--n", type=int, default=100_000)
+    ap.add_argument("--resamples", type=int, default=2000)
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--peer-resamples", type=int, default=5)
+    args = ap.parse_args()
+
+    rng = np.random.default_rng(0)
+    n, b = args.n, args.resamples
+    conf = rng.uniform(0.3, 1.0, n)
+    correct = rng.uniform(size=n) < conf ** 1.5
+    y_int = correct.astype(int)
+    print(f"python {platform.python_version()}, numpy {np.__version__}, scipy {version('scipy')}, "
+          f"calibnb {cb.__version__}, relplot {version('relplot')}, "
+          f"uncertainty-calibration {version('uncertainty-calibration')}; {platform.machine()}, "
+          f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} at start")
+    print(f"N = {n:,}, {b:,} resamples, median of {args.repeats} runs (peers: 1 run)\n")
+    rows = []
+
+    for label, kw in [("calibnb bootstrap_ci(ece), percentile", {}),
+                      ("calibnb bootstrap_ci(ece, binning='mass')", {"binning": "mass"}),
+                      ("calibnb bootstrap_ci(macro_ce)", None),
+                      ("calibnb bootstrap_ci(ks_error)", "ks")]:
+        if kw is None:
+            fn = lambda: cb.bootstrap_ci(cb.macro_ce, conf, correct, n_resamples=b, seed=0)  # noqa: E731
+        elif kw == "ks":
+            fn = lambda: cb.bootstrap_ci(cb.ks_error, conf, correct, n_resamples=b, seed=0)  # noqa: E731
+        else:
+            fn = lambda kw=kw: cb.bootstrap_ci(cb.ece, conf, correct, n_resamples=b, seed=0, **kw)  # noqa: E731
+        rows.append((label, timed(fn, args.repeats), ""))
+
+    try:
+        from relplot.metrics import binnedECE
+        from scipy import stats
+
+        def relplot_boot():
+            stats.bootstrap((conf, y_int.astype(float)), lambda f, y: binnedECE(f, y, nbins=10), paired=True,
+                            n_resamples=b, method="basic", confidence_level=0.95, rng=np.random.default_rng(0))
+
+        t0 = time.perf_counter()
+        relplot_boot()
+        rows.append(("relplot scheme: scipy bootstrap of binnedECE", time.perf_counter() - t0, ""))
+    except ImportError:
+        rows.append(("relplot scheme: scipy bootstrap of binnedECE", float("nan"), "missing"))
+
+    try:
+        import calibration.utils as uc
+
+        data = list(zip(conf, y_int))
+
+        def functional(d):
+            p, y = zip(*d)
+            return uc.get_ece(np.array(p), np.array(y), num_bins=10)
+
+        k = args.peer_resamples
+        t0 = time.perf_counter()
+        np.random.seed(0)
+        uc.bootstrap_uncertainty(data, functional, num_samples=k)
+        per = (time.perf_counter() - t0) / (k + 2)  # + the plug-in and the estimate on the full data
+        rows.append(("uncertainty-calibration bootstrap_uncertainty", per * (b + 2),
+                     f"extrapolated from {k} resamples"))
+    except ImportError:
+        rows.append(("uncertainty-calibration bootstrap_uncertainty", float("nan"), "missing"))
+
+    print(f"{'bootstrap (' + str(b) + ' resamples)':<52}{'s':>9}")
+    for label, sec, note in rows:
+        print(f"{label:<52}{sec:>9.2f}  {note}")
+
+    # per-bin intervals in reliability_table
+    n_rt = 1_000_000
+    c2 = rng.uniform(size=n_rt)
+    y2 = rng.uniform(size=n_rt) < c2
+    print(f"\nreliability_table, N = {n_rt:,}, median of {max(5, args.repeats)} runs")
+    base = None
+    for bins in (15, 100):
+        for interval in (None, "wilson", "clopper-pearson"):
+            sec = timed(lambda: cb.reliability_table(c2, y2, n_bins=bins, interval=interval), max(5, args.repeats))
+            if interval is None:
+                base = sec
+            print(f"  n_bins={bins:<4} interval={str(interval):<16}{1e3 * sec:8.1f} ms  "
+                  f"(+{100 * (sec / base - 1):.0f}% over no interval)")
+
+
+if __name__ == "__main__":
+    main()
