@@ -15,6 +15,9 @@ def frame(results: dict, key: str) -> pd.DataFrame:
 
 
 def check_default(results: dict) -> None:
+    assert len(results["claims"]) == 2 and all(c["status"] == "holds" for c in results["claims"])
+    gap = results["results"]["overconfidence"]
+    assert gap["low"] > 0 and gap["low"] <= gap["high"]
     settings = results["results"]["settings"]
     sizes = settings["sizes"]
     assert settings["model"] == "resnet56" and settings["temperature"] > 1  # the raw network is overconfident
