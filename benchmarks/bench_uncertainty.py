@@ -64,6 +64,7 @@ def main() -> None:
     ap.add_argument("--resamples", type=int, default=2000)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--peer-resamples", type=int, default=5)
+    ap.add_argument("--part", choices=("all", "bootstrap", "table"), default="all")
     args = ap.parse_args()
 
     rng = np.random.default_rng(0)
@@ -77,7 +78,15 @@ def main() -> None:
           f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} at start")
     print(f"N = {n:,}, {b:,} resamples, median of {args.repeats} runs (peers: 1 run)\n")
     rows = []
+    if args.part != "table":
+        bootstrap_part(args, conf, correct, y_int, rows)
+    if args.part != "bootstrap":
+        table_part(args, rng)
 
+
+def bootstrap_part(args, conf, correct, y_int, rows) -> None:
+    b = args.resamples
+    cb.bootstrap_ci(cb.ece, conf[:100], correct[:100], n_resamples=10, seed=0)  # warm-up: imports, thread pool
     for label, kw in [("calibnb bootstrap_ci(ece), percentile", {}),
                       ("calibnb bootstrap_ci(ece, binning='mass')", {"binning": "mass"}),
                       ("calibnb bootstrap_ci(macro_ce)", None),
@@ -126,7 +135,10 @@ def main() -> None:
     for label, sec, note in rows:
         print(f"{label:<52}{sec:>9.2f}  {note}")
 
-    # per-bin intervals in reliability_table (CPU times: robust to a shared machine)
+
+
+def table_part(args, rng) -> None:
+    """Per-bin intervals in reliability_table (CPU times: robust to a shared machine)."""
     n_rt = 1_000_000
     c2 = rng.uniform(size=n_rt)
     y2 = rng.uniform(size=n_rt) < c2
