@@ -15,7 +15,8 @@ def frame(results: dict, key: str) -> pd.DataFrame:
 
 
 def check_default(results: dict) -> None:
-    assert len(results["claims"]) == 2 and all(c["status"] == "holds" for c in results["claims"])
+    assert {c["id"]: c["status"] for c in results["claims"]} == {"raw_overconfident": "reproduces",
+                                                                "ts_lowers_ece": "reproduces"}
     gap = results["results"]["overconfidence"]
     assert gap["low"] > 0 and gap["low"] <= gap["high"]
     settings = results["results"]["settings"]
