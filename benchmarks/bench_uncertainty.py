@@ -21,7 +21,6 @@ Nothing here is imported by calibnb itself.
 from __future__ import annotations
 
 import argparse
-import importlib.metadata as md
 import os
 import platform
 import statistics
@@ -30,6 +29,7 @@ import time
 import numpy as np
 
 import calibnb as cb
+from bench_metrics import version  # benchmarks/ is the script's directory
 
 
 def timed(fn, repeats: int) -> float:
@@ -49,13 +49,6 @@ def timed_cpu(fn, repeats: int) -> tuple[float, float]:
         walls.append(time.perf_counter() - t0)
         cpus.append(time.process_time() - c0)
     return statistics.median(walls), statistics.median(cpus)
-
-
-def version(dist: str) -> str:
-    try:
-        return md.version(dist)
-    except md.PackageNotFoundError:
-        return "missing"
 
 
 def main() -> None:
