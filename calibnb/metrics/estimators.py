@@ -130,7 +130,13 @@ def smooth_ece(conf, correct, *, bandwidth=None) -> float:
     Computation: residuals linearly binned on 16,385 nodes of [0, 1] (an
     O(h^2) error, h = 6e-5), smoothed by FFT on a circle of period 2 (exact
     reflection, all images), integrated by the trapezoid rule. Agrees with
-    relplot's ``smECE`` to 1e-3 (tested); relplot discretises coarser.
+    relplot's ``smECE`` to 1e-3 on confidences inside (0, 1) (tested). It
+    differs where confidences sit exactly at 0 or 1 (common for softmax
+    outputs): relplot reflects its grid without the end node, so such a point
+    keeps only half of its kernel mass there; e.g. 500 items at confidence 1
+    (90% correct) and 500 at 0.7 (70% correct) have residuals of one sign,
+    hence smooth ECE = |mean residual| = 0.05 at every bandwidth, which this
+    function returns, while relplot 1.0.3 returns 0.034.
 
     Parameters
     ----------
