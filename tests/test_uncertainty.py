@@ -222,3 +222,14 @@ def test_95_percent_intervals_cover_the_population_value(which):
         res = bootstrap_ci(metric, conf[r], correct[r], n_resamples=1000, seed=r)
         hits += res.low <= truth <= res.high
     assert 0.90 <= hits / reps <= 0.98, hits / reps
+
+
+def test_bca_on_the_weights_path_uses_scipys_jackknife():
+    conf, correct = _data(n=150, seed=12)
+    fast = bootstrap_ci(cn.ece, conf, correct, n_resamples=2000, seed=0, method="bca")
+    slow = bootstrap_ci(lambda c, y: cn.ece(c, y), conf, correct, n_resamples=2000, seed=0, method="bca")
+    perc = bootstrap_ci(cn.ece, conf, correct, n_resamples=2000, seed=0)
+    width = slow.high - slow.low
+    assert fast.estimate == slow.estimate
+    assert abs(fast.low - slow.low) < 0.15 * width and abs(fast.high - slow.high) < 0.15 * width
+    assert fast != perc  # the bias correction and acceleration move the interval
