@@ -28,7 +28,7 @@ __version__ = "0.1.0"
 
 # --- metrics (calibnb.metrics: binary, multiclass, human, scalar) ------------
 from .metrics import (  # noqa: E402
-    KSCurves, MacroCEParts, Rewards, auto_n_bins, bin_indices, debiased_ece, smooth_ece, smooth_ece_bandwidth,
+    KSCurves, MacroCEParts, Rewards, auto_n_bins, bin_indices, binomial_interval, debiased_ece, smooth_ece, smooth_ece_bandwidth,
     sweep_n_bins, brier_top, classwise_ece, dist_ce, ece, ent_ce, entropy,
     expected_label, hmr, human_classwise_ce, human_distribution, ice, ks_curves, ks_error, macro_ce,
     macro_ce_parts, majority_label, mce, nbr, rank_cs, ranking_risk, ranking_ties, reliability_table, rewards,
@@ -64,7 +64,7 @@ from .reproduction import Claim, LedgerError, Reproduction, ReproductionError, l
 __all__ = [
     # metrics: binary (conf, correct)
     "bin_indices", "ece", "mce", "reliability_table", "ice", "macro_ce", "macro_ce_parts", "MacroCEParts",
-    "rewards", "Rewards", "hmr", "brier_top", "ks_error", "ks_curves", "KSCurves", "auto_n_bins", "sweep_n_bins",
+    "rewards", "Rewards", "hmr", "brier_top", "ks_error", "ks_curves", "KSCurves", "auto_n_bins", "sweep_n_bins", "binomial_interval",
     # metrics: estimators beyond binned ECE
     "smooth_ece", "smooth_ece_bandwidth", "debiased_ece",
     # sampling uncertainty: bootstrap intervals and calibration tests
