@@ -14,7 +14,13 @@ the argument on ChaosNLI-SNLI with this module:
 * :func:`barycentric`: simplex coordinates for the Figure 1 analogue;
 * :func:`calibration_table`, :func:`ece_table`, :func:`ranking_changes`,
   :func:`ranking_agreement`: the model comparisons;
-* :func:`annotation_cost_study`: the cost argument of §6;
+* :func:`gap_weighted_regret`, :func:`kpartite_ranking_risk`,
+  :func:`theorem1_table`: Theorem 1 on real models;
+* :func:`metric_agreement`: Kendall's tau between CE and MAE/RR per model set;
+* :func:`fit_annotator_noise`, :func:`like_for_like_cost_study`,
+  :func:`cost_intervals`: the cost argument, scalar labels vs votes on the
+  same metric and target, with annotators fitted to the paper's r;
+* :func:`pair_share`: Figure 1's "high ENT and high CON are rare";
 * :func:`load_circa_examples`: Table 4's eleven Circa examples;
 * :func:`f_neutral_explorer`, :func:`ece_bins_explorer`: the two panels.
 """
@@ -56,7 +62,6 @@ __all__ = [
     "ece_table",
     "ranking_agreement",
     "ranking_changes",
-    "annotation_cost_study",
     "gap_weighted_regret",
     "kpartite_ranking_risk",
     "theorem1_table",
@@ -520,68 +525,6 @@ def ranking_changes(table: pd.DataFrame) -> pd.DataFrame:
                 "kendall tau": ranking_agreement(t[:, a], t[:, b]),
                 "flipped": ", ".join(f"{names[i]}/{names[j]}" for i, j in zip(iu[flip], ju[flip])),
             })
-    return pd.DataFrame(rows)
-
-
-def annotation_cost_study(
-    probs: Mapping[str, Any],
-    counts,
-    values,
-    *,
-    votes: Sequence[int] = (1, 3, 5, 10),
-    n_scalar_annotators: int = 3,
-    noise: float = 0.05,
-    n_repeats: int = 5,
-    seed: Any = None,
-) -> pd.DataFrame:
-    r"""Cheap labels vs 100 votes: how well does each protocol rank the models? (Jiang et al. 2024 §6.)
-
-    The reference is the ranking of the models by CE against all votes. Each
-    repeat draws, for every item, ``k`` categorical votes (:func:`sample_votes`,
-    for each ``k`` in ``votes``) and ``n_scalar_annotators`` simulated scalar
-    labels (:func:`simulate_scalar_labels` around :math:`\psi_f` of the full
-    vote distribution, averaged per item), then ranks the models by CE against
-    the ``k`` votes, and by MAE and RR against the scalar labels; agreement is
-    Kendall's :math:`\tau` with the reference ranking (:func:`ranking_agreement`).
-    Cost is counted in annotations per item.
-
-    Returns
-    -------
-    DataFrame with one row per (repeat, protocol): ``repeat``, ``protocol``,
-    ``metric``, ``annotations per item``, ``kendall tau``
-
-    Examples
-    --------
-    >>> probs = {"good": [[0.8, 0.2], [0.3, 0.7]], "bad": [[0.2, 0.8], [0.7, 0.3]]}
-    >>> out = annotation_cost_study(probs, [[8, 2], [3, 7]], [1.0, 0.0], votes=(10,), noise=0.0, n_repeats=1, seed=0)
-    >>> out["kendall tau"].tolist()
-    [1.0, 1.0, 1.0]
-    """
-    models = _check_models(probs)
-    names = list(models)
-    n, k = next(iter(models.values())).shape
-    c = check_human(counts, n, k, name="counts")
-    v = check_1d_finite(values, "values")
-    vote_sizes = [check_positive_int(x, "votes") for x in votes]
-    n_repeats = check_positive_int(n_repeats, "n_repeats")
-    rng = as_rng(seed)
-    h = human_distribution(c)
-    reference = np.array([classwise_ce(models[m], h) for m in names])
-    psi = {m: expected_label(models[m], v) for m in names}
-    target = expected_label(h, v)
-    rows = []
-    for r in range(n_repeats):
-        for size in vote_sizes:
-            few = sample_votes(c, size, seed=rng)
-            score = np.array([classwise_ce(models[m], few) for m in names])
-            rows.append({"repeat": r, "protocol": f"{size} vote(s)", "metric": "CE",
-                         "annotations per item": size, "kendall tau": ranking_agreement(score, reference)})
-        labels = simulate_scalar_labels(target, n_annotators=n_scalar_annotators, noise=noise, seed=rng).mean(axis=1)
-        for metric, fn in (("MAE", scalar_mae), ("RR", ranking_risk)):
-            score = np.array([fn(psi[m], labels) for m in names])
-            rows.append({"repeat": r, "protocol": f"{n_scalar_annotators} scalar label(s)", "metric": metric,
-                         "annotations per item": n_scalar_annotators,
-                         "kendall tau": ranking_agreement(score, reference)})
     return pd.DataFrame(rows)
 
 
