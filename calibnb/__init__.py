@@ -9,7 +9,7 @@ __version__ = "0.1.0"
 
 # --- metrics (calibnb.metrics, calibnb.human, calibnb.scalar) ---------------
 from .metrics import (  # noqa: E402
-    KSCurves, MacroCEParts, Rewards, bin_indices, brier_top, classwise_ece, ece, hmr, ice,
+    KSCurves, MacroCEParts, Rewards, bin_indices, brier_top, classwise_ece, classwise_ks, ece, hmr, ice,
     ks_curves, ks_error, macro_ce, macro_ce_parts, mce, nbr, reliability_table, rewards,
     top_r, within_top_r,
 )
