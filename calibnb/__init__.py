@@ -53,7 +53,7 @@ from .calibrators import (  # noqa: E402
 from .training import train_softmax_regression, training_dynamics  # noqa: E402
 
 # --- reproduction record (calibnb.reproduction) ------------------------------
-from .reproduction import Claim, Reproduction, ReproductionError  # noqa: E402,F401
+from .reproduction import Claim, LedgerError, Reproduction, ReproductionError, load_ledger  # noqa: E402,F401
 
 # `calibnb.data`, `calibnb.widgets` and `calibnb.papers` are imported as submodules
 # (`from calibnb import data`) so that importing calibnb stays light.
