@@ -18,6 +18,9 @@ from .metrics import (  # noqa: E402
     top_r, tvd, unli_inverse, unli_transform, within_top_r,
 )
 
+# --- sampling uncertainty (calibnb.uncertainty) -----------------------------
+from .uncertainty import BootstrapResult, batch_axis, bootstrap_ci, paired_bootstrap_ci  # noqa: E402,F401
+
 # --- plots (calibnb.plots) ----------------------------------------------------
 from .plots import (  # noqa: E402,F401
     HistogramData,
