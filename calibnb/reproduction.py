@@ -899,7 +899,7 @@ def did_not_reproduce_markdown(results: dict) -> str:
         for s in c.get("sources") or []:
             text = f"{s['source']}: {_fmt_ours(c.get('kind'), s.get('ours'))}"
             if s.get("interval") is not None:
-                text += f" (CI {_fmt_short(s['interval'])})"
+                text += f" (interval {_fmt_short(s['interval'])})"
             parts.append(f"{text}, {s.get('outcome')}")
         return "; ".join(parts)
 
