@@ -10,6 +10,20 @@ Used by ``notebooks/03_gupta2021_ks_splines.ipynb``:
 * :func:`spline_recovery_error` -- how well a spline fitted to a finite sample
   recovers that known ``P(correct | score)``, for a sensitivity study over the
   number of knots and the calibration-set size.
+* :func:`network_scores` and :func:`evaluate_split` -- every method fitted on
+  one calibration split and scored on its test split, with one network's
+  probabilities and class order computed once for all splits: top-1..5 and
+  within-top-2/3 KS (Eq. 3-5, Tables 1, 2, 4, Appendix D), accuracy (Table 5,
+  also with every rank recalibrated and re-ranked), ECE/MCE/Brier (Tables
+  6-7), class-wise KS (§3). :func:`evaluate_methods` is its one-split table
+  of Tables 1, 2, 4-7.
+* :func:`spline_columns`, :func:`isotonic_columns` -- the spline of §4 and
+  isotonic regression fitted to many scores at once; column by column equal
+  to :class:`calibnb.SplineCalibrator` and :class:`calibnb.IsotonicCalibrator`.
+* :func:`spline_graph_data`, :func:`plot_graph_rows` -- the calibration graphs
+  of Figures 1-10 with panels (c, d) from the spline's derivative.
+* :func:`paired_ks_difference_ci` -- a paired bootstrap interval of a KS
+  difference without re-sorting any resample.
 
 Reference: K. Gupta, A. Rahimi, T. Ajanthan, T. Mensink, C. Sminchisescu and
 R. Hartley, "Calibration of Neural Networks using Splines", ICLR 2021.
@@ -236,17 +250,6 @@ def _scores(probs: np.ndarray, labels: np.ndarray, kind: tuple[str, int]) -> tup
     return metrics.within_top_r(probs, labels, r=r)
 
 
-def _binary_calibrator(method: str, *, n_knots: int, kind: tuple[str, int], n_bins_histogram: int) -> Any:
-    """A fresh calibrator of 1-D scores for ``method`` (isotonic, histogram or spline)."""
-    from .. import calibrators
-
-    if method == "isotonic":
-        return calibrators.IsotonicCalibrator()
-    if method == "histogram":
-        return calibrators.HistogramBinning(n_bins_histogram)
-    return calibrators.SplineCalibrator(n_knots=n_knots, r=kind[1], mode=kind[0])
-
-
 def evaluate_methods(
     logits: Any,
     labels: Any,
@@ -322,17 +325,6 @@ def evaluate_methods(
     """
     import pandas as pd
 
-    from .. import calibrators, metrics
-    from ..calibrators._common import check_logits
-    from ..validation import check_choice, check_labels
-
-    z = check_logits(logits)
-    n, k = z.shape
-    y = check_labels(labels, n, k)
-    cal = _check_index(calibration_index, n, "calibration_index")
-    test = _check_index(test_index, n, "test_index")
-    if np.intersect1d(cal, test).size:
-        raise ValueError("calibration_index and test_index overlap; the splits must be disjoint.")
     if isinstance(methods, str):
         methods = (methods,)
     methods = tuple(check_choice(m, METHODS, "methods") for m in methods)
@@ -341,49 +333,12 @@ def evaluate_methods(
     n_knots_ece = check_positive_int(n_knots_ece, "n_knots_ece", minimum=2)
     n_bins_ece = check_positive_int(n_bins_ece, "n_bins_ece")
     n_bins_histogram = check_positive_int(n_bins_histogram, "n_bins_histogram")
-
-    z_cal, y_cal, z_test, y_test = z[cal], y[cal], z[test], y[test]
-    p_cal, p_test = _softmax(z_cal), _softmax(z_test)
-    kinds = {"ks_top1": ("top", 1), "ks_top2": ("top", 2), "ks_within_top2": ("within", 2)}
-    uncalibrated_scores: dict = {}  # kind -> (s_cal, c_cal, s_test, c_test), shared by the per-score methods
-    rows = {}
-    for method in methods:
-        row: dict[str, float] = {}
-        if method in ("uncalibrated", "temperature", "vector"):
-            if method == "uncalibrated":
-                q_cal, q_test = p_cal, p_test
-            else:
-                model = (calibrators.TemperatureScaling() if method == "temperature"
-                         else calibrators.VectorScaling()).fit(z_cal, y_cal)
-                q_cal, q_test = model.transform(z_cal), model.transform(z_test)
-            for column, kind in kinds.items():
-                s, c = _scores(q_test, y_test, kind)
-                row[column] = metrics.ks_error(s, c)
-            conf, correct = _scores(q_test, y_test, ("top", 1))
-            conf_ece = conf
-            row["ks_top1_calibration"] = metrics.ks_error(*_scores(q_cal, y_cal, ("top", 1)))
-        else:
-            for column, kind in kinds.items():
-                knots = n_knots_within if kind[0] == "within" else n_knots
-                if kind not in uncalibrated_scores:
-                    uncalibrated_scores[kind] = (*_scores(p_cal, y_cal, kind), *_scores(p_test, y_test, kind))
-                s_cal, c_cal, s_test, c_test = uncalibrated_scores[kind]
-                f = _binary_calibrator(method, n_knots=knots, kind=kind, n_bins_histogram=n_bins_histogram)
-                f.fit(s_cal, c_cal)
-                row[column] = metrics.ks_error(np.clip(f.transform(s_test), 0.0, 1.0), c_test)
-                if kind == ("top", 1):
-                    conf, correct = np.clip(f.transform(s_test), 0.0, 1.0), c_test
-                    row["ks_top1_calibration"] = metrics.ks_error(np.clip(f.transform(s_cal), 0.0, 1.0), c_cal)
-                    conf_ece = conf
-                    if method == "spline" and n_knots_ece != n_knots:
-                        g = _binary_calibrator(method, n_knots=n_knots_ece, kind=kind,
-                                               n_bins_histogram=n_bins_histogram).fit(s_cal, c_cal)
-                        conf_ece = np.clip(g.transform(s_test), 0.0, 1.0)
-        row["accuracy"] = float(np.mean(correct))
-        row["ece"] = metrics.ece(conf_ece, correct, n_bins=n_bins_ece)
-        row["mce"] = metrics.mce(conf, correct, n_bins=n_bins_ece)
-        row["brier_top1"] = metrics.brier_top(conf, correct)
-        rows[method] = {c: float(row[c]) for c in METRIC_COLUMNS}
+    # one implementation: the columns of Tables 1, 2, 4-7 are those of evaluate_split (top-1, top-2, within-top-2)
+    res = evaluate_split(network_scores(logits, labels), calibration_index, test_index, methods=methods,
+                         n_knots=n_knots, n_knots_within=n_knots_within, n_knots_ece=n_knots_ece,
+                         n_bins_ece=n_bins_ece, n_bins_histogram=n_bins_histogram, r_max=2, within=(2,),
+                         all_ranks=False)
+    rows = {m: {c: float(res[m][c]) for c in METRIC_COLUMNS} for m in methods}
     table = pd.DataFrame.from_dict(rows, orient="index", columns=list(METRIC_COLUMNS))
     table.index.name = "method"
     return table
@@ -673,11 +628,6 @@ class NetworkScores:
     probs: np.ndarray
     labels: np.ndarray
     order: np.ndarray
-
-
-def _softmax(z: np.ndarray) -> np.ndarray:
-    e = np.exp(z - np.max(z, axis=1, keepdims=True))
-    return e / e.sum(axis=1, keepdims=True)
 
 
 def _top_order(probs: np.ndarray, r: int) -> np.ndarray:
