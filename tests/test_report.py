@@ -352,3 +352,46 @@ def test_summary_sentence_and_render_without_ledgers():
         "generated": "now", "summary": {"sentence": report.summary_sentence(report.claims_summary([])),
                                         "papers": 0, "counts": report.claims_summary([])["counts"]},
         "notebooks": []}
+
+
+def _chromium():
+    import shutil
+
+    pytest.importorskip("playwright.sync_api")
+    path = shutil.which("chromium") or shutil.which("chromium-browser")
+    if path is None:
+        pytest.skip("no chromium on this machine")
+    return path
+
+
+def test_claims_table_fits_1280_px_in_a_browser(tmp_path):
+    """The claims table, in the index and in the notebook's page, wraps within a 1280 px window."""
+    from playwright.sync_api import sync_playwright
+
+    chromium = _chromium()
+    folder = tmp_path / "nbs"
+    make_ledger_notebook(folder, "l1_first", "First 2021")
+    ledger = folder / "claims" / "l1_first.yaml"
+    long_word = "x" * 300  # an unbreakable run of characters must wrap too
+    ledger.write_text(ledger.read_text().replace('"A beats B"', f'"A beats B {long_word} ' + "and so on " * 40 + '"'))
+    out = tmp_path / "reports"
+    assert report.main(["--notebooks", str(folder / "*.ipynb"), "--out", str(out), "--no-progress"]) == 0
+    measure = """() => Array.from(document.querySelectorAll('table.calibnb-claims')).map(t => ({
+        right: t.getBoundingClientRect().right,
+        overflowing: Array.from(t.querySelectorAll('td, th')).filter(c => c.scrollWidth > c.clientWidth + 1).length,
+        rows: t.querySelectorAll('tr').length}))"""
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            for name in ("index.html", "l1_first.html"):
+                page.goto((out / name).as_uri())
+                page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
+                tables = page.evaluate(measure)
+                assert tables, name
+                for t in tables:
+                    assert t["rows"] == 5, (name, t)  # header + 4 claims
+                    assert t["right"] <= 1280 and t["overflowing"] == 0, (name, t)
+                assert page.evaluate("document.documentElement.scrollWidth") <= 1280, name
+        finally:
+            browser.close()

@@ -94,7 +94,12 @@ def test_paired_difference_estimate_and_interval():
         return cn.ece(c1, y1) - cn.ece(c2, y2)
 
     ref = bootstrap_ci(diff, conf, correct, conf_b, correct, n_resamples=300, seed=2)
-    assert d == pytest.approx(ref, abs=1e-14)
+    looped = paired_bootstrap_ci(cn.ece, (conf, correct), (conf_b, correct), n_resamples=300, seed=2,
+                                 vectorized=False)
+    assert looped == pytest.approx(ref, abs=1e-14)  # same draws as one bootstrap of the difference
+    width = ref.high - ref.low
+    assert d.estimate == ref.estimate
+    assert abs(d.low - ref.low) < 0.2 * width and abs(d.high - ref.high) < 0.2 * width
 
 
 def test_paired_interval_is_narrower_than_unpaired_for_correlated_systems():
@@ -136,3 +141,54 @@ def test_metric_errors_propagate():
     conf, correct = _data()
     with pytest.raises(ValueError, match="n_bins"):
         bootstrap_ci(cn.ece, conf, correct, n_bins=0)
+
+
+# ---- the multiplicity-weights path of calibnb's metrics --------------------------
+
+def test_weights_path_agrees_with_resampled_rows_within_monte_carlo_noise():
+    conf, correct = _data(n=2000, seed=11)
+    for metric, opts in [(cn.ece, {}), (cn.ece, {"binning": "mass"}), (cn.macro_ce, {}), (cn.ks_error, {"ties": "group"})]:
+        fast = bootstrap_ci(metric, conf, correct, n_resamples=1500, seed=0, **opts)
+        slow = bootstrap_ci(lambda c, y: metric(c, y, **opts), conf, correct, n_resamples=1500, seed=0)
+        width = slow.high - slow.low
+        assert fast.estimate == slow.estimate
+        assert abs(fast.low - slow.low) < 0.15 * width and abs(fast.high - slow.high) < 0.15 * width, metric
+
+
+def test_weights_path_is_reproducible_and_independent_of_threads(monkeypatch):
+    import calibnb.uncertainty as unc
+
+    conf, correct = _data(n=3000)
+    a = bootstrap_ci(cn.ece, conf, correct, n_resamples=3000, seed=4)
+    monkeypatch.setattr(unc, "_MAX_THREADS", 1)
+    b = bootstrap_ci(cn.ece, conf, correct, n_resamples=3000, seed=4)
+    assert a == b
+    d1 = paired_bootstrap_ci(cn.hmr, (conf, correct), (conf ** 2, correct), n_resamples=500, seed=1)
+    monkeypatch.setattr(unc, "_MAX_THREADS", 4)
+    d2 = paired_bootstrap_ci(cn.hmr, (conf, correct), (conf ** 2, correct), n_resamples=500, seed=1)
+    assert d1 == d2
+    assert d1.estimate == pytest.approx(cn.hmr(conf, correct) - cn.hmr(conf ** 2, correct), abs=1e-15)
+
+
+def test_multiplicities_are_bootstrap_counts():
+    from calibnb.uncertainty import _multiplicities
+
+    w = _multiplicities(np.random.default_rng(0), 2000, 50)
+    assert w.shape == (2000, 50)
+    assert np.all(w.sum(axis=1) == 50)
+    # each count is Binomial(50, 1/50): mean 1, variance 0.98
+    assert w.mean() == pytest.approx(1.0, abs=1e-12)
+    assert w.var() == pytest.approx(0.98, abs=0.03)
+
+
+def test_sample_weight_option_is_resampled_with_the_items():
+    conf, correct = _data(n=400)
+    w = np.arange(400) % 3 + 1.0
+    fast = bootstrap_ci(cn.ece, conf, correct, n_resamples=300, seed=0, sample_weight=w)
+    assert fast.estimate == cn.ece(conf, correct, sample_weight=w)
+    loop = bootstrap_ci(lambda c, y, sample_weight: cn.ece(c, y, sample_weight=sample_weight),
+                        conf, correct, n_resamples=300, seed=0, sample_weight=w)
+    assert loop.estimate == fast.estimate
+    assert loop.low < loop.estimate < loop.high
+    sweep = bootstrap_ci(cn.ece, conf, correct, n_resamples=50, seed=0, n_bins="sweep", binning="mass")
+    assert sweep.low <= sweep.high
