@@ -50,6 +50,20 @@ def test_isotonic_columns_equal_the_isotonic_calibrator_per_column(ties):
         np.testing.assert_allclose(out[:, j], ref, atol=1e-12)
 
 
+@pytest.mark.parametrize("ties", [False, True])
+@pytest.mark.parametrize("n_bins", [2, 15, 25])
+def test_histogram_columns_equal_histogram_binning_per_column(ties, n_bins):
+    s, c, new = _scores(seed=3, ties=ties)
+    s[:5, 0] = [0.0, 1.0, 0.2, 0.4, 0.6]  # bin edges and both ends
+    new[:3, 1] = [0.0, 1.0, 0.5]
+    out = paper.histogram_columns(s, c, new, n_bins=n_bins)
+    for j in range(s.shape[1]):
+        ref = cn.HistogramBinning(n_bins).fit(s[:, j], c[:, j]).transform(new[:, j])
+        np.testing.assert_array_equal(out[:, j], ref)
+    with pytest.raises(ValueError, match="n_bins"):
+        paper.histogram_columns(s, c, new, n_bins=0)
+
+
 @pytest.mark.parametrize("quantise", [None, 20])
 def test_top_order_is_the_stable_full_sort(quantise):
     z, _ = _network(quantise=quantise)

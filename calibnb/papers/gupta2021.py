@@ -17,9 +17,11 @@ Used by ``notebooks/03_gupta2021_ks_splines.ipynb``:
   also with every rank recalibrated and re-ranked), ECE/MCE/Brier (Tables
   6-7), class-wise KS (§3). :func:`evaluate_methods` is its one-split table
   of Tables 1, 2, 4-7.
-* :func:`spline_columns`, :func:`isotonic_columns` -- the spline of §4 and
-  isotonic regression fitted to many scores at once; column by column equal
-  to :class:`calibnb.SplineCalibrator` and :class:`calibnb.IsotonicCalibrator`.
+* :func:`spline_columns`, :func:`isotonic_columns`, :func:`histogram_columns`
+  -- the spline of §4, isotonic regression and histogram binning fitted to
+  many scores at once; column by column equal to
+  :class:`calibnb.SplineCalibrator`, :class:`calibnb.IsotonicCalibrator` and
+  :class:`calibnb.HistogramBinning`.
 * :func:`spline_graph_data`, :func:`plot_graph_rows` -- the calibration graphs
   of Figures 1-10 with panels (c, d) from the spline's derivative.
 * :func:`paired_ks_difference_ci` -- a paired bootstrap interval of a KS
@@ -64,6 +66,7 @@ __all__ = [
     "evaluate_split",
     "spline_columns",
     "isotonic_columns",
+    "histogram_columns",
     "spline_graph_data",
     "plot_graph_rows",
     "paired_ks_difference_ci",
@@ -833,6 +836,45 @@ def isotonic_columns(s_cal: Any, c_cal: Any, s_new: Any) -> np.ndarray:
     return np.clip(_interp_columns(s_new, xs, fitted), 0.0, 1.0)
 
 
+def histogram_columns(s_cal: Any, c_cal: Any, s_new: Any, *, n_bins: int = 15) -> np.ndarray:
+    r"""Histogram binning (equal-width bins) fitted to each column; applied to new scores.
+
+    .. math:: \hat c = \mathrm{acc}(B_{m(c)}) = \frac{1}{|B_m|}\sum_{j \in B_m} y_j
+
+    Bin :math:`m` holds :math:`(m/M, (m+1)/M]` (the first also 0); a score
+    whose bin holds no calibration score is left unchanged. Column by column
+    the same as :class:`calibnb.HistogramBinning` (``binning="width"``), in one
+    pass over all columns.
+
+    Examples
+    --------
+    >>> histogram_columns(np.array([[0.2], [0.3], [0.7], [0.9]]), np.array([[0], [1], [1], [1]]),
+    ...                   np.array([[0.1], [0.5], [0.51], [1.0]]), n_bins=2)[:, 0].tolist()
+    [0.5, 0.5, 1.0, 1.0]
+    """
+    s_cal = np.asarray(s_cal, dtype=np.float64)
+    c_cal = np.asarray(c_cal, dtype=np.float64)
+    s_new = np.asarray(s_new, dtype=np.float64)
+    if s_cal.ndim != 2 or c_cal.shape != s_cal.shape or s_new.ndim != 2 or s_new.shape[1] != s_cal.shape[1]:
+        raise ValueError(f"s_cal, c_cal must be 2-D of one shape and s_new 2-D with as many columns; got "
+                         f"{s_cal.shape}, {c_cal.shape}, {s_new.shape}.")
+    n_bins = check_positive_int(n_bins, "n_bins")
+    edges = np.linspace(0.0, 1.0, n_bins + 1)
+    m = s_cal.shape[1]
+    offset = n_bins * np.arange(m)
+
+    def bins(x):  # right-closed bins, the first also holds values <= e_1 (as HistogramBinning._bin)
+        return np.clip(np.searchsorted(edges, x, side="left") - 1, 0, n_bins - 1) + offset
+
+    b = bins(s_cal).ravel()
+    count = np.bincount(b, minlength=m * n_bins)
+    hits = np.bincount(b, weights=c_cal.ravel(), minlength=m * n_bins)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        acc = np.where(count > 0, hits / np.maximum(count, 1), np.nan)
+    out = acc[bins(s_new)]
+    return np.where(np.isnan(out), s_new, out)
+
+
 # ---------------------------------------------------------------------------
 # one split: every method, every score
 # ---------------------------------------------------------------------------
@@ -856,17 +898,11 @@ def _rank_scores(probs: np.ndarray, labels: np.ndarray, top: np.ndarray, within:
 
 def _per_score(method: str, s_cal, c_cal, s_test, *, n_knots, n_bins_histogram) -> np.ndarray:
     """Fit ``method`` to each column of the calibration scores; recalibrated test scores."""
-    from .. import calibrators
-
     if method == "spline":
         return spline_columns(s_cal, c_cal, s_test, n_knots=n_knots)
     if method == "isotonic":
         return isotonic_columns(s_cal, c_cal, s_test)
-    out = np.empty_like(s_test)
-    for j in range(s_cal.shape[1]):
-        f = calibrators.IsotonicCalibrator() if method == "isotonic" else calibrators.HistogramBinning(n_bins_histogram)
-        out[:, j] = np.clip(f.fit(s_cal[:, j], c_cal[:, j]).transform(s_test[:, j]), 0.0, 1.0)
-    return out
+    return np.clip(histogram_columns(s_cal, c_cal, s_test, n_bins=n_bins_histogram), 0.0, 1.0)
 
 
 def evaluate_split(
