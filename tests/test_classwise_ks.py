@@ -91,3 +91,17 @@ def test_bad_options():
         cn.classwise_ks([[0.2, 0.8]], [1], ties="mean")
     with pytest.raises(TypeError, match="per_class"):
         cn.classwise_ks([[0.2, 0.8]], [1], per_class="yes")
+
+
+@pytest.mark.parametrize("levels", [None, 3, 50])
+def test_stable_row_sort_is_the_stable_argsort(levels):
+    from calibnb.metrics.multiclass import stable_row_sort
+
+    rng = np.random.default_rng(9)
+    x = rng.random((7, 600))
+    if levels:
+        x = np.round(x * levels) / levels  # many ties
+    x[0] = 0.25  # a constant row
+    order, s = stable_row_sort(x)
+    np.testing.assert_array_equal(order, np.argsort(x, axis=1, kind="stable"))
+    np.testing.assert_array_equal(s, np.sort(x, axis=1))
