@@ -148,6 +148,13 @@ def test_spline_columns_bad_input():
         paper.spline_columns(s * 2, c, new)
     with pytest.raises(ValueError, match="n_knots"):
         paper.spline_columns(s[:3], c[:3], new, n_knots=6)
+    for fn in (paper.isotonic_columns, paper.histogram_columns):
+        with pytest.raises(ValueError, match="same shape"):
+            fn(s, c[:-1], new)
+        with pytest.raises(ValueError, match="s_new"):
+            fn(s, c, new[:, :1])
+        with pytest.raises(ValueError, match=r"s_new must hold finite scores in \[0, 1\]"):
+            fn(s, c, new - 1.0)
 
 
 def test_spline_graph_data_uses_the_spline_derivative_over_the_full_range():

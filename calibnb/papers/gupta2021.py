@@ -710,6 +710,21 @@ def _fit_columns(s_cal: np.ndarray, c_cal: np.ndarray, n_knots: int) -> tuple[np
     return s, (d1 @ coef).T + s
 
 
+def _check_columns(s_cal: Any, c_cal: Any, s_new: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(n, m) calibration scores in [0, 1] and correctness of the same shape; (n_new, m) new scores in [0, 1]."""
+    s_cal = np.asarray(s_cal, dtype=np.float64)
+    c_cal = np.asarray(c_cal)
+    s_new = np.asarray(s_new, dtype=np.float64)
+    if s_cal.ndim != 2 or c_cal.shape != s_cal.shape:
+        raise ValueError(f"s_cal and c_cal must be 2-D of the same shape; got {s_cal.shape} and {c_cal.shape}.")
+    if s_new.ndim != 2 or s_new.shape[1] != s_cal.shape[1]:
+        raise ValueError(f"s_new must be 2-D with {s_cal.shape[1]} columns; got shape {s_new.shape}.")
+    for name, a in (("s_cal", s_cal), ("s_new", s_new)):
+        if not np.all(np.isfinite(a)) or a.min() < 0.0 or a.max() > 1.0:
+            raise ValueError(f"{name} must hold finite scores in [0, 1].")
+    return s_cal, c_cal, s_new
+
+
 def spline_columns(s_cal: Any, c_cal: Any, s_new: Any, *, n_knots: int = 6, clip: bool = True) -> np.ndarray:
     r"""Fit the spline recalibration of Gupta et al. 2021 (§4) to each column; apply it to new scores.
 
@@ -748,19 +763,10 @@ def spline_columns(s_cal: Any, c_cal: Any, s_new: Any, *, n_knots: int = 6, clip
     >>> bool(np.all(np.abs(out - np.array([[0.36, 0.81]])) < 0.05))
     True
     """
-    s_cal = np.asarray(s_cal, dtype=np.float64)
-    c_cal = np.asarray(c_cal)
-    s_new = np.asarray(s_new, dtype=np.float64)
-    if s_cal.ndim != 2 or c_cal.shape != s_cal.shape:
-        raise ValueError(f"s_cal and c_cal must be 2-D of the same shape; got {s_cal.shape} and {c_cal.shape}.")
-    if s_new.ndim != 2 or s_new.shape[1] != s_cal.shape[1]:
-        raise ValueError(f"s_new must be 2-D with {s_cal.shape[1]} columns; got shape {s_new.shape}.")
+    s_cal, c_cal, s_new = _check_columns(s_cal, c_cal, s_new)
     n_knots = check_positive_int(n_knots, "n_knots", minimum=2)
     if s_cal.shape[0] < n_knots:
         raise ValueError(f"need at least n_knots = {n_knots} calibration rows; got {s_cal.shape[0]}.")
-    for name, a in (("s_cal", s_cal), ("s_new", s_new)):
-        if not np.all(np.isfinite(a)) or a.min() < 0.0 or a.max() > 1.0:
-            raise ValueError(f"{name} must hold finite scores in [0, 1].")
     s, gamma = _fit_columns(s_cal, c_cal, n_knots)
     out = _interp_columns(s_new, s, gamma)
     return np.clip(out, 0.0, 1.0) if clip else out
@@ -808,12 +814,8 @@ def isotonic_columns(s_cal: Any, c_cal: Any, s_new: Any) -> np.ndarray:
     """
     from scipy.optimize import isotonic_regression
 
-    s_cal = np.asarray(s_cal, dtype=np.float64)
-    c_cal = np.asarray(c_cal, dtype=np.float64)
-    s_new = np.asarray(s_new, dtype=np.float64)
-    if s_cal.ndim != 2 or c_cal.shape != s_cal.shape or s_new.ndim != 2 or s_new.shape[1] != s_cal.shape[1]:
-        raise ValueError(f"s_cal, c_cal must be 2-D of one shape and s_new 2-D with as many columns; got "
-                         f"{s_cal.shape}, {c_cal.shape}, {s_new.shape}.")
+    s_cal, c_cal, s_new = _check_columns(s_cal, c_cal, s_new)
+    c_cal = c_cal.astype(np.float64)
     order, xs = _sort_rows(np.ascontiguousarray(s_cal.T))
     ys = np.take_along_axis(np.ascontiguousarray(c_cal.T), order, axis=1)
     fitted = np.empty_like(xs)
@@ -843,12 +845,8 @@ def histogram_columns(s_cal: Any, c_cal: Any, s_new: Any, *, n_bins: int = 15) -
     ...                   np.array([[0.1], [0.5], [0.51], [1.0]]), n_bins=2)[:, 0].tolist()
     [0.5, 0.5, 1.0, 1.0]
     """
-    s_cal = np.asarray(s_cal, dtype=np.float64)
-    c_cal = np.asarray(c_cal, dtype=np.float64)
-    s_new = np.asarray(s_new, dtype=np.float64)
-    if s_cal.ndim != 2 or c_cal.shape != s_cal.shape or s_new.ndim != 2 or s_new.shape[1] != s_cal.shape[1]:
-        raise ValueError(f"s_cal, c_cal must be 2-D of one shape and s_new 2-D with as many columns; got "
-                         f"{s_cal.shape}, {c_cal.shape}, {s_new.shape}.")
+    s_cal, c_cal, s_new = _check_columns(s_cal, c_cal, s_new)
+    c_cal = c_cal.astype(np.float64)
     n_bins = check_positive_int(n_bins, "n_bins")
     edges = np.linspace(0.0, 1.0, n_bins + 1)
     m = s_cal.shape[1]
