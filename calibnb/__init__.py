@@ -52,6 +52,10 @@ from .calibrators import (  # noqa: E402
 )
 from .training import train_softmax_regression, training_dynamics  # noqa: E402
 
+# --- mergeable statistics of large prediction streams (calibnb.stats) -------
+# (`calibnb.dask` is imported explicitly: importing calibnb never imports Dask.)
+from .stats import CalibrationStats  # noqa: E402,F401
+
 # --- reproduction record (calibnb.reproduction) ------------------------------
 from .reproduction import Claim, Reproduction, ReproductionError  # noqa: E402,F401
 

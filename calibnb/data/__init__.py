@@ -37,3 +37,4 @@ from ._loaders import (
 from ._simulate import SimulatedODQA, simulate_odqa
 from ._votes import subsample_votes
 from ..training import training_dynamics
+from ._scan import scan_predictions
