@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 
 import calibnb as cn
+import calibnb.data
 from calibnb.stats import GRID, CalibrationStats
 
 ROOT = Path(__file__).resolve().parent.parent
