@@ -70,6 +70,7 @@ from .stats import (
     _conf_problem,
     _correct_problem,
     _merge_problems,
+    _near_edge,
     _raise_problems,
     _weight_problem,
 )
@@ -295,19 +296,53 @@ def calibration_stats(conf, correct, *, sample_weight=None, n_cells: int = GRID,
 # --------------------------------------------------------------------------
 
 
-def _gather_leaf(c, y, offset: int, cells: np.ndarray, n_cells: int):
+def _gather_leaf(c, y, offset: int, cells: np.ndarray, n_cells: int, grid_only: bool = False):
+    """Items of this block in ``cells`` (only the grid items, without side-table values, if ``grid_only``)."""
     c = _numpy(c).astype(np.float64, copy=False)
     y = _numpy(y)
+    if cells.shape[0] == 0 or c.shape[0] == 0:
+        return np.zeros(0), np.zeros(0, dtype=bool), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.intp)
     cell = _cell_of(c, n_cells)
     pos = np.minimum(np.searchsorted(cells, cell), cells.shape[0] - 1)
-    sel = np.flatnonzero(cells[pos] == cell)
+    mask = cells[pos] == cell
+    if grid_only:
+        mask &= ~_near_edge(c, n_cells)
+    sel = np.flatnonzero(mask)
     return c[sel] + 0.0, y[sel].astype(bool), offset + sel.astype(np.int64), cell[sel]
 
 
-def _gather(blocks: dict, offsets: np.ndarray, cells: np.ndarray, n_cells: int):
+def _walk_leaf(c, y, values: np.ndarray):
+    """Per value in ``values`` (sorted): rows in this block, sum of (y - v), and the max and min of its partial sums."""
+    k = values.shape[0]
+    out = np.zeros((4, k))
+    out[2] = -np.inf
+    out[3] = np.inf
+    c = _numpy(c).astype(np.float64, copy=False) + 0.0
+    if k == 0 or c.shape[0] == 0:
+        return out
+    y = _numpy(y)
+    pos = np.minimum(np.searchsorted(values, c), k - 1)
+    sel = np.flatnonzero(values[pos] == c)
+    if sel.size == 0:
+        return out
+    idx = pos[sel]
+    order = np.argsort(idx, kind="stable")  # by value, input order within a value
+    idx = idx[order]
+    d = y[sel][order].astype(np.float64) - values[idx]
+    starts = np.flatnonzero(np.concatenate(([True], idx[1:] != idx[:-1])))
+    walk = _segment_cumsum(d, starts)
+    ids = idx[starts]
+    out[0, ids] = np.diff(np.append(starts, d.shape[0]))
+    out[1, ids] = np.add.reduceat(d, starts)
+    out[2, ids] = np.maximum.reduceat(walk, starts)
+    out[3, ids] = np.minimum.reduceat(walk, starts)
+    return out
+
+
+def _gather(blocks: dict, offsets: np.ndarray, cells: np.ndarray, n_cells: int, grid_only: bool = False):
     """Items of ``cells`` sorted by (value, input position): conf, correct, cell, segment starts."""
     leaf = delayed(_gather_leaf, pure=True)
-    parts = dask.compute(*[leaf(c, y, int(offsets[i]), cells, n_cells)
+    parts = dask.compute(*[leaf(c, y, int(offsets[i]), cells, n_cells, grid_only)
                            for i, (c, y) in enumerate(zip(blocks["conf"], blocks["correct"]))])
     c = np.concatenate([p[0] for p in parts])
     y = np.concatenate([p[1] for p in parts])
@@ -335,7 +370,7 @@ def _segment_cumsum(x: np.ndarray, starts: np.ndarray) -> np.ndarray:
 def _mass_table(blocks: dict, n_bins: int):
     """Per non-empty equal-mass bin: index, count, sum conf, n correct, lower, upper (exact)."""
     state, offsets = _pass1(blocks, GRID)
-    rows, w_pos, c_pos, c_neg, _ = state._cell_arrays()
+    rows, w_pos, c_pos, c_neg = state._cell_arrays()
     n = state.n
     q, r = divmod(n, n_bins)
     sizes = np.full(n_bins, q, dtype=np.int64)
@@ -578,20 +613,35 @@ def ks_error(conf, correct, *, ties: str = "order") -> float:
     blocks = _prepare(conf, correct)
     state, offsets = _pass1(blocks, GRID)
     n = state.n
-    end, upper, rows, single = state._ks_cells()
-    best = float(np.max(np.abs(end)))
-    cand = (upper > best) & (rows > 0)
-    if ties == "group":
-        cand &= ~single  # one value in the cell: the gap is only evaluated at its end
-    cells = np.flatnonzero(cand)
-    if cells.size:
-        gc, gy, gcell, gstarts = _gather(blocks, offsets, cells, GRID)
-        prev = np.concatenate(([0.0], end[:-1]))
-        d = gy - gc
-        lengths = np.diff(np.append(gstarts, d.shape[0]))
-        gap = _segment_cumsum(d, gstarts) + np.repeat(prev[gcell[gstarts]], lengths)
-        if ties == "group":
-            gap = gap[np.concatenate((gc[1:] != gc[:-1], [True]))]
-        if gap.size:
+    seg = state._ks_segments()
+    best = float(np.max(np.abs(seg["end"])))
+    cand = (seg[f"upper_{ties}"] > best) & ~seg[f"exact_{ties}"] & (seg["rows"] > 0)
+    grid = cand & (seg["kind"] == 0)
+    edge = cand & (seg["kind"] == 1)
+    if grid.any():
+        # Grid items of the candidate cells, sorted; the gap restarts from the end of the previous segment.
+        cells = seg["ref"][grid]
+        prev_of_cell = dict(zip(cells.tolist(), seg["prev"][grid].tolist()))
+        gc, gy, gcell, gstarts = _gather(blocks, offsets, cells, GRID, grid_only=True)
+        if gc.size:
+            d = gy - gc
+            lengths = np.diff(np.append(gstarts, d.shape[0]))
+            base = np.array([prev_of_cell[j] for j in gcell[gstarts].tolist()])
+            gap = _segment_cumsum(d, gstarts) + np.repeat(base, lengths)
+            if ties == "group":
+                gap = gap[np.concatenate((gc[1:] != gc[:-1], [True]))]
             best = max(best, float(np.max(np.abs(gap))))
+    if edge.any():
+        # One tie group mixing correct and wrong items (order mode): its gap is a walk in input
+        # order; each block reports its rows, total step and the extremes of its partial walk.
+        rows_e = seg["ref"][edge]
+        values = state.edge_values[rows_e]
+        leaf = delayed(_walk_leaf, pure=True)
+        parts = dask.compute(*[leaf(c, y, values) for c, y in zip(blocks["conf"], blocks["correct"])])
+        running = seg["prev"][edge].copy()
+        for p in parts:  # blocks in input order
+            hit = p[0] > 0
+            best = max(best, float(np.max(np.abs(running[hit] + p[2][hit]), initial=0.0)),
+                       float(np.max(np.abs(running[hit] + p[3][hit]), initial=0.0)))
+            running[hit] += p[1][hit]
     return float(best / n)

@@ -99,13 +99,26 @@ def _cell_of(conf: np.ndarray, n_cells: int) -> np.ndarray:
     return k.astype(np.intp)
 
 
-def _two_sum_into(hi: np.ndarray, lo: np.ndarray, x: np.ndarray) -> None:
-    """hi + lo += x elementwise, keeping the rounding error of each add in lo (Neumaier)."""
-    s = hi + x
-    big = np.abs(hi) >= np.abs(x)
-    err = np.where(big, (hi - s) + x, (x - s) + hi)
-    hi[...] = s
-    lo += err
+def _near_edge(conf: np.ndarray, n_cells: int) -> np.ndarray:
+    """True where ``conf`` goes to the side table: the kernel's test in :meth:`CalibrationStats._add`, op for op."""
+    t = conf * (n_cells * _SHRINK)
+    k = np.ceil(t)
+    f = k - t
+    return (f < _NEAR_ABS) | (f > 1.0 - _NEAR_ABS)
+
+
+def _two_sum_at(hi: np.ndarray, lo: np.ndarray, flat: np.ndarray, x: np.ndarray, x_lo=None) -> None:
+    """hi + lo += x (+ x_lo) at the flat indices ``flat`` (distinct), keeping each add's rounding error in lo.
+
+    Neumaier's compensated summation, elementwise.
+    """
+    h = hi.reshape(-1)
+    l_ = lo.reshape(-1)
+    a = h[flat]
+    s = a + x
+    err = np.where(np.abs(a) >= np.abs(x), (a - s) + x, (x - s) + a)
+    h[flat] = s
+    l_[flat] += err if x_lo is None else err + x_lo
 
 
 def _conf_problem(c: np.ndarray, offset: int) -> dict | None:
@@ -390,16 +403,18 @@ class CalibrationStats:
 
     def _fold(self, cnt, csum, wsum, sq) -> None:
         """Add scratch sums into the state (compensated) and clear them."""
-        g = self.n_cells
-        c2 = cnt.reshape(2, g)
-        self.count += c2
-        _two_sum_into(self.weight, self._weight_lo, c2.astype(np.float64) if wsum is None else wsum.reshape(2, g))
-        _two_sum_into(self.conf_sum, self._conf_sum_lo, csum.reshape(2, g))
+        used = np.flatnonzero(cnt)  # flat (correctness, cell) indices touched since the last fold
+        if used.size:
+            c = cnt[used]
+            self.count.reshape(-1)[used] += c
+            w = c.astype(np.float64) if wsum is None else wsum[used]
+            _two_sum_at(self.weight, self._weight_lo, used, w)
+            _two_sum_at(self.conf_sum, self._conf_sum_lo, used, csum[used])
+            cnt[used] = 0
+            csum[used] = 0.0
+            if wsum is not None:
+                wsum[used] = 0.0
         self._add_sq(sq, 0.0)
-        cnt[...] = 0
-        csum[...] = 0.0
-        if wsum is not None:
-            wsum[...] = 0.0
 
     def _add_sq(self, hi: float, lo: float) -> None:
         """sq_sum += hi + lo (Neumaier)."""
@@ -413,20 +428,28 @@ class CalibrationStats:
 
     def _add_edges(self, v: np.ndarray, yv: np.ndarray, wv: np.ndarray | None) -> None:
         """Merge rows (value, correct, weight) into the exact side table."""
-        v = v + 0.0  # -0.0 -> +0.0
-        allv = np.concatenate((self.edge_values, v))
-        uniq, inv = np.unique(allv, return_inverse=True)
+        uniq, inv = np.unique(v + 0.0, return_inverse=True)  # + 0.0: -0.0 -> +0.0
         k = uniq.shape[0]
-        old = self.edge_values.shape[0]
-        cnt = np.zeros((k, 2), dtype=np.int64)
-        wt = np.zeros((k, 2))
-        if old:
-            np.add.at(cnt, inv[:old], self.edge_count)
-            np.add.at(wt, inv[:old], self.edge_weight)
-        new = inv[old:]
-        np.add.at(cnt, (new, yv), 1)
-        np.add.at(wt, (new, yv), 1.0 if wv is None else wv)
-        self.edge_values, self.edge_count, self.edge_weight = uniq, cnt, wt
+        key = inv.reshape(-1) * 2 + yv
+        cnt = np.bincount(key, minlength=2 * k).reshape(k, 2).astype(np.int64)
+        wt = cnt.astype(np.float64) if wv is None else np.bincount(key, weights=wv, minlength=2 * k).reshape(k, 2)
+        self._merge_edges(uniq, cnt, wt)
+
+    def _merge_edges(self, values: np.ndarray, cnt: np.ndarray, wt: np.ndarray) -> None:
+        """Add a side table (sorted distinct values with per-correctness counts and weights) into this one."""
+        if self.edge_values.shape[0] == 0:
+            self.edge_values, self.edge_count, self.edge_weight = values.copy(), cnt.copy(), wt.copy()
+            return
+        uniq, inv = np.unique(np.concatenate((self.edge_values, values)), return_inverse=True)
+        k = uniq.shape[0]
+        inv = inv.reshape(-1)
+        new_cnt = np.zeros((k, 2), dtype=np.int64)
+        new_wt = np.zeros((k, 2))
+        for j in (0, 1):
+            new_cnt[:, j] = np.bincount(inv, weights=np.concatenate((self.edge_count[:, j], cnt[:, j])),
+                                        minlength=k).astype(np.int64)
+            new_wt[:, j] = np.bincount(inv, weights=np.concatenate((self.edge_weight[:, j], wt[:, j])), minlength=k)
+        self.edge_values, self.edge_count, self.edge_weight = uniq, new_cnt, new_wt
 
     # ------------------------------------------------------------ merging
 
@@ -446,24 +469,16 @@ class CalibrationStats:
         """
         self._check_other(other)
         self.weighted = self.weighted or other.weighted
-        self.count += other.count
-        _two_sum_into(self.weight, self._weight_lo, other.weight)
-        self._weight_lo += other._weight_lo
-        _two_sum_into(self.conf_sum, self._conf_sum_lo, other.conf_sum)
-        self._conf_sum_lo += other._conf_sum_lo
+        used = np.flatnonzero(other.count.reshape(-1))  # a cell without rows has zero sums
+        if used.size:
+            self.count.reshape(-1)[used] += other.count.reshape(-1)[used]
+            _two_sum_at(self.weight, self._weight_lo, used, other.weight.reshape(-1)[used],
+                        other._weight_lo.reshape(-1)[used])
+            _two_sum_at(self.conf_sum, self._conf_sum_lo, used, other.conf_sum.reshape(-1)[used],
+                        other._conf_sum_lo.reshape(-1)[used])
         self._add_sq(other.sq_sum, other._sq_lo)
         if other.edge_values.shape[0]:
-            if self.edge_values.shape[0] == 0:
-                self.edge_values = other.edge_values.copy()
-                self.edge_count = other.edge_count.copy()
-                self.edge_weight = other.edge_weight.copy()
-            else:
-                uniq, inv = np.unique(np.concatenate((self.edge_values, other.edge_values)), return_inverse=True)
-                cnt = np.zeros((uniq.shape[0], 2), dtype=np.int64)
-                wt = np.zeros((uniq.shape[0], 2))
-                np.add.at(cnt, inv, np.concatenate((self.edge_count, other.edge_count)))
-                np.add.at(wt, inv, np.concatenate((self.edge_weight, other.edge_weight)))
-                self.edge_values, self.edge_count, self.edge_weight = uniq, cnt, wt
+            self._merge_edges(other.edge_values, other.edge_count, other.edge_weight)
         return self
 
     def copy(self) -> "CalibrationStats":
@@ -705,11 +720,9 @@ class CalibrationStats:
     # ------------------------------------------------------------ KS
 
     def _cell_arrays(self):
-        """Per cell (edge values folded into their cells): rows, weight of correct, conf over correct,
-        conf over wrong, and whether the cell holds a single confidence value known exactly."""
+        """Per cell, edge values folded into their cells: rows, weight of correct, conf over correct, conf over wrong."""
         g = self.n_cells
         rows = self.count.sum(axis=0)
-        single = np.zeros(g, dtype=bool)
         w_pos = self.weight[1] + self._weight_lo[1]
         c_pos = self.conf_sum[1] + self._conf_sum_lo[1]
         c_neg = self.conf_sum[0] + self._conf_sum_lo[0]
@@ -720,27 +733,55 @@ class CalibrationStats:
             w_pos = w_pos + np.bincount(cell, weights=self.edge_weight[:, 1], minlength=g)
             c_pos = c_pos + np.bincount(cell, weights=ev * self.edge_weight[:, 1], minlength=g)
             c_neg = c_neg + np.bincount(cell, weights=ev * self.edge_weight[:, 0], minlength=g)
-            single = (np.bincount(cell, minlength=g) == 1) & (self.count.sum(axis=0) == 0)
-        return rows, w_pos, c_pos, c_neg, single
+        return rows, w_pos, c_pos, c_neg
 
-    def _ks_cells(self):
-        """(gap at the end of each cell, upper bound of |gap| inside each cell, rows, single), unnormalised.
+    def _ks_segments(self):
+        """The sorted stream as consecutive segments, with the exact gap at each segment end and a bound inside.
 
-        The running gap :math:`\\sum_{j \\le i} w_j(y_j - c_j)` at the last
-        item of cell ``k`` is ``end[k]``; inside cell ``k`` (any order of its
-        items) it stays within ``[end[k-1] - A_k, end[k-1] + P_k]`` with
-        :math:`P_k = \\sum_{\\text{correct}} w(1 - c)` and
-        :math:`A_k = \\sum_{\\text{wrong}} w c`.
+        Segments, in ascending order of confidence: per cell, the side-table
+        values just above the cell's lower edge, then the cell's grid items,
+        then the side-table values at its upper edge (grid items lie at least
+        1e-7 cell widths inside the cell, side-table values within 1e-7 of an
+        edge). Returns a dict of arrays: ``kind`` (0 grid cell, 1 side-table
+        value), ``ref`` (cell index or side-table row), ``rows``, ``end``
+        (unnormalised running gap :math:`\sum w(y - c)` after the segment),
+        ``upper`` (bound of :math:`|\text{gap}|` inside the segment, any order:
+        the gap stays in ``[prev - A, prev + P]`` with
+        :math:`P = \sum_{\text{correct}} w(1 - c)`,
+        :math:`A = \sum_{\text{wrong}} w c`), ``exact_group`` and
+        ``exact_order`` (the bound is the exact maximum for ``ties="group"`` /
+        ``"order"``: a single value, or a single value of one correctness,
+        whose gap is monotone).
         """
-        rows, w_pos, c_pos, c_neg, single = self._cell_arrays()
+        g = self.n_cells
+        rows_g = self.count.sum(axis=0)
+        used = np.flatnonzero(rows_g > 0)
+        ev = self.edge_values
+        cell_e = _cell_of(ev, g)
+        key = np.concatenate((3 * used + 1, 3 * cell_e + np.where(ev * g < cell_e + 0.5, 0, 2)))
+        sub = np.concatenate((np.zeros(used.shape[0]), ev))
+        order = np.lexsort((sub, key))
+        kind = np.concatenate((np.zeros(used.shape[0], dtype=np.int8), np.ones(ev.shape[0], dtype=np.int8)))[order]
+        ref = np.concatenate((used, np.arange(ev.shape[0])))[order]
+        rows = np.concatenate((rows_g[used], self.edge_count.sum(axis=1)))[order]
+        w_pos = np.concatenate((self.weight[1, used] + self._weight_lo[1, used], self.edge_weight[:, 1]))[order]
+        c_pos = np.concatenate((self.conf_sum[1, used] + self._conf_sum_lo[1, used], ev * self.edge_weight[:, 1]))
+        c_neg = np.concatenate((self.conf_sum[0, used] + self._conf_sum_lo[0, used], ev * self.edge_weight[:, 0]))
+        c_pos, c_neg = c_pos[order], c_neg[order]
         end = np.cumsum(w_pos - c_pos - c_neg)
         prev = np.concatenate(([0.0], end[:-1]))
-        p = w_pos - c_pos
-        a = c_neg
-        upper = np.maximum(np.abs(prev + p), np.abs(prev - a))
-        upper = np.maximum(upper, np.abs(end))
-        upper[rows == 0] = 0.0
-        return end, upper, rows, single
+        upper = np.maximum(np.maximum(np.abs(prev + (w_pos - c_pos)), np.abs(prev - c_neg)), np.abs(end))
+        mono = np.concatenate((np.zeros(used.shape[0], dtype=bool), (self.edge_count == 0).any(axis=1)))[order]
+        exact_group = kind == 1
+        exact_order = exact_group & mono
+        upper = np.where(exact_group, np.abs(end), upper)
+        upper_order = np.where(exact_order, np.maximum(np.abs(prev), np.abs(end)), upper)
+        upper_order = np.where(exact_group & ~mono, np.maximum(np.abs(prev + (w_pos - c_pos)), np.abs(prev - c_neg)),
+                               upper_order)
+        upper_order = np.maximum(upper_order, np.abs(end))
+        return {"kind": kind, "ref": ref, "rows": rows, "end": end, "prev": prev,
+                "upper_group": upper, "upper_order": upper_order,
+                "exact_group": exact_group, "exact_order": exact_order}
 
     def ks_bounds(self) -> tuple[float, float]:
         """Guaranteed ``(low, high)`` bounds of the KS error of the stream.
@@ -771,9 +812,9 @@ class CalibrationStats:
         (True, True)
         """
         total = self._require_data()
-        end, upper, _, _ = self._ks_cells()
-        low = float(np.max(np.abs(end)) / total) - _KS_SLACK
-        high = float(np.max(upper) / total) + _KS_SLACK
+        seg = self._ks_segments()
+        low = float(np.max(np.abs(seg["end"])) / total) - _KS_SLACK
+        high = float(np.max(seg["upper_order"]) / total) + _KS_SLACK
         return max(low, 0.0), min(high, 1.0)
 
     # ------------------------------------------------------------ serialisation
