@@ -72,6 +72,7 @@ from .stats import (
     _merge_problems,
     _near_edge,
     _raise_problems,
+    _reliability_frame,
     _weight_problem,
 )
 from .validation import as_numeric_array, check_choice, check_n_bins, check_scalar_in_range
@@ -496,24 +497,11 @@ def reliability_table(conf, correct, *, n_bins: int = 10, binning: str = "width"
     >>> t[["bin", "count", "accuracy"]].to_string(index=False)
     ' bin  count  accuracy\\n   0      2       0.5\\n   1      1       1.0'
     """
-    import pandas as pd
-
     n_bins = _check_binning(n_bins, binning)
     if binning == "width":
         return _width_state(conf, correct, n_bins).reliability_table(n_bins)
     bins, count, sum_conf, n_correct, lower, upper, _ = _mass_table(_prepare(conf, correct), n_bins)
-    mean_conf = sum_conf / count
-    accuracy = n_correct / count
-    return pd.DataFrame({
-        "bin": bins.astype(np.int64),
-        "lower": lower,
-        "upper": upper,
-        "count": count.astype(np.int64),
-        "n_correct": np.rint(n_correct).astype(np.int64),
-        "mean_conf": mean_conf,
-        "accuracy": accuracy,
-        "gap": mean_conf - accuracy,
-    })
+    return _reliability_frame(bins, lower, upper, count, n_correct, sum_conf, integer=True)
 
 
 def _state(conf, correct) -> CalibrationStats:

@@ -225,6 +225,21 @@ def _check_weight(sample_weight: Any, n: int, name: str = "sample_weight") -> np
     return w
 
 
+def _reliability_frame(bins, lower, upper, weight, w_pos, conf, *, integer: bool):
+    """The DataFrame of :func:`calibnb.reliability_table` from per-bin sums (counts as int64 when ``integer``)."""
+    import pandas as pd
+
+    mean_conf = conf / weight
+    accuracy = w_pos / weight
+    if integer:
+        count, n_correct = np.rint(weight).astype(np.int64), np.rint(w_pos).astype(np.int64)
+    else:
+        count, n_correct = weight, w_pos
+    return pd.DataFrame({"bin": np.asarray(bins).astype(np.int64), "lower": lower, "upper": upper, "count": count,
+                         "n_correct": n_correct, "mean_conf": mean_conf, "accuracy": accuracy,
+                         "gap": mean_conf - accuracy})
+
+
 def _divisors_near(n_cells: int, n_bins: int) -> tuple[int, int]:
     below = next(d for d in range(n_bins, 0, -1) if n_cells % d == 0)
     above = next(d for d in range(n_bins, n_cells + 1) if n_cells % d == 0)
@@ -618,29 +633,12 @@ class CalibrationStats:
         >>> s.reliability_table(n_bins=2)[["bin", "count", "accuracy"]].to_string(index=False)
         ' bin  count  accuracy\\n   0      2       0.5\\n   1      1       1.0'
         """
-        import pandas as pd
-
         n_bins = self._check_bins(n_bins, binning)
         self._require_data()
         _, weight, w_pos, conf = self._bin_sums(n_bins)
         bins = np.flatnonzero(weight > 0)
-        weight, w_pos, conf = weight[bins], w_pos[bins], conf[bins]
-        mean_conf = conf / weight
-        accuracy = w_pos / weight
-        if self.weighted:
-            count, n_correct = weight, w_pos
-        else:
-            count, n_correct = weight.astype(np.int64), np.rint(w_pos).astype(np.int64)
-        return pd.DataFrame({
-            "bin": bins.astype(np.int64),
-            "lower": bins / n_bins,
-            "upper": (bins + 1) / n_bins,
-            "count": count,
-            "n_correct": n_correct,
-            "mean_conf": mean_conf,
-            "accuracy": accuracy,
-            "gap": mean_conf - accuracy,
-        })
+        return _reliability_frame(bins, bins / n_bins, (bins + 1) / n_bins, weight[bins], w_pos[bins], conf[bins],
+                                  integer=not self.weighted)
 
     # ------------------------------------------------------------ instance level
 
