@@ -16,26 +16,32 @@ divides ``G`` (1-10, 12, 14, 15, 16, 18, 20, 24, 25, 28, 30, 32, 35, 36, 40,
 42, 45, 48, 50, 56, 60, 63, 64, 70, 72, 75, 80, 84, 90, 96, 100, 112, 120, ...)
 then has bins made of ``G / M`` whole cells.
 
-A confidence whose product with ``G`` lies within a relative ``2**-40`` of an
-integer -- a value on a grid edge such as 0.3 or 1.0, or one off an edge by
-float noise such as ``0.1 + 0.2`` -- is not put in a cell but kept exactly, by
-value, in a small side table (one row per distinct such value). The bin of
-those values is taken from :func:`calibnb.metrics.bin_indices` itself, so bin
-membership is identical to the in-memory functions for every ``M``, including
-values exactly on an edge and the float-noise rule. Every other value is at
-least a relative ``2**-41`` away from every edge ``m/M``, where the rounding of
-``conf * M`` (below ``2**-49``) cannot move it across an edge; its cell
-therefore nests inside its bin exactly. The side table has at most one row per
+A confidence whose product with ``G`` (as computed, ``conf * G * (1 - 2**-50)``)
+lies within ``1e-7`` of an integer -- a value on a grid edge such as 0.3 or 1.0,
+or one off an edge by float noise such as ``0.1 + 0.2`` -- is not put in a cell
+but kept exactly, by value, in a small side table (one row per distinct such
+value). The bin of those values is taken from
+:func:`calibnb.metrics.bin_indices` itself, so bin membership is identical to
+the in-memory functions for every ``M``, including values exactly on an edge
+and the float-noise rule. Every other value has ``conf * G`` at least
+``1e-7`` away from every integer, hence ``conf * M`` at least ``1e-7 * M / G``
+away from every integer, far more than the rounding of either product
+(below ``2**-49 * G``, about 2e-10, resp. ``2**-49 * M``); its cell therefore
+nests inside its in-memory bin exactly. The side table has at most one row per
 distinct edge value (in practice: rounded confidences such as 0.35, 0.5, 1.0).
 
 Accumulators
 ------------
 Per cell and per correctness (row 0 wrong, row 1 correct): the number of rows
 (int64, exact), the sum of weights and the sum of ``weight * conf`` (float64
-with a Neumaier compensation term per cell, so merging many chunks loses
-nothing), and per cell the smallest and largest confidence. The Brier sum
-:math:`\\sum_i w_i (c_i - y_i)^2` is one compensated scalar. Without
-``sample_weight`` every weight is 1 and the weight sums are exact integers.
+with a Neumaier compensation term per cell; within one update, cache-sized
+chunks are scattered into scratch sums that are folded into the compensated
+ones every 2**24 rows, so merging many chunks or states loses nothing). The
+Brier score comes from one compensated scalar :math:`\\sum_i w_i c_i^2`:
+:math:`\\sum_i w_i (c_i - y_i)^2 = \\sum_i w_i c_i^2 - 2\\sum_{y_i = 1} w_i c_i
++ \\sum_{y_i = 1} w_i`. Without ``sample_weight`` every weight is 1 and the
+weight sums are exact integers. The side table holds, per distinct value, the
+rows and weights of wrong and correct predictions.
 """
 
 from __future__ import annotations
@@ -68,10 +74,8 @@ GRID = 100_800
 # Same factor as the in-memory equal-width binning (calibnb.metrics): an edge
 # value j/G lands in the cell it closes.
 _SHRINK = 1.0 - 2.0**-50
-# A value with conf*G within this relative distance of an integer goes to the
-# exact side table (rounding of conf*M is below 2**-49 relative).
-_NEAR = 2.0**-40
-# Absolute form of _NEAR used by the kernel: conf * G <= G, and _NEAR * G < 1e-7.
+# A value with conf*G within this distance of an integer goes to the exact side
+# table (the rounding of conf*G is below 2**-49 * G, about 2e-10).
 _NEAR_ABS = 1e-7
 # Rows per internal chunk: the temporaries stay in cache.
 _CHUNK = 1 << 16
@@ -256,11 +260,12 @@ class CalibrationStats:
 
     Holds, on a grid of ``n_cells`` confidence cells (default
     :data:`GRID` = 100,800), per cell and correctness the row count, the sum of
-    weights and the weighted sum of confidences, the smallest and largest
-    confidence per cell, a compensated Brier sum, and an exact side table of
-    the confidences that lie on (or within float noise of) a grid edge. Memory
-    is about 11 MB whatever the number of predictions (a ``.npz`` file keeps
-    only the non-empty cells). See the module docstring for the exactness
+    weights and the weighted sum of confidences (each with a compensation
+    term), a compensated sum of squares for the Brier score, and an exact side
+    table of the confidences that lie on (or within float noise of) a grid
+    edge. Memory is about 8 MB whatever the number of predictions, plus 40
+    bytes per distinct edge value (a ``.npz`` file keeps only the non-empty
+    cells). See the module docstring for the exactness
     argument.
 
     Every metric method equals the in-memory function of the same name on the

@@ -39,7 +39,7 @@ def scan_predictions(path, *, conf: str = "conf", correct: str = "correct", samp
     Reads only the named columns, batch by batch (row groups, split into at
     most ``batch_size`` rows), with :mod:`pyarrow.dataset`, and feeds each batch
     to :meth:`CalibrationStats._add`; memory stays at one batch plus the state
-    (about 11 MB), whatever the size of the data. The metrics of the result
+    (about 8 MB), whatever the size of the data. The metrics of the result
     equal the in-memory functions on the whole columns (see
     :class:`calibnb.CalibrationStats`).
 
