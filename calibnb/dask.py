@@ -63,18 +63,17 @@ import dask.array as da
 from dask.delayed import delayed
 
 from .metrics import Rewards
-from .stats import (
-    GRID,
-    CalibrationStats,
-    _cell_of,
-    _conf_problem,
-    _correct_problem,
-    _merge_problems,
-    _near_edge,
-    _raise_problems,
-    _reliability_frame,
-    _weight_problem,
+from ._streaming import (
+    cell_of,
+    conf_problem,
+    correct_problem,
+    merge_problems,
+    near_edge,
+    raise_problems,
+    reliability_frame,
+    weight_problem,
 )
+from .stats import GRID, CalibrationStats
 from .validation import as_numeric_array, check_choice, check_n_bins, check_scalar_in_range
 
 __all__ = [
@@ -199,8 +198,8 @@ def _leaf(block: int, c, y, w, n_cells: int):
     lens = {block: (c.shape[0], y.shape[0], None if w is None else w.shape[0])}
     c64 = c.astype(np.float64, copy=False)
     w64 = None if w is None else w.astype(np.float64, copy=False)
-    problems = {"conf": _conf_problem(c64, 0), "correct": _correct_problem(y, 0),
-                "sample_weight": None if w64 is None else _weight_problem(w64, 0)}
+    problems = {"conf": conf_problem(c64, 0), "correct": correct_problem(y, 0),
+                "sample_weight": None if w64 is None else weight_problem(w64, 0)}
     problems = {k: _tag(p, block) for k, p in problems.items() if p}
     state = CalibrationStats(n_cells)
     if not problems and c.shape[0] == y.shape[0] and (w is None or w.shape[0] == c.shape[0]):
@@ -220,7 +219,7 @@ def _combine(*parts):
     for s, p, ln in parts:
         state.merge(s)
         for k in set(problems) | set(p):
-            problems[k] = _merge_problems(problems.get(k), p.get(k))
+            problems[k] = merge_problems(problems.get(k), p.get(k))
         lens.update(ln)
     return state, problems, lens
 
@@ -256,7 +255,7 @@ def _pass1(blocks: dict, n_cells: int, split_every: int = _SPLIT_EVERY):
         glob = {}
         for key, p in problems.items():
             glob[key] = {k: ((int(offsets[v[0]]) + v[1], v[2]) if k.endswith("_first") else v) for k, v in p.items()}
-        _raise_problems(glob)
+        raise_problems(glob)
     return state, offsets
 
 
@@ -303,11 +302,11 @@ def _gather_leaf(c, y, offset: int, cells: np.ndarray, n_cells: int, grid_only: 
     y = _numpy(y)
     if cells.shape[0] == 0 or c.shape[0] == 0:
         return np.zeros(0), np.zeros(0, dtype=bool), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.intp)
-    cell = _cell_of(c, n_cells)
+    cell = cell_of(c, n_cells)
     pos = np.minimum(np.searchsorted(cells, cell), cells.shape[0] - 1)
     mask = cells[pos] == cell
     if grid_only:
-        mask &= ~_near_edge(c, n_cells)
+        mask &= ~near_edge(c, n_cells)
     sel = np.flatnonzero(mask)
     return c[sel] + 0.0, y[sel].astype(bool), offset + sel.astype(np.int64), cell[sel]
 
@@ -501,7 +500,7 @@ def reliability_table(conf, correct, *, n_bins: int = 10, binning: str = "width"
     if binning == "width":
         return _width_state(conf, correct, n_bins).reliability_table(n_bins)
     bins, count, sum_conf, n_correct, lower, upper, _ = _mass_table(_prepare(conf, correct), n_bins)
-    return _reliability_frame(bins, lower, upper, count, n_correct, sum_conf, integer=True)
+    return reliability_frame(bins, lower, upper, count, n_correct, sum_conf, integer=True)
 
 
 def _state(conf, correct) -> CalibrationStats:

@@ -57,9 +57,18 @@ from typing import Any
 import numpy as np
 
 from .metrics import Rewards, bin_indices
+from ._streaming import (
+    NEAR_ABS,
+    SHRINK,
+    cell_of,
+    conf_problem,
+    correct_problem,
+    merge_problems,
+    raise_problems,
+    reliability_frame,
+    weight_problem,
+)
 from .validation import (
-    _fmt,
-    _values,
     as_numeric_array,
     check_choice,
     check_conf_correct,
@@ -71,12 +80,6 @@ __all__ = ["CalibrationStats", "GRID"]
 
 #: Number of fine cells (2^6 * 3^2 * 5^2 * 7).
 GRID = 100_800
-# Same factor as the in-memory equal-width binning (calibnb.metrics): an edge
-# value j/G lands in the cell it closes.
-_SHRINK = 1.0 - 2.0**-50
-# A value with conf*G within this distance of an integer goes to the exact side
-# table (the rounding of conf*G is below 2**-49 * G, about 2e-10).
-_NEAR_ABS = 1e-7
 # Rows per internal chunk: the temporaries stay in cache.
 _CHUNK = 1 << 16
 # Rows between two compensated folds of the scratch per-cell sums.
@@ -89,26 +92,6 @@ _KS_SLACK = 1e-12
 # --------------------------------------------------------------------------
 # chunk kernels (shared with calibnb.dask and calibnb.data.scan_predictions)
 # --------------------------------------------------------------------------
-
-
-def _cell_of(conf: np.ndarray, n_cells: int) -> np.ndarray:
-    """Cell ``max(ceil(conf * G * shrink) - 1, 0)`` of every confidence (the kernel's formula).
-
-    Monotone in ``conf`` (a float product and ``ceil`` are), so ties share a cell
-    and every item of cell ``j`` is below every item of cell ``j + 1``.
-    """
-    k = np.ceil(conf * (n_cells * _SHRINK))
-    k -= 1.0
-    np.maximum(k, 0.0, out=k)
-    return k.astype(np.intp)
-
-
-def _near_edge(conf: np.ndarray, n_cells: int) -> np.ndarray:
-    """True where ``conf`` goes to the side table: the kernel's test in :meth:`CalibrationStats._add`, op for op."""
-    t = conf * (n_cells * _SHRINK)
-    k = np.ceil(t)
-    f = k - t
-    return (f < _NEAR_ABS) | (f > 1.0 - _NEAR_ABS)
 
 
 def _two_sum_at(hi: np.ndarray, lo: np.ndarray, flat: np.ndarray, x: np.ndarray, x_lo=None) -> None:
@@ -125,95 +108,6 @@ def _two_sum_at(hi: np.ndarray, lo: np.ndarray, flat: np.ndarray, x: np.ndarray,
     l_[flat] += err if x_lo is None else err + x_lo
 
 
-def _conf_problem(c: np.ndarray, offset: int) -> dict | None:
-    """Range/NaN problems of one chunk of float confidences, with global indices."""
-    if c.size == 0:
-        return None
-    lo, hi = c.min(), c.max()
-    if lo >= 0.0 and hi <= 1.0:
-        return None
-    nonfinite = ~np.isfinite(c)
-    out_range = (c < 0.0) | (c > 1.0)
-    p: dict = {"nonfinite": int(np.count_nonzero(nonfinite)), "range": int(np.count_nonzero(out_range))}
-    for key, mask in (("nonfinite", nonfinite), ("range", out_range)):
-        if p[key]:
-            i = int(np.flatnonzero(mask)[0])
-            p[key + "_first"] = (offset + i, _fmt(c[i]))
-    return p
-
-
-def _correct_problem(y: np.ndarray, offset: int) -> dict | None:
-    """0/1 problems of one chunk of correctness values (any numeric dtype)."""
-    if y.size == 0 or y.dtype == np.bool_:
-        return None
-    lo, hi = y.min(), y.max()
-    if y.dtype.kind in "iu":
-        ok = lo >= 0 and hi <= 1
-    else:
-        ok = lo >= 0.0 and hi <= 1.0 and not np.count_nonzero((y != 0) & (y != 1))
-    if ok:
-        return None
-    bad = (y != 0) & (y != 1)
-    i = int(np.flatnonzero(bad)[0])
-    return {"bad": int(np.count_nonzero(bad)), "bad_first": (offset + i, _fmt(y[i]))}
-
-
-def _weight_problem(w: np.ndarray, offset: int) -> dict | None:
-    if w.size == 0:
-        return None
-    lo, hi = w.min(), w.max()
-    if lo >= 0.0 and np.isfinite(hi):
-        return None
-    bad = ~(np.isfinite(w) & (w >= 0.0))
-    i = int(np.flatnonzero(bad)[0])
-    return {"bad": int(np.count_nonzero(bad)), "bad_first": (offset + i, _fmt(w[i]))}
-
-
-def _merge_problems(a: dict | None, b: dict | None) -> dict | None:
-    """Combine two problem records of the same argument: counts add, the earliest index wins."""
-    if a is None:
-        return b
-    if b is None:
-        return a
-    out = {}
-    for key in set(a) | set(b):
-        if key.endswith("_first"):
-            cands = [p[key] for p in (a, b) if key in p]
-            out[key] = min(cands)
-        else:
-            out[key] = a.get(key, 0) + b.get(key, 0)
-    return out
-
-
-def _raise_problems(problems: dict, names: dict | None = None) -> None:
-    """Raise the error the in-memory checks raise (conf first, then correct, then weights)."""
-    names = names or {}
-    p = problems.get("conf")
-    name = names.get("conf", "conf")
-    if p:
-        if p.get("nonfinite"):
-            n = p["nonfinite"]
-            i, v = p["nonfinite_first"]
-            raise ValueError(f"{name} has {_values(n)} that {'is' if n == 1 else 'are'} NaN or infinite; "
-                             f"first at index {i}: {v}.")
-        if p.get("range"):
-            i, v = p["range_first"]
-            raise ValueError(f"{name} has {_values(p['range'])} outside [0, 1]; first at index {i}: {v}.")
-    p = problems.get("correct")
-    name = names.get("correct", "correct")
-    if p and p.get("bad"):
-        n = p["bad"]
-        i, v = p["bad_first"]
-        raise ValueError(f"{name} must hold only 0/1 or bool; {_values(n)} {'is' if n == 1 else 'are'} not; "
-                         f"first at index {i}: {v}.")
-    p = problems.get("sample_weight")
-    name = names.get("sample_weight", "sample_weight")
-    if p and p.get("bad"):
-        i, v = p["bad_first"]
-        raise ValueError(f"{name} has {_values(p['bad'])} that are negative, NaN or infinite; "
-                         f"first at index {i}: {v}; weights must be finite and >= 0.")
-
-
 def _check_weight(sample_weight: Any, n: int, name: str = "sample_weight") -> np.ndarray | None:
     if sample_weight is None:
         return None
@@ -223,25 +117,10 @@ def _check_weight(sample_weight: Any, n: int, name: str = "sample_weight") -> np
     if w.shape[0] != n:
         raise ValueError(f"{name} has length {w.shape[0]} but conf has length {n}; they must match.")
     w = w.astype(np.float64, copy=False)
-    p = _weight_problem(w, 0)
+    p = weight_problem(w, 0)
     if p:
-        _raise_problems({"sample_weight": p}, {"sample_weight": name})
+        raise_problems({"sample_weight": p}, {"sample_weight": name})
     return w
-
-
-def _reliability_frame(bins, lower, upper, weight, w_pos, conf, *, integer: bool):
-    """The DataFrame of :func:`calibnb.reliability_table` from per-bin sums (counts as int64 when ``integer``)."""
-    import pandas as pd
-
-    mean_conf = conf / weight
-    accuracy = w_pos / weight
-    if integer:
-        count, n_correct = np.rint(weight).astype(np.int64), np.rint(w_pos).astype(np.int64)
-    else:
-        count, n_correct = weight, w_pos
-    return pd.DataFrame({"bin": np.asarray(bins).astype(np.int64), "lower": lower, "upper": upper, "count": count,
-                         "n_correct": n_correct, "mean_conf": mean_conf, "accuracy": accuracy,
-                         "gap": mean_conf - accuracy})
 
 
 def _divisors_near(n_cells: int, n_bins: int) -> tuple[int, int]:
@@ -371,7 +250,7 @@ class CalibrationStats:
         wsum = np.zeros(2 * g) if w is not None else None
         sq = 0.0
         edge_v, edge_y, edge_w = [], [], []
-        scale = g * _SHRINK
+        scale = g * SHRINK
         pending = 0
         for start in range(0, n, _CHUNK):
             cc = c[start:start + _CHUNK]
@@ -381,12 +260,12 @@ class CalibrationStats:
             ww = None if w is None else w[start:start + _CHUNK]
             tt, kk, ii = t[:m], k[:m], idx[:m]
             # cell = max(ceil(conf * G * shrink) - 1, 0), the in-memory bin formula at M = G;
-            # "near": conf * G within _NEAR_ABS of an integer (an edge, or float noise off one).
+            # "near": conf * G within NEAR_ABS of an integer (an edge, or float noise off one).
             np.multiply(cc, scale, out=tt)
             np.ceil(tt, out=kk)
             np.subtract(kk, tt, out=tt)
-            np.less(tt, _NEAR_ABS, out=lo_mask[:m])
-            np.greater(tt, 1.0 - _NEAR_ABS, out=hi_mask[:m])
+            np.less(tt, NEAR_ABS, out=lo_mask[:m])
+            np.greater(tt, 1.0 - NEAR_ABS, out=hi_mask[:m])
             near = np.logical_or(lo_mask[:m], hi_mask[:m], out=lo_mask[:m])
             kk -= 1.0
             np.maximum(kk, 0.0, out=kk)
@@ -420,6 +299,16 @@ class CalibrationStats:
             yv = np.concatenate(edge_y).astype(np.intp)
             wv = np.concatenate(edge_w) if edge_w else None
             self._add_edges(v, yv, wv)
+
+    def _add_checked(self, c: np.ndarray, y: np.ndarray, w: np.ndarray | None, offset: int,
+                     names: dict | None = None) -> None:
+        """Validate one chunk (rows ``offset...`` of a longer stream) with the in-memory messages, then add it."""
+        problems = {"conf": conf_problem(c, offset), "correct": correct_problem(y, offset)}
+        if w is not None:
+            problems["sample_weight"] = weight_problem(w, offset)
+        if any(problems.values()):
+            raise_problems(problems, names)
+        self._add(c, y.astype(bool, copy=False), w)
 
     def _fold(self, cnt, csum, wsum, sq) -> None:
         """Add scratch sums into the state (compensated) and clear them."""
@@ -642,7 +531,7 @@ class CalibrationStats:
         self._require_data()
         _, weight, w_pos, conf = self._bin_sums(n_bins)
         bins = np.flatnonzero(weight > 0)
-        return _reliability_frame(bins, bins / n_bins, (bins + 1) / n_bins, weight[bins], w_pos[bins], conf[bins],
+        return reliability_frame(bins, bins / n_bins, (bins + 1) / n_bins, weight[bins], w_pos[bins], conf[bins],
                                   integer=not self.weighted)
 
     # ------------------------------------------------------------ instance level
@@ -731,7 +620,7 @@ class CalibrationStats:
         c_neg = self.conf_sum[0] + self._conf_sum_lo[0]
         if self.edge_values.shape[0]:
             ev = self.edge_values
-            cell = _cell_of(ev, g)
+            cell = cell_of(ev, g)
             rows = rows + np.bincount(cell, weights=self.edge_count.sum(axis=1), minlength=g).astype(np.int64)
             w_pos = w_pos + np.bincount(cell, weights=self.edge_weight[:, 1], minlength=g)
             c_pos = c_pos + np.bincount(cell, weights=ev * self.edge_weight[:, 1], minlength=g)
@@ -760,7 +649,7 @@ class CalibrationStats:
         rows_g = self.count.sum(axis=0)
         used = np.flatnonzero(rows_g > 0)
         ev = self.edge_values
-        cell_e = _cell_of(ev, g)
+        cell_e = cell_of(ev, g)
         key = np.concatenate((3 * used + 1, 3 * cell_e + np.where(ev * g < cell_e + 0.5, 0, 2)))
         sub = np.concatenate((np.zeros(used.shape[0]), ev))
         order = np.lexsort((sub, key))

@@ -6,14 +6,7 @@ import os
 
 import numpy as np
 
-from ..stats import (
-    GRID,
-    CalibrationStats,
-    _conf_problem,
-    _correct_problem,
-    _raise_problems,
-    _weight_problem,
-)
+from ..stats import GRID, CalibrationStats
 
 __all__ = ["scan_predictions"]
 
@@ -119,14 +112,11 @@ def scan_predictions(path, *, conf: str = "conf", correct: str = "correct", samp
             c = _column(batch, conf, "conf", offset).astype(np.float64, copy=False)
             y = _column(batch, correct, "correct", offset)
             w = None
-            problems = {"conf": _conf_problem(c, offset), "correct": _correct_problem(y, offset)}
             if sample_weight is not None:
                 w = _column(batch, sample_weight, "sample_weight", offset).astype(np.float64, copy=False)
-                problems["sample_weight"] = _weight_problem(w, offset)
-            if any(problems.values()):
-                _raise_problems(problems, {"conf": f"conf column {conf!r}", "correct": f"correct column {correct!r}",
-                                           "sample_weight": f"sample_weight column {sample_weight!r}"})
-            state._add(c, y.astype(bool, copy=False), w)
+            state._add_checked(c, y, w, offset, {"conf": f"conf column {conf!r}",
+                                                 "correct": f"correct column {correct!r}",
+                                                 "sample_weight": f"sample_weight column {sample_weight!r}"})
             offset += m
             if bar is not None:
                 bar.update(m)

@@ -12,8 +12,14 @@ measures themselves (``dist_ce``, ``ent_ce``, ``rank_cs``) live in
 - :func:`histogram_divergence` compares two DistCE error distributions through
   their binned histograms (Table 2), with an explicit ``smoothing`` option and an
   honest ``inf`` for an unsmoothed KL divergence with an empty bin;
+- :func:`divergence_draws` repeats Table 2 over many seeded draws of H1 and H2,
+  so that the sampling spread of the paper's single draw can be measured;
+- :func:`original_agreement` counts how many of an item's original annotations
+  agree (ChaosNLI's "at most 3 of 5" selection rule, §5.1);
+- :func:`expected_single_vote_dist_ce` is DistCE's expectation against one vote
+  (the linear score 1 - f_y, which is not proper, §4);
 - :func:`kth_guess` extracts the k-th largest probability (Appendix B);
-- :func:`classwise_ece_reference` computes classwise-ECE (Eq. 8) with the
+- :func:`classwise_ece_nonzero` computes classwise-ECE (Eq. 8) with the
   binning of the authors' code, which silently drops probabilities of exactly 0;
 - :func:`human_calibration_summary` gives one row of Table 1;
 - :func:`votes_stability` and :func:`ranking_stability` ask how many votes per
@@ -36,18 +42,23 @@ from ..validation import (
     check_1d_finite,
     check_choice,
     check_human,
+    check_logits,
     check_n_bins,
     check_positive_int,
     check_probs,
     check_probs_labels,
     check_scalar_in_range,
     check_vote_counts,
+    seed_int,
 )
 
 __all__ = [
     "histogram_divergence",
+    "divergence_draws",
+    "original_agreement",
+    "expected_single_vote_dist_ce",
     "kth_guess",
-    "classwise_ece_reference",
+    "classwise_ece_nonzero",
     "human_calibration_summary",
     "votes_stability",
     "ranking_stability",
@@ -106,6 +117,10 @@ def histogram_divergence(
     float
         The divergence; ``inf`` for an unsmoothed KL with an empty bin in ``b``.
 
+    References
+    ----------
+    .. [1] Joris Baan, Wilker Aziz, Barbara Plank, Raquel Fernández. 2022. "Stop Measuring Calibration When Humans Disagree". In Proceedings of the 2022 Conference on Empirical Methods in Natural Language Processing (EMNLP). Table 2.
+
     Examples
     --------
     >>> histogram_divergence([0.1, 0.1, 0.6], [0.1, 0.6, 0.6], bins=2, divergence="tvd")
@@ -143,7 +158,178 @@ def histogram_divergence(
     return float(np.sum(p[support] * np.log(p[support] / q[support])))
 
 
-def kth_guess(probs: Any, k: int = 1) -> np.ndarray:
+def divergence_draws(
+    counts: Any,
+    others: Mapping[Any, Any],
+    *,
+    n_votes: int = 20,
+    n_draws: int = 40,
+    bins: int = 30,
+    smoothing: float = 0.5,
+    seed: Any = None,
+) -> tuple[pd.DataFrame, dict[str, np.ndarray]]:
+    r"""Table 2 of Baan et al. (2022) over ``n_draws`` seeded draws of the human classifiers H1, H2.
+
+    In each draw, every item's votes give two disjoint groups of ``n_votes``
+    (:func:`calibnb.data.subsample_votes`); their MLEs are H1 and H2, and each is
+    scored against all votes, :math:`d^{H}(x) = \mathrm{TVD}(\bar\pi^{(H)}(x), \bar\pi(x))`.
+    The DistCE sample of H1 is then compared with that of H2 and of every entry
+    of ``others`` through 30-bin histograms (:func:`histogram_divergence`):
+    the raw :math:`\mathrm{KL}(H1 \,\|\, \cdot)` (``inf`` when a bin of H1 is empty
+    in the other, as ``scipy.stats.entropy`` gives in the authors' code), the KL
+    with ``smoothing`` pseudo-counts per bin, and the TVD. The paper reports one
+    draw; the spread over draws is the sampling noise of that single number.
+
+    Parameters
+    ----------
+    counts : array-like of shape (N, K)
+        Whole vote counts per item; every item needs ``2 * n_votes`` votes.
+    others : mapping
+        Label -> per-item DistCE of a classifier, shape (N,), values in [0, 1]
+        (e.g. ``{"RoBERTa": calibnb.dist_ce(probs, human)}``). The label ``"H2"``
+        is reserved.
+    n_votes : int, default 20
+        Votes per item in each of H1 and H2.
+    n_draws : int, default 40
+        Independent draws.
+    bins : int, default 30
+        Equal-width histogram bins on [0, 1].
+    smoothing : float, default 0.5
+        Pseudo-count per bin of the smoothed KL.
+    seed : None, int or numpy.random.Generator
+        Source of randomness; draws are consecutive uses of one generator.
+
+    Returns
+    -------
+    table : pandas.DataFrame
+        One row per draw and compared classifier: ``draw``, ``vs`` (``"H2"`` or a
+        label of ``others``), ``KL`` (raw, may be ``inf``), ``KL smoothed``, ``TVD``.
+    first : dict
+        The per-item DistCE of H1 and H2 in the first draw (for plots).
+
+    Examples
+    --------
+    >>> votes = [[60, 40, 0], [10, 80, 10], [100, 0, 0], [34, 33, 33]]
+    >>> table, first = divergence_draws(votes, {}, n_votes=20, n_draws=3, bins=5, seed=0)
+    >>> table.shape, sorted(first)
+    ((3, 5), ['H1', 'H2'])
+    >>> bool((table["TVD"] >= 0).all() and (table["TVD"] <= 1).all())
+    True
+    """
+    from ..metrics import dist_ce, human_distribution
+
+    c = check_vote_counts(counts, "counts")
+    n_votes = check_positive_int(n_votes, "n_votes")
+    n_draws = check_positive_int(n_draws, "n_draws")
+    bins = check_n_bins(bins, "bins")
+    smoothing = check_scalar_in_range(smoothing, "smoothing", low=0.0)
+    if not isinstance(others, Mapping):
+        raise TypeError(f"others must be a mapping of label -> per-item DistCE; got {type(others).__name__}.")
+    if "H2" in others:
+        raise ValueError("others must not use the label 'H2' (it names the second human classifier).")
+    samples = {label: check_1d_finite(v, f"others[{label!r}]") for label, v in others.items()}
+    for label, v in samples.items():
+        if v.shape[0] != c.shape[0]:
+            raise ValueError(f"others[{label!r}] has {v.shape[0]} values; counts has {c.shape[0]} items.")
+    human = human_distribution(c)
+    rng = as_rng(seed)
+    rows, first = [], None
+    for draw in range(n_draws):
+        groups = subsample_votes(c, n_votes, n_groups=2, seed=rng)
+        h1, h2 = dist_ce(groups[0] / n_votes, human), dist_ce(groups[1] / n_votes, human)
+        if first is None:
+            first = {"H1": h1, "H2": h2}
+        for label, other in [("H2", h2), *samples.items()]:
+            rows.append({"draw": draw, "vs": label,
+                         "KL": histogram_divergence(h1, other, bins=bins),
+                         "KL smoothed": histogram_divergence(h1, other, bins=bins, smoothing=smoothing),
+                         "TVD": histogram_divergence(h1, other, bins=bins, divergence="tvd")})
+    return pd.DataFrame(rows, columns=["draw", "vs", "KL", "KL smoothed", "TVD"]), first
+
+
+def original_agreement(labels: Sequence[Sequence[Any]]) -> tuple[np.ndarray, np.ndarray]:
+    """How many of each item's original annotations agree: the largest count of one label, and the number of labels.
+
+    ChaosNLI (Nie et al. 2020) selected SNLI and MNLI items on which "at most 3
+    out of 5" of the original annotators chose the same label (Baan et al.
+    2022, §5.1); with ``top, n = original_agreement(old_labels)`` the rule reads
+    ``(n == 5) & (top <= 3)``.
+
+    Parameters
+    ----------
+    labels : sequence of sequences
+        Per item, its original labels (any hashable values), at least one each.
+
+    Returns
+    -------
+    top : ndarray of int64, shape (N,)
+        The count of the most frequent label of each item.
+    n : ndarray of int64, shape (N,)
+        The number of labels of each item.
+
+    Examples
+    --------
+    >>> top, n = original_agreement([["e", "e", "n", "c", "e"], ["n", "n", "e", "n"]])
+    >>> top.tolist(), n.tolist()
+    ([3, 3], [5, 4])
+    """
+    if isinstance(labels, (str, bytes)) or not isinstance(labels, (Sequence, np.ndarray, pd.Series)):
+        raise TypeError(f"labels must be a sequence of per-item label lists; got {type(labels).__name__}.")
+    top, n = [], []
+    for i, item in enumerate(labels):
+        if isinstance(item, (str, bytes)) or not isinstance(item, (Sequence, np.ndarray)):
+            raise TypeError(f"labels[{i}] must be a list of labels; got {type(item).__name__} {item!r}.")
+        if len(item) == 0:
+            raise ValueError(f"labels[{i}] is empty; every item needs at least one label.")
+        values = list(item)
+        top.append(max(values.count(v) for v in set(values)))
+        n.append(len(values))
+    return np.asarray(top, dtype=np.int64), np.asarray(n, dtype=np.int64)
+
+
+def expected_single_vote_dist_ce(probs: Any, human: Any) -> np.ndarray:
+    r"""Expected DistCE of a forecast against one vote drawn from the human distribution.
+
+    Against a single observed label :math:`y` (one-hot :math:`e_y`), DistCE is
+    :math:`\mathrm{TVD}(f, e_y) = \tfrac12\big(1 - f_y + \sum_{c \ne y} f_c\big) = 1 - f_y`,
+    the *linear* score. Its expectation under :math:`y \sim \bar\pi(x)` is
+
+    .. math::
+
+        \mathbb{E}_{y \sim \bar\pi}\,[1 - f_y] = 1 - \sum_c \bar\pi_c f_c ,
+
+    which is minimised by putting all mass on :math:`\arg\max_c \bar\pi_c`, not by
+    :math:`f = \bar\pi`: as a scoring rule of observed labels DistCE is not
+    proper (Gneiting and Raftery 2007, §3), against Baan et al.'s (2022, §4)
+    "DistCE is a proper scoring rule".
+
+    Parameters
+    ----------
+    probs : array-like of shape (N, K)
+        The forecasts f(x).
+    human : array-like of shape (N, K)
+        Vote counts (or distributions) giving :math:`\bar\pi(x)`.
+
+    Returns
+    -------
+    numpy.ndarray of shape (N,)
+
+    Examples
+    --------
+    The true distribution scores worse than the one-hot forecast of its mode:
+
+    >>> pi = [[0.6, 0.4]]
+    >>> expected_single_vote_dist_ce(pi, pi), expected_single_vote_dist_ce([[1.0, 0.0]], pi)
+    (array([0.48]), array([0.4]))
+    """
+    from ..metrics import human_distribution
+
+    p = check_probs(probs)
+    h = human_distribution(check_human(human, p.shape[0], p.shape[1]))
+    return 1.0 - np.sum(h * p, axis=1)
+
+
+def kth_guess(probs: Any, *, k: int = 1) -> np.ndarray:
     r"""The k-th largest probability of each row (the "k-th guess", Baan et al. 2022, App. B).
 
     .. math::
@@ -164,6 +350,10 @@ def kth_guess(probs: Any, k: int = 1) -> np.ndarray:
     -------
     numpy.ndarray of shape (N,)
 
+    References
+    ----------
+    .. [1] Joris Baan, Wilker Aziz, Barbara Plank, Raquel Fernández. 2022. "Stop Measuring Calibration When Humans Disagree". In Proceedings of the 2022 Conference on Empirical Methods in Natural Language Processing (EMNLP).
+
     Examples
     --------
     >>> kth_guess([[0.2, 0.5, 0.3], [0.6, 0.1, 0.3]], k=2)
@@ -177,8 +367,8 @@ def kth_guess(probs: Any, k: int = 1) -> np.ndarray:
     return np.sort(p, axis=1)[:, n_classes - k]
 
 
-def classwise_ece_reference(probs: Any, labels: Any, *, n_bins: int = 10) -> float:
-    r"""Classwise-ECE (Baan et al. 2022, Eq. 8) with the binning of the authors' code.
+def classwise_ece_nonzero(probs: Any, labels: Any, *, n_bins: int = 10) -> float:
+    r"""Classwise-ECE (Baan et al. 2022, Eq. 8) with the binning of the authors' code: zeros dropped.
 
     .. math::
 
@@ -196,6 +386,12 @@ def classwise_ece_reference(probs: Any, labels: Any, *, n_bins: int = 10) -> flo
     is :func:`calibnb.classwise_ece`. The two agree whenever no probability is
     exactly 0, and differ for the oracle classifier, which gives probability 0 to
     every class nobody voted for.
+
+    See Also
+    --------
+    calibnb.classwise_ece : Eq. 8 as printed (every item in every class).
+    calibnb.human_classwise_ce : an unbinned class-wise error against the human
+        label distribution (Jiang et al. 2024, Definition 1).
 
     Parameters
     ----------
@@ -215,11 +411,16 @@ def classwise_ece_reference(probs: Any, labels: Any, *, n_bins: int = 10) -> flo
     ValueError
         If some class has probability 0 for every item (no bin holds anything).
 
+    References
+    ----------
+    .. [1] Joris Baan, Wilker Aziz, Barbara Plank, Raquel Fernández. 2022. "Stop Measuring Calibration When Humans Disagree". In Proceedings of the 2022 Conference on Empirical Methods in Natural Language Processing (EMNLP). Eq. 8.
+    .. [2] Zhengping Jiang, Anqi Liu, Benjamin Van Durme. 2024. "Addressing the Binning Problem in Calibration Assessment through Scalar Annotations". Transactions of the Association for Computational Linguistics (TACL). Definition 1.
+
     Examples
     --------
     Class 1 of the third item has probability 0 and is dropped:
 
-    >>> classwise_ece_reference([[0.8, 0.2], [0.4, 0.6], [1.0, 0.0]], [0, 1, 0])
+    >>> classwise_ece_nonzero([[0.8, 0.2], [0.4, 0.6], [1.0, 0.0]], [0, 1, 0])
     0.25
     """
     p, y = check_probs_labels(probs, labels)
@@ -273,6 +474,10 @@ def human_calibration_summary(probs: Any, human: Any, *, n_bins: int = 10) -> di
     dict
         Keys ``accuracy``, ``ece``, ``rank_cs``, ``abs_ent_ce``, ``dist_ce`` (fractions).
 
+    References
+    ----------
+    .. [1] Joris Baan, Wilker Aziz, Barbara Plank, Raquel Fernández. 2022. "Stop Measuring Calibration When Humans Disagree". In Proceedings of the 2022 Conference on Empirical Methods in Natural Language Processing (EMNLP). Table 1.
+
     Examples
     --------
     The oracle, which predicts the human distribution, is perfectly calibrated to
@@ -303,7 +508,7 @@ def human_calibration_summary(probs: Any, human: Any, *, n_bins: int = 10) -> di
 
 def votes_stability(
     model_probs: Mapping[str, Any],
-    counts: Any,
+    human: Any,
     *,
     votes_per_item: Sequence[int] = (1, 3, 5, 10, 20, 50, 100),
     n_draws: int = 10,
@@ -313,7 +518,7 @@ def votes_stability(
 
     For each number of votes :math:`T'` in ``votes_per_item`` and each of
     ``n_draws`` draws, :math:`T'` votes per item are drawn without replacement
-    (:func:`subsample_votes`), their MLE :math:`\bar\pi^{(T')}` is formed, and
+    (:func:`calibnb.data.subsample_votes`), their MLE :math:`\bar\pi^{(T')}` is formed, and
     every model is scored by
 
     .. math::
@@ -328,7 +533,7 @@ def votes_stability(
     ----------
     model_probs : mapping of str to array-like of shape (N, K)
         The models to rank, by name.
-    counts : array-like of shape (N, K)
+    human : array-like of shape (N, K)
         Whole human vote counts.
     votes_per_item : sequence of int
         The sub-sample sizes; each must not exceed any item's number of votes.
@@ -340,6 +545,10 @@ def votes_stability(
     -------
     pandas.DataFrame
         Long table with columns ``n_votes``, ``draw``, ``model``, ``dist_ce``.
+
+    References
+    ----------
+    .. [1] Joris Baan, Wilker Aziz, Barbara Plank, Raquel Fernández. 2022. "Stop Measuring Calibration When Humans Disagree". In Proceedings of the 2022 Conference on Empirical Methods in Natural Language Processing (EMNLP).
 
     Examples
     --------
@@ -353,12 +562,12 @@ def votes_stability(
 
     if not isinstance(model_probs, Mapping) or not model_probs:
         raise TypeError("model_probs must be a non-empty mapping of model name to probabilities.")
-    c = check_vote_counts(counts)
+    c = check_vote_counts(human)
     probs = {}
     for name, value in model_probs.items():
         probs[name] = check_probs(value, name=f"model_probs[{name!r}]")
         if probs[name].shape != c.shape:
-            raise ValueError(f"model_probs[{name!r}] has shape {probs[name].shape} but counts has {c.shape}.")
+            raise ValueError(f"model_probs[{name!r}] has shape {probs[name].shape} but human has {c.shape}.")
     sizes = [check_positive_int(v, "votes_per_item") for v in votes_per_item]
     if not sizes:
         raise ValueError("votes_per_item is empty; give at least one sub-sample size.")
@@ -438,16 +647,6 @@ def ranking_stability(table: pd.DataFrame, reference: Mapping[str, float]) -> pd
 # --------------------------------------------------------------------------- widgets
 
 
-def _check_logits(logits: Any) -> np.ndarray:
-    """Return finite (N, K) logits as float64, K >= 2."""
-    z = np.asarray(logits, dtype=np.float64) if not isinstance(logits, (str, bytes)) else None
-    if z is None or z.ndim != 2 or z.shape[0] == 0 or z.shape[1] < 2:
-        shape = None if z is None else z.shape
-        raise ValueError(f"logits must be a non-empty 2-D array with at least 2 columns; got shape {shape}.")
-    check_1d_finite(z.ravel(), "logits")
-    return z
-
-
 def human_temperature_explorer(
     logits: Any,
     human: Any,
@@ -480,22 +679,26 @@ def human_temperature_explorer(
     -------
     calibnb.widgets.Panel
         Control ``"temperature"``; ``update(temperature=...)`` returns the readout.
+
+    References
+    ----------
+    .. [1] Joris Baan, Wilker Aziz, Barbara Plank, Raquel Fernández. 2022. "Stop Measuring Calibration When Humans Disagree". In Proceedings of the 2022 Conference on Empirical Methods in Natural Language Processing (EMNLP). Figure 1.
     """
     from .. import plots
     from ..calibrators import softmax
     from ..metrics import dist_ce, human_distribution
 
-    z = _check_logits(logits)
+    z = check_logits(logits)
     h = check_human(human, z.shape[0], z.shape[1])
     n_bins = check_n_bins(n_bins)
     hist_bins = check_n_bins(hist_bins, "hist_bins")
-    slider = temperature_slider(temperatures)
+    slider = temperature_slider(temperatures=temperatures)
     dist = human_distribution(h)
     base = plots.histogram_data(dist_ce(softmax(z), dist), bins=hist_bins, label="τ = 1")
 
     def draw(axes: list, *, temperature: float) -> pd.DataFrame:
         tau = check_scalar_in_range(temperature, "temperature", low=0.0, low_inclusive=False)
-        p = softmax(z, tau)
+        p = softmax(z, temperature=tau)
         scaled = plots.histogram_data(dist_ce(p, dist), bins=hist_bins, label=f"τ = {tau:.3g}")
         plots.plot_histograms([base, scaled], ax=axes[0], xlabel="DistCE (TVD to the human distribution)")
         axes[0].set_title("DistCE distribution")
@@ -509,42 +712,47 @@ def human_temperature_explorer(
     return build_panel({"temperature": slider}, draw, 2, (11, 4.2))
 
 
-def votes_explorer(counts: Any, probs: Any, *, hist_bins: int = 30, seed: Any = 0) -> Any:
+def votes_explorer(probs: Any, human: Any, *, hist_bins: int = 30, seed: Any = None) -> Any:
     r"""A votes-per-item slider for the sub-sampled human classifier (Baan et al. 2022, §5.2).
 
     For :math:`T'` votes per item the human classifier :math:`H_{T'}` predicts the
-    MLE of :math:`T'` votes drawn without replacement (:func:`subsample_votes`,
+    MLE of :math:`T'` votes drawn without replacement (:func:`calibnb.data.subsample_votes`,
     same ``seed`` for every :math:`T'`); its DistCE against all votes is drawn
     next to the model's, with the histogram KL and TVD of Table 2.
 
     Parameters
     ----------
-    counts : array-like of shape (N, K)
-        Whole human vote counts.
     probs : array-like of shape (N, K)
         The model's probabilities.
+    human : array-like of shape (N, K)
+        Whole human vote counts.
     hist_bins : int, default 30
-    seed : None, int or numpy.random.Generator, default 0
+    seed : None, int or numpy.random.Generator
+        Which votes are drawn (None: fresh entropy; fixed for the panel's life).
 
     Returns
     -------
     calibnb.widgets.Panel
         Control ``"n_votes"`` (1 to the smallest number of votes of an item);
         ``update(n_votes=...)`` returns the readout.
+
+    References
+    ----------
+    .. [1] Joris Baan, Wilker Aziz, Barbara Plank, Raquel Fernández. 2022. "Stop Measuring Calibration When Humans Disagree". In Proceedings of the 2022 Conference on Empirical Methods in Natural Language Processing (EMNLP). §5.2.
     """
     from .. import plots
     from ..metrics import dist_ce, human_distribution
 
-    c = check_vote_counts(counts)
+    c = check_vote_counts(human)
     p = check_probs(probs)
     if p.shape != c.shape:
-        raise ValueError(f"probs has shape {p.shape} but counts has {c.shape}; they must match.")
+        raise ValueError(f"probs has shape {p.shape} but human has {c.shape}; they must match.")
     hist_bins = check_n_bins(hist_bins, "hist_bins")
     dist = human_distribution(c)
     model_dce = dist_ce(p, dist)
     model_hist = plots.histogram_data(model_dce, bins=hist_bins, label="model")
     max_votes = int(c.sum(axis=1).min())
-    seed_value = seed
+    seed_value = seed_int(seed)  # the same votes every time a slider value comes back
 
     import ipywidgets as w
 
