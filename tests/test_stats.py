@@ -132,6 +132,10 @@ def test_integer_weights_equal_repeated_rows():
     for name in ("ice", "macro_ce", "hmr", "brier_top"):
         assert getattr(ws, name)() == pytest.approx(getattr(rep, name)(), abs=1e-12), name
     assert ws.total_weight == w.sum()
+    # and the in-memory metrics with the same sample_weight
+    assert ws.ece(15) == pytest.approx(cn.ece(conf, correct, n_bins=15, sample_weight=w), abs=1e-12)
+    for name in ("ice", "macro_ce", "hmr", "brier_top"):
+        assert getattr(ws, name)() == pytest.approx(getattr(cn, name)(conf, correct, sample_weight=w), abs=1e-12)
     assert ws.ks_bounds()[0] <= cn.ks_error(np.repeat(conf, w), np.repeat(correct, w), ties="group") \
         <= ws.ks_bounds()[1]
 
