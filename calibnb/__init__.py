@@ -55,6 +55,10 @@ from .calibrators import (  # noqa: E402
 )
 from .training import train_softmax_regression, training_dynamics  # noqa: E402
 
+# --- mergeable statistics of large prediction streams (calibnb.stats) -------
+# (`calibnb.dask` is imported explicitly: importing calibnb never imports Dask.)
+from .stats import CalibrationStats  # noqa: E402,F401
+
 # --- reproduction record (calibnb.reproduction) ------------------------------
 from .reproduction import Claim, LedgerError, Reproduction, ReproductionError, load_ledger  # noqa: E402,F401
 
@@ -87,6 +91,8 @@ __all__ = [
     "AverageBaseline", "BinaryBaseline", "CorrectnessClassifier", "ConsCal", "majority_vote",
     # training-time calibration (label smoothing) and checkpoints
     "train_softmax_regression", "training_dynamics",
+    # mergeable statistics of large prediction streams (calibnb.dask is imported on its own)
+    "CalibrationStats",
     # reproduction record
     "Claim", "Reproduction", "ReproductionError", "LedgerError", "load_ledger",
 ]
