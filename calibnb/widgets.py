@@ -43,6 +43,105 @@ from .validation import (
 __all__ = ["Panel", "build_panel", "temperature_slider", "temperature_explorer", "binning_explorer", "perturbation_explorer"]
 
 
+#: Environment variable that switches panels to their static form: ``CALIBNB_PANELS=static``
+#: makes ``display(panel)`` show a scrubbable animation and the readout instead of live
+#: widgets. :func:`calibnb.report.run_notebook` sets it for every headless run (reports,
+#: notebook tests), where no browser is there to move a slider.
+STATIC_ENV = "CALIBNB_PANELS"
+
+#: Width of every control of a panel: wide enough to aim a slider at 1366 x 768.
+CONTROL_WIDTH = "480px"
+
+#: Most frames in the static animation of a panel's slider.
+MAX_FRAMES = 21
+
+
+def static_panels() -> bool:
+    """True when panels should be shown as static animations (``CALIBNB_PANELS=static``)."""
+    import os
+
+    return os.environ.get(STATIC_ENV, "").strip().lower() == "static"
+
+
+def figure_png(fig: Any) -> bytes:
+    """The PNG of ``fig`` exactly as JupyterLab's inline backend shows it (tight bounding box)."""
+    from IPython.core.pylabtools import print_figure
+
+    return print_figure(fig, "png", bbox_inches="tight")
+
+
+def rounded_readout(readout: pd.DataFrame, digits: int) -> pd.DataFrame:
+    """``readout`` for display: floats rounded to ``digits`` decimals, whole-number floats as integers.
+
+    >>> rounded_readout(pd.DataFrame({"value": [20.0, 0.123456]}, index=["votes", "ECE"]), 3)
+            value
+    votes      20
+    ECE     0.123
+    """
+
+    def cell(v: Any) -> Any:
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (float, np.floating)):
+            return v
+        if not np.isfinite(v):
+            return v
+        if float(v).is_integer() and abs(v) < 1e15:
+            return int(v)
+        return round(float(v), digits)
+
+    rows = [[cell(v) for v in row] for row in readout.itertuples(index=False)]
+    return pd.DataFrame(rows, index=readout.index, columns=readout.columns, dtype=object)
+
+
+def sweep_values(control: Any, max_frames: int = MAX_FRAMES) -> list:
+    """The values a static animation of ``control`` steps through: its whole range, start value included.
+
+    Integer controls give every integer if there are at most ``max_frames``,
+    else ``max_frames`` evenly spaced ones; float sliders evenly spaced
+    multiples of their step (logarithmically spaced for a log slider);
+    option controls (toggle buttons, drop-downs) every option.
+    """
+    import ipywidgets as w
+
+    start = control.value
+    if _is_option_control(control):
+        return [value for _, value in _options(control)]
+    lo, hi = control.min, control.max
+    if isinstance(control, w.FloatLogSlider):
+        grid = np.logspace(lo, hi, max_frames, base=control.base)
+        values = {float(f"{v:.3g}") for v in grid}
+    elif isinstance(control.value, (int, np.integer)) and not isinstance(control.value, bool):
+        lo, hi = int(lo), int(hi)
+        if hi - lo + 1 <= max_frames:
+            values = set(range(lo, hi + 1))
+        else:
+            values = {int(round(v)) for v in np.linspace(lo, hi, max_frames)}
+    else:
+        step = float(control.step) if control.step else (hi - lo) / (max_frames - 1)
+        n_steps = int(round((hi - lo) / step))
+        k = np.unique(np.round(np.linspace(0, n_steps, min(max_frames, n_steps + 1))).astype(int))
+        decimals = max(0, -int(np.floor(np.log10(step)))) + 1
+        values = {round(lo + i * step, decimals) for i in k}
+    values.add(start)
+    return sorted(values)
+
+
+def _options(control: Any) -> list:
+    """(label, value) pairs of an option control."""
+    labels = getattr(control, "_options_labels", None)
+    values = getattr(control, "_options_values", None)
+    if labels is not None and values is not None:
+        return list(zip(labels, values))
+    return [(str(v), v) for v in control.options]
+
+
+def _is_option_control(control: Any) -> bool:
+    return hasattr(control, "options")
+
+
+def _control_label(control: Any) -> str:
+    return control.description or type(control).__name__
+
+
 @dataclass
 class Panel:
     """An interactive panel: controls, a plain callback, the figure and the readout.
@@ -52,18 +151,23 @@ class Panel:
     controls : dict of str -> ipywidgets.Widget
         The controls, keyed by the name of the ``update`` argument they set.
     update : callable
-        ``update(**values) -> pandas.DataFrame``: recompute and redraw for the
-        given values (missing ones are taken from the controls) and return the
-        readout. Callable without a browser.
+        ``update(**values) -> pandas.DataFrame``: recompute, redraw the figure
+        and return the readout for the given values (missing ones are taken
+        from the controls). Callable without a browser; in a notebook it also
+        refreshes the panel where it is shown.
     figure : matplotlib.figure.Figure
     axes : list of matplotlib.axes.Axes
-    output : ipywidgets.Output
-        Where the figure and readout are shown when a control changes.
-    widget : ipywidgets.Widget
-        Controls above output; what ``display(panel)`` shows (with a static
-        PNG and HTML snapshot as fallbacks for HTML reports).
+    output : ipywidgets.Output or None
+        Where the figure and readout are shown (None in static mode).
+    widget : ipywidgets.Widget or None
+        Controls above the output; what ``display(panel)`` shows in a live
+        notebook (None in static mode).
     readout : pandas.DataFrame or None
         The last readout returned by ``update``.
+    digits : int
+        Decimals of the readout as displayed (the papers' precision).
+    sweep : str or None
+        The control whose range the static animation steps through.
     """
 
     controls: dict
@@ -73,48 +177,177 @@ class Panel:
     output: Any = None
     widget: Any = None
     readout: pd.DataFrame | None = field(default=None)
+    digits: int = 3
+    sweep: str | None = None
+
+    def readout_view(self) -> pd.DataFrame | None:
+        """The readout as shown: numbers rounded to :attr:`digits` decimals."""
+        return None if self.readout is None else rounded_readout(self.readout, self.digits)
+
+    def refresh(self) -> None:
+        """Show the current figure and readout in the panel's output (live notebooks only).
+
+        Called by ``update`` after the figure was redrawn, so what is shown is
+        always the figure of the controls' current values.
+        """
+        if self.output is None:
+            return
+        from IPython import get_ipython
+        from IPython.display import Image, clear_output, display
+
+        if get_ipython() is None:  # plain Python (tests, scripts): nowhere to show it
+            return
+        png = figure_png(self.figure)
+        with self.output:
+            clear_output(wait=True)
+            display(Image(data=png, format="png"))
+            display(self.readout_view())
+
+    def values(self) -> dict:
+        """The controls' current values, keyed like ``update``'s arguments."""
+        return {name: control.value for name, control in self.controls.items()}
+
+    def animation_html(self, values: Any = None, *, fps: float = 2.0, dpi: float = 72.0) -> str:
+        """A self-contained HTML animation of the figure over the range of the :attr:`sweep` control.
+
+        Every frame is the panel's figure for one value of that control (the
+        others at their current values), rendered with
+        :meth:`matplotlib.animation.Animation.to_jshtml`: the frames are
+        embedded as images with their own play/step/scrub controls, so the
+        page needs no kernel and no network. The panel is redrawn at the
+        controls' values afterwards.
+        """
+        import matplotlib as mpl
+        from matplotlib.animation import FuncAnimation
+
+        if self.sweep is None:
+            raise ValueError("this panel has no control to sweep (sweep is None).")
+        start = self.values()
+        frames = list(values) if values is not None else sweep_values(self.controls[self.sweep])
+        if not frames:
+            raise ValueError("values must hold at least one value of the swept control.")
+
+        def draw(value: Any) -> list:
+            self.update(**{**start, self.sweep: value}, show=False)
+            return []
+
+        try:
+            with mpl.rc_context({"animation.embed_limit": 50.0, "savefig.dpi": dpi}):
+                anim = FuncAnimation(self.figure, draw, frames=frames, init_func=lambda: [], blit=False,
+                                     repeat=False, cache_frame_data=False)
+                html = anim.to_jshtml(fps=fps, default_mode="once")
+        finally:
+            self.update(**start, show=False)
+        return html
+
+    def static_html(self) -> str:
+        """The panel for a page without a kernel: caption, scrubbable animation, readout at the start value."""
+        import html as _html
+
+        parts = []
+        if self.sweep is not None:
+            control = self.controls[self.sweep]
+            frames = sweep_values(control)
+            label = _control_label(control)
+            tip = getattr(control, "tooltip", None)
+            parts.append(
+                f"<p><b>Interactive panel, static copy.</b> Use the slider under the figure to step through "
+                f"<i>{_html.escape(label)}</i> from {_html.escape(_fmt(frames[0]))} to "
+                f"{_html.escape(_fmt(frames[-1]))} ({len(frames)} frames)"
+                + (f": {_html.escape(tip)}" if tip else "") + ". "
+                f"The table is the readout at the start value ({_html.escape(_fmt(control.value))}); "
+                "open the notebook in JupyterLab to move the controls freely.</p>")
+            parts.append(self.animation_html(frames))
+        else:
+            parts.append(f'<img src="data:image/png;base64,{_b64(figure_png(self.figure))}"/>')
+        view = self.readout_view()
+        if view is not None:
+            parts.append(view.to_html())
+        return "\n".join(parts)
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict:
-        """The live widget, plus a static snapshot for viewers without widget state.
+        """Live: the widget (controls over the figure and readout). Static mode: a scrubbable animation.
 
-        Jupyter shows the widget view; a viewer that cannot (an HTML report
-        made with nbconvert from a papermill run, which saves no widget state)
-        falls back to the current figure as PNG and the readout as a table.
+        In static mode (``CALIBNB_PANELS=static``, set by :mod:`calibnb.report`
+        for headless runs) no widget view is displayed: an HTML report shows
+        the animation of the figure over the slider's range and the readout,
+        with no widget state to go stale.
         """
-        import base64
-        import io
-
-        data = dict(self.widget._repr_mimebundle_())
-        buf = io.BytesIO()
-        self.figure.savefig(buf, format="png", bbox_inches="tight")
-        png = base64.b64encode(buf.getvalue()).decode("ascii")
-        table = self.readout.to_html() if self.readout is not None else ""
-        data["image/png"] = png
-        data["text/html"] = f'<img src="data:image/png;base64,{png}"/>{table}'
-        return data
+        if self.widget is None or static_panels():
+            return {"text/html": self.static_html(), "text/plain": f"<calibnb Panel: {', '.join(self.controls)}>"}
+        return dict(self.widget._repr_mimebundle_())
 
 
-def build_panel(controls: dict, draw: Callable[..., pd.DataFrame], n_axes: int, figsize: tuple) -> Panel:
-    """Wire ``controls`` to ``draw(axes, **values)``: each change redraws into the panel's output.
+def _fmt(value: Any) -> str:
+    if isinstance(value, (float, np.floating)):
+        return f"{value:.3g}"
+    return str(value)
 
-    The building block of every widget in calibnb (also used by
-    :mod:`calibnb.disagreement` and :mod:`calibnb.qa`): ``controls`` maps the
+
+def _b64(data: bytes) -> str:
+    import base64
+
+    return base64.b64encode(data).decode("ascii")
+
+
+def build_panel(controls: dict, draw: Callable[..., pd.DataFrame], n_axes: int, figsize: tuple, *,
+                digits: int = 3, sweep: str | None = None, extra: Any = ()) -> Panel:
+    """Wire ``controls`` to ``draw(axes, **values)``: compute, redraw, then show.
+
+    The building block of every panel of calibnb: ``controls`` maps the
     keyword names of ``draw`` to ipywidgets controls, ``draw`` draws on the
     list of ``n_axes`` axes and returns the readout DataFrame.
+
+    Order of work on every change (a control moved in the browser, or
+    ``panel.update(...)`` called from Python): clear the axes, ``draw`` the
+    new values, lay the figure out, and only then replace what the panel's
+    output shows with the new figure (as PNG) and readout. The panel is drawn
+    once when built, so it shows its figure and readout as soon as it is
+    displayed.
+
+    In static mode (:func:`static_panels`) no output or box widget is
+    created and ``display(panel)`` shows :meth:`Panel.static_html`.
+
+    Parameters
+    ----------
+    controls : dict of str -> ipywidgets.Widget
+    draw : callable
+        ``draw(axes, **values) -> pandas.DataFrame``.
+    n_axes : int
+    figsize : (float, float)
+    digits : int, default 3
+        Decimals of the readout as displayed.
+    sweep : str, optional
+        The control of the static animation; default the first slider, else
+        the first number box, else the first control.
+    extra : sequence of ipywidgets.Widget
+        Shown between the controls and the output (e.g. a caption label).
 
     ``observe`` is used rather than ``interactive_output`` because the latter
     writes terminal escape codes to stdout when no IPython kernel is running.
     """
     import ipywidgets as w
     import matplotlib.pyplot as plt
-    from IPython import get_ipython
-    from IPython.display import clear_output, display
+
+    if not controls:
+        raise ValueError("controls must hold at least one control.")
+    if sweep is None:
+        ranked = sorted(controls, key=lambda n: (not type(controls[n]).__name__.endswith("Slider"),
+                                                  _is_option_control(controls[n])))
+        sweep = ranked[0]
+    elif sweep not in controls:
+        raise ValueError(f"sweep must be one of {sorted(controls)}; got {sweep!r}.")
+    for control in controls.values():
+        if not control.layout.width:
+            control.layout.width = CONTROL_WIDTH
+        if hasattr(control, "style") and hasattr(control.style, "description_width"):
+            control.style.description_width = "initial"
 
     fig, axes = plt.subplots(1, n_axes, figsize=figsize, squeeze=False)
-    plt.close(fig)  # shown only through the panel's output, never by the inline backend at cell end
-    panel = Panel(controls=controls, update=None, figure=fig, axes=list(axes[0]))
+    plt.close(fig)  # shown only through the panel, never by the inline backend at cell end
+    panel = Panel(controls=controls, update=None, figure=fig, axes=list(axes[0]), digits=digits, sweep=sweep)
 
-    def update(**values: Any) -> pd.DataFrame:
+    def update(*, show: bool = True, **values: Any) -> pd.DataFrame:
         unknown = sorted(set(values) - set(controls))
         if unknown:
             raise TypeError(f"update got unknown argument(s) {unknown}; expected some of {sorted(controls)}.")
@@ -122,26 +355,23 @@ def build_panel(controls: dict, draw: Callable[..., pd.DataFrame], n_axes: int, 
         merged.update(values)
         for ax in panel.axes:
             ax.clear()
-        panel.readout = draw(panel.axes, **merged)
+        panel.readout = draw(panel.axes, **merged)  # 1. compute and 2. redraw ...
         fig.tight_layout()
+        if show:
+            panel.refresh()  # 3. ... and only then show
         return panel.readout
 
     def on_change(change: Any = None) -> None:
-        values = {name: control.value for name, control in controls.items()}
-        if get_ipython() is None:  # plain Python (tests, scripts): recompute and redraw, nowhere to show
-            update(**values)
-            return
-        with panel.output:
-            clear_output(wait=True)
-            display(fig)
-            display(update(**values))
+        update()
 
     panel.update = update
-    panel.output = w.Output()
+    if not static_panels():
+        panel.output = w.Output()
+        panel.widget = w.VBox([w.HBox(list(controls.values()), layout=w.Layout(flex_flow="row wrap")),
+                               *extra, panel.output])
     for control in controls.values():
         control.observe(on_change, names="value")
-    on_change()
-    panel.widget = w.VBox([w.HBox(list(controls.values())), panel.output])
+    update()
     return panel
 
 
@@ -463,6 +693,4 @@ def perturbation_explorer(conf: Any, correct: Any, *, index: int = 0, n_bins: in
 
     # Choosing another instance starts its slider at that instance's own confidence.
     controls["index"].observe(reset_conf, names="value")
-    panel = build_panel(controls, draw, 2, (11, 4.5))
-    panel.widget.children = (panel.widget.children[0], label, panel.output)
-    return panel
+    return build_panel(controls, draw, 2, (11, 4.5), extra=[label])

@@ -16,7 +16,14 @@ from scipy import special  # noqa: E402
 
 from calibnb import metrics  # noqa: E402
 from calibnb.plots import reliability_diagram_data  # noqa: E402
-from calibnb.widgets import Panel, binning_explorer, perturbation_explorer, temperature_explorer  # noqa: E402
+from calibnb.widgets import (  # noqa: E402
+    Panel,
+    binning_explorer,
+    perturbation_explorer,
+    rounded_readout,
+    sweep_values,
+    temperature_explorer,
+)
 
 # Sakai 2024, Example 1 (papers README): System X; instances 3 and 5 (1-based) are wrong.
 SAKAI_X = np.array([0.4, 0.4, 0.4, 0.6, 0.6, 0.6, 0.8, 0.8, 0.8])
@@ -230,9 +237,43 @@ def test_panels_are_quiet_and_leave_global_state_alone(capsys):
         assert list(controls_box.children) == list(p.controls.values())
         bundle = p._repr_mimebundle_()
         assert bundle["application/vnd.jupyter.widget-view+json"]["model_id"] == p.widget.model_id
-        assert bundle["image/png"].startswith("iVBOR")  # base64 of the PNG signature
-        assert bundle["text/html"].startswith('<img src="data:image/png;base64,')
-        assert p.readout.to_html() in bundle["text/html"]
+        assert "text/html" not in bundle  # live: the widget only, whose output already holds the figure
         assert all(ax.figure is p.figure for ax in p.axes)
         for ax in p.axes:
             assert ax.get_xlabel() and ax.get_ylabel()
+
+
+def test_static_mode_shows_a_scrubbable_animation_over_the_slider_and_the_readout(monkeypatch):
+    monkeypatch.setenv("CALIBNB_PANELS", "static")
+    panel = perturbation_explorer(SAKAI_X, SAKAI_CORRECT, index=6, n_bins=3, binning="mass")
+    assert panel.widget is None and panel.output is None  # no live widget to go stale in a report
+    assert panel.sweep == "new_conf"
+    frames = sweep_values(panel.controls["new_conf"])
+    assert frames[0] == 0.0 and frames[-1] == 1.0 and 0.8 in frames and len(frames) <= 22
+    start = panel.readout.copy()
+    bundle = panel._repr_mimebundle_()
+    assert set(bundle) == {"text/html", "text/plain"}
+    page = bundle["text/html"]
+    assert page.count("data:image/png;base64,") == len(frames)  # one embedded image per frame
+    assert 'type="range"' in page  # the animation's own scrub slider
+    assert rounded_readout(start, 3).to_html() in page  # the readout at the start value
+    # The panel is left at its start value after rendering the frames.
+    assert panel.readout.equals(start) and panel.controls["new_conf"].value == 0.8
+
+
+def test_sweep_values_cover_each_kind_of_control():
+    w = ipywidgets
+    assert sweep_values(w.IntSlider(value=3, min=1, max=5)) == [1, 2, 3, 4, 5]
+    many = sweep_values(w.IntSlider(value=7, min=1, max=100))
+    assert many[0] == 1 and many[-1] == 100 and 7 in many and len(many) <= 22
+    log = sweep_values(w.FloatLogSlider(value=1.0, min=-1, max=1))
+    assert log[0] == pytest.approx(0.1) and log[-1] == pytest.approx(10) and 1.0 in log
+    assert sweep_values(w.ToggleButtons(options=[("equal width", "width"), ("equal mass", "mass")])) == ["width", "mass"]
+
+
+def test_rounded_readout_prints_counts_as_integers_and_rounds_the_rest():
+    import pandas as pd
+
+    r = rounded_readout(pd.DataFrame({"value": [20.0, 0.1234567, True, "mass"]}), 3)
+    assert list(r["value"]) == [20, 0.123, True, "mass"]
+    assert "20.000" not in r.to_string()
