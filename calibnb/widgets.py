@@ -294,7 +294,8 @@ def build_panel(controls: dict, draw: Callable[..., pd.DataFrame], n_axes: int, 
                 digits: int = 3, sweep: str | None = None, extra: Any = ()) -> Panel:
     """Wire ``controls`` to ``draw(axes, **values)``: compute, redraw, then show.
 
-    The building block of every panel of calibnb: ``controls`` maps the
+    The building block of every panel of calibnb (also used by the paper modules in
+    :mod:`calibnb.papers`): ``controls`` maps the
     keyword names of ``draw`` to ipywidgets controls, ``draw`` draws on the
     list of ``n_axes`` axes and returns the readout DataFrame.
 
