@@ -151,10 +151,11 @@ class Panel:
     controls : dict of str -> ipywidgets.Widget
         The controls, keyed by the name of the ``update`` argument they set.
     update : callable
-        ``update(**values) -> pandas.DataFrame``: recompute, redraw the figure
-        and return the readout for the given values (missing ones are taken
-        from the controls). Callable without a browser; in a notebook it also
-        refreshes the panel where it is shown.
+        ``update(**values) -> pandas.DataFrame``: move the controls to the
+        given values (missing ones stay), recompute, redraw the figure and
+        return the readout. Callable without a browser; in a notebook it also
+        refreshes the panel where it is shown. ``update(show=False, ...)``
+        only redraws the figure (the controls and the shown panel stay).
     figure : matplotlib.figure.Figure
     axes : list of matplotlib.axes.Axes
     output : ipywidgets.Output or None
@@ -348,22 +349,45 @@ def build_panel(controls: dict, draw: Callable[..., pd.DataFrame], n_axes: int, 
     plt.close(fig)  # shown only through the panel, never by the inline backend at cell end
     panel = Panel(controls=controls, update=None, figure=fig, axes=list(axes[0]), digits=digits, sweep=sweep)
 
+    holding = [False]  # True while update() itself moves the controls: not a user's change
+
+    def set_controls(values: dict) -> None:
+        holding[0] = True
+        try:
+            for name, control in controls.items():  # in order: a control may reset later ones
+                if name in values and control.value != values[name]:
+                    try:
+                        control.value = values[name]
+                    except Exception:  # a value the control cannot hold; draw() reports it
+                        pass
+        finally:
+            holding[0] = False
+
     def update(*, show: bool = True, **values: Any) -> pd.DataFrame:
         unknown = sorted(set(values) - set(controls))
         if unknown:
             raise TypeError(f"update got unknown argument(s) {unknown}; expected some of {sorted(controls)}.")
+        before = {name: control.value for name, control in controls.items()}
+        if show:  # the controls follow the values drawn, so the panel never contradicts itself
+            set_controls(values)
         merged = {name: control.value for name, control in controls.items()}
         merged.update(values)
-        for ax in panel.axes:
-            ax.clear()
-        panel.readout = draw(panel.axes, **merged)  # 1. compute and 2. redraw ...
+        try:
+            for ax in panel.axes:
+                ax.clear()
+            panel.readout = draw(panel.axes, **merged)  # 1. compute and 2. redraw ...
+        except Exception:
+            if show:
+                set_controls(before)
+            raise
         fig.tight_layout()
         if show:
             panel.refresh()  # 3. ... and only then show
         return panel.readout
 
     def on_change(change: Any = None) -> None:
-        update()
+        if not holding[0]:
+            update()
 
     panel.update = update
     if not static_panels():
@@ -423,8 +447,10 @@ def temperature_slider(temperatures: Any = (0.1, 10.0)) -> Any:
     import ipywidgets as w
 
     return w.FloatLogSlider(value=1.0, base=10, min=np.log10(lo), max=np.log10(hi), step=0.01,
-                            description="temperature τ", continuous_update=False, readout_format=".3g",
-                            style={"description_width": "initial"})
+                            description="temperature τ (no unit)", continuous_update=False,
+                            readout_format=".3g", style={"description_width": "initial"},
+                            tooltip="Temperature scaling divides the logits by τ before the softmax: τ > 1 "
+                                    "lowers every confidence, τ < 1 raises it, τ = 1 is the model as trained.")
 
 
 def temperature_explorer(
@@ -552,9 +578,13 @@ def binning_explorer(conf: Any, correct: Any, *, n_bins: int = 10, max_bins: int
     import ipywidgets as w
 
     controls = {
-        "n_bins": w.IntSlider(value=n_bins, min=1, max=max_bins, description="bins", continuous_update=False),
+        "n_bins": w.IntSlider(value=n_bins, min=1, max=max_bins, description="number of bins",
+                              continuous_update=False,
+                              tooltip="How many confidence bins ECE and MCE compare accuracy and confidence in"),
         "binning": w.ToggleButtons(options=[("equal width", "width"), ("equal mass", "mass")], value=binning,
-                                   description="binning"),
+                                   description="bin edges",
+                                   tooltip="equal width: bins of the same confidence range; "
+                                           "equal mass: bins holding the same number of predictions"),
     }
 
     def draw(axes: list, *, n_bins: int, binning: str) -> pd.DataFrame:
@@ -619,7 +649,7 @@ def _perturbation_verdicts(conf: np.ndarray, correct: np.ndarray, index: int, ne
     return pd.DataFrame(rows).set_index("metric")
 
 
-def perturbation_explorer(conf: Any, correct: Any, *, index: int = 0, n_bins: int = 10,
+def perturbation_explorer(conf: Any, correct: Any, *, instance: int = 1, n_bins: int = 10,
                           binning: str = "width") -> Panel:
     r"""Move one instance's confidence and see every metric's verdict (Sakai 2024, §5.1).
 
@@ -637,8 +667,8 @@ def perturbation_explorer(conf: Any, correct: Any, *, index: int = 0, n_bins: in
     ----------
     conf, correct : array-like of shape (N,)
         The base system (e.g. Sakai's System X).
-    index : int, default 0
-        Initially selected instance (0-based).
+    instance : int, default 1
+        Initially selected instance, numbered from 1 as in the papers.
     n_bins : int, default 10
     binning : {"width", "mass"}, default "width"
         Bins of ECE and MCE and of the reliability diagrams (Sakai: 3, "mass").
@@ -646,52 +676,60 @@ def perturbation_explorer(conf: Any, correct: Any, *, index: int = 0, n_bins: in
     Returns
     -------
     Panel
-        Controls ``"index"`` and ``"new_conf"`` (starting at the instance's
-        confidence); axes: reliability diagrams before and after; readout
-        indexed by metric.
+        Controls ``"instance"`` (1 to N) and ``"new_conf"`` (starting at the
+        instance's confidence); axes: reliability diagrams before and after;
+        readout indexed by metric.
 
     Examples
     --------
     >>> x = [0.4, 0.4, 0.4, 0.6, 0.6, 0.6, 0.8, 0.8, 0.8]   # Sakai 2024, Example 1, System X
     >>> y = [1, 1, 0, 1, 0, 1, 1, 1, 1]
-    >>> panel = perturbation_explorer(x, y, index=6, n_bins=3, binning="mass")
+    >>> panel = perturbation_explorer(x, y, instance=7, n_bins=3, binning="mass")
     >>> panel.controls["new_conf"].value = 0.7                # System Y
     >>> panel.readout.loc["HMR", "Axiom U"]
     'satisfies'
     """
     c, y = check_conf_correct(conf, correct)
     n = c.shape[0]
-    index = check_positive_int(index, "index", minimum=0)
-    if index >= n:
-        raise ValueError(f"index must be below the number of instances ({n}); got {index}.")
+    instance = check_positive_int(instance, "instance", minimum=1)
+    if instance > n:
+        raise ValueError(f"instance must be at most the number of instances ({n}); got {instance}.")
     n_bins = check_n_bins(n_bins)
     binning = check_choice(binning, ("width", "mass"), "binning")
     import ipywidgets as w
 
     controls = {
-        "index": w.BoundedIntText(value=index, min=0, max=n - 1, description="instance"),
-        "new_conf": w.FloatSlider(value=float(c[index]), min=0.0, max=1.0, step=0.01, description="new conf",
-                                  continuous_update=False),
+        "instance": w.BoundedIntText(value=instance, min=1, max=n, description=f"instance (1 to {n})",
+                                     tooltip="Which prediction to move, numbered from 1 as in the paper"),
+        "new_conf": w.FloatSlider(value=float(c[instance - 1]), min=0.0, max=1.0, step=0.01,
+                                  description=f"new confidence of instance {instance}", continuous_update=False,
+                                  readout_format=".2f",
+                                  tooltip="The model's confidence (probability, 0 to 1) in this prediction "
+                                          "after the move; it starts at the instance's own confidence"),
     }
     label = w.Label()
 
-    def draw(axes: list, *, index: int, new_conf: float) -> pd.DataFrame:
-        i = check_positive_int(index, "index", minimum=0)
-        if i >= n:
-            raise ValueError(f"index must be below the number of instances ({n}); got {i}.")
+    def draw(axes: list, *, instance: int, new_conf: float) -> pd.DataFrame:
+        k = check_positive_int(instance, "instance", minimum=1)
+        if k > n:
+            raise ValueError(f"instance must be at most the number of instances ({n}); got {k}.")
+        i = k - 1
         new = check_scalar_in_range(new_conf, "new_conf", low=0.0, high=1.0)
         after = c.copy()
         after[i] = new
-        for ax, system, title in zip(axes, (c, after), ("before", f"after: conf[{i}] = {new:.3g}")):
+        for ax, system, title in zip(axes, (c, after), ("before", f"after: confidence of instance {k} = {new:.2f}")):
             data = plots.reliability_diagram_data(system, y, n_bins=n_bins, binning=binning)
             plots.plot_reliability_diagram(data, ax=ax, style="si")
             ax.set_title(title)
-        label.value = (f"instance {i} is {'correct' if y[i] else 'wrong'}, confidence {c[i]:.3g} -> {new:.3g}")
+        label.value = (f"instance {k} is {'correct' if y[i] else 'wrong'}: confidence {c[i]:.2f} → {new:.2f}")
         return _perturbation_verdicts(c, y, i, new, n_bins, binning)
 
     def reset_conf(change: dict) -> None:
-        controls["new_conf"].value = float(c[change["new"]])
+        k = int(change["new"])
+        if 1 <= k <= n:
+            controls["new_conf"].description = f"new confidence of instance {k}"
+            controls["new_conf"].value = float(c[k - 1])
 
     # Choosing another instance starts its slider at that instance's own confidence.
-    controls["index"].observe(reset_conf, names="value")
-    return build_panel(controls, draw, 2, (11, 4.5), extra=[label])
+    controls["instance"].observe(reset_conf, names="value")
+    return build_panel(controls, draw, 2, (11, 4.5), extra=[label], sweep="new_conf")

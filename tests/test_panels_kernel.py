@@ -43,6 +43,7 @@ import numpy as np
 from IPython.display import display
 from IPython.core.pylabtools import print_figure
 import calibnb.widgets as W
+from calibnb.papers import baan2022, jiang2024, si2022
 
 rng = np.random.default_rng(0)
 conf = rng.beta(5, 1, 300)
@@ -52,8 +53,12 @@ counts = rng.multinomial(25, [0.5, 0.3, 0.2], size=200)
 nli_probs = {"model a": rng.dirichlet([4, 2, 1], size=200), "model b": rng.dirichlet([1, 1, 1], size=200)}
 sakai_x = np.array([0.4, 0.4, 0.4, 0.6, 0.6, 0.6, 0.8, 0.8, 0.8])
 sakai_y = np.array([1, 1, 0, 1, 0, 1, 1, 1, 1])
-predictions = rng.integers(0, 4, size=(400, 5))
-labels = rng.integers(0, 4, size=400)
+final = rng.integers(0, 4, size=400)
+checkpoints = np.where(rng.uniform(size=(400, 5)) < 0.6, final[:, None], rng.integers(0, 4, size=(400, 5)))
+checkpoints[:, -1] = final
+labels = np.where(rng.uniform(size=400) < 0.7, final, rng.integers(0, 4, size=400))
+threshold_table = si2022.conscal_threshold_data(checkpoints[:200], final[:200] == labels[:200],
+                                                checkpoints[200:], final[200:] == labels[200:])
 
 
 def _shown(panel):
@@ -68,8 +73,16 @@ CASES = {
     "temperature_explorer": ("W.temperature_explorer(conf, correct, n_bins=10)", "temperature", 2.5),
     "binning_explorer": ("W.binning_explorer(conf, correct, n_bins=10)", "n_bins", 4),
     "binning_explorer-toggle": ("W.binning_explorer(conf, correct, n_bins=10)", "binning", "mass"),
-    "perturbation_explorer": ("W.perturbation_explorer(sakai_x, sakai_y, index=6, n_bins=3, binning='mass')",
+    "perturbation_explorer": ("W.perturbation_explorer(sakai_x, sakai_y, instance=7, n_bins=3, binning='mass')",
                               "new_conf", 0.7),
+    "perturbation_explorer-instance": ("W.perturbation_explorer(sakai_x, sakai_y, instance=7, n_bins=3, "
+                                       "binning='mass')", "instance", 3),
+    "human_temperature_explorer": ("baan2022.human_temperature_explorer(logits, counts)", "temperature", 2.0),
+    "votes_explorer": ("baan2022.votes_explorer(counts, nli_probs['model a'])", "n_votes", 5),
+    "f_neutral_explorer": ("jiang2024.f_neutral_explorer(nli_probs, counts)", "f_neutral", 0.2),
+    "ece_bins_explorer": ("jiang2024.ece_bins_explorer(nli_probs, counts, n_bins=5)", "n_bins", 12),
+    "resampling_explorer": ("si2022.resampling_explorer(conf, correct)", "accuracy", 0.3),
+    "conscal_explorer": ("si2022.conscal_explorer(threshold_table, n=1)", "n", 3),
 }
 
 
@@ -202,11 +215,20 @@ def test_panel_in_a_kernel_shows_the_figure_of_the_value_just_set(kernel, case):
     images, texts = _shown(refreshed)
     assert images and _same_image(images[-1], expected["png"]), "update() from Python did not refresh the panel"
     assert texts and texts[-1] == expected["readout"]
+    assert kernel.value(f"panel.controls[{control!r}].value") == new  # the control follows
 
 
 def test_every_panel_factory_has_a_kernel_case():
-    import calibnb.widgets as widgets
+    import importlib
+    import pkgutil
 
-    factories = {name for name in widgets.__all__ if name.endswith("_explorer")}
+    import calibnb.papers
+    import calibnb.widgets
+
+    modules = [calibnb.widgets] + [importlib.import_module(f"calibnb.papers.{m.name}")
+                                   for m in pkgutil.iter_modules(calibnb.papers.__path__)]
+    factories = {name for module in modules for name in getattr(module, "__all__", dir(module))
+                 if name.endswith("_explorer")}
+    assert len(factories) >= 9
     covered = {case.split("-")[0] for case in CASES}
     assert factories <= covered, f"panel factories without a real-kernel case: {sorted(factories - covered)}"
