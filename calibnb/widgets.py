@@ -239,7 +239,7 @@ class Panel:
                 html = anim.to_jshtml(fps=fps, default_mode="once")
         finally:
             self.update(**start, show=False)
-        return html
+        return _offline_controls(html)
 
     def static_html(self) -> str:
         """The panel for a page without a kernel: caption, scrubbable animation, readout at the start value."""
@@ -277,6 +277,20 @@ class Panel:
         if self.widget is None or static_panels():
             return {"text/html": self.static_html(), "text/plain": f"<calibnb Panel: {', '.join(self.controls)}>"}
         return dict(self.widget._repr_mimebundle_())
+
+
+# matplotlib's animation controls use Font Awesome icons loaded from a CDN; offline
+# they would be blank buttons. Plain Unicode symbols need nothing from the network.
+_ICONS = {"fa-minus": "−", "fa-fast-backward": "⏮", "fa-step-backward": "◁", "fa-play fa-flip-horizontal": "◀",
+          "fa-pause": "⏸", "fa-play": "▶", "fa-step-forward": "▷", "fa-fast-forward": "⏭", "fa-plus": "+"}
+
+
+def _offline_controls(html: str) -> str:
+    """``to_jshtml`` output without its remote stylesheet, with Unicode symbols for the icons."""
+    import re
+
+    html = re.sub(r'<link rel="stylesheet"\s+href="https?://[^"]*font-awesome[^"]*">', "", html)
+    return re.sub(r'<i class="fa ([^"]+)"></i>', lambda m: _ICONS.get(m.group(1), m.group(1)), html)
 
 
 def _fmt(value: Any) -> str:

@@ -8,6 +8,8 @@
   xdist worker, in order: under ``--dist loadgroup`` they are scheduled in the
   group ``<notebook stem>``, the group under which ``tests/test_notebooks.py``
   also runs that notebook's papermill cases.
+* nbval's kernels run headless like the report's: ``CALIBNB_PANELS=static``
+  makes calibnb panels display static animations, not live widgets.
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+
+import pytest
 
 os.environ.setdefault("MPLBACKEND", "Agg")
 if os.environ.get("CALIBNB_DATA_DIR"):
@@ -48,3 +52,24 @@ def pytest_xdist_make_scheduler(config, log):
             return super()._split_scope(nodeid)
 
     return NotebookGroupScheduling(config, log)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    """Run nbval's notebook cells with ``CALIBNB_PANELS=static`` (their kernel inherits it).
+
+    A global hook (called through ``config.hook``), so it also sees the items
+    under ``notebooks/``, which this folder's conftest does not own.
+    """
+    if not type(item).__module__.startswith("nbval"):
+        yield
+        return
+    previous = os.environ.get("CALIBNB_PANELS")
+    os.environ["CALIBNB_PANELS"] = "static"
+    try:
+        yield
+    finally:
+        if previous is None:
+            os.environ.pop("CALIBNB_PANELS", None)
+        else:
+            os.environ["CALIBNB_PANELS"] = previous

@@ -31,7 +31,8 @@ SAKAI_CORRECT = np.array([1, 1, 0, 1, 0, 1, 1, 1, 1])
 
 
 @pytest.fixture(autouse=True)
-def _close_figures():
+def _close_figures(monkeypatch):
+    monkeypatch.delenv("CALIBNB_PANELS", raising=False)  # live panels unless a test asks for static ones
     yield
     plt.close("all")
 
@@ -260,6 +261,7 @@ def test_static_mode_shows_a_scrubbable_animation_over_the_slider_and_the_readou
     page = bundle["text/html"]
     assert page.count("data:image/png;base64,") == len(frames)  # one embedded image per frame
     assert 'type="range"' in page  # the animation's own scrub slider
+    assert "http://" not in page and "https://" not in page  # nothing from the network (no icon font)
     assert rounded_readout(start, 3).to_html() in page  # the readout at the start value
     # The panel is left at its start value after rendering the frames.
     assert panel.readout.equals(start) and panel.controls["new_conf"].value == 0.8
