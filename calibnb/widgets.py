@@ -49,8 +49,9 @@ __all__ = ["Panel", "build_panel", "temperature_slider", "temperature_explorer",
 #: notebook tests), where no browser is there to move a slider.
 STATIC_ENV = "CALIBNB_PANELS"
 
-#: Width of every control of a panel: wide enough to aim a slider at 1366 x 768.
-CONTROL_WIDTH = "480px"
+#: Width of every control of a panel (description, track and readout): a slider track of
+#: about 400 px, wide enough to aim at 1366 x 768 (narrowed to the window by max_width).
+CONTROL_WIDTH = "680px"
 
 #: Most frames in the static animation of a panel's slider.
 MAX_FRAMES = 21
@@ -356,6 +357,7 @@ def build_panel(controls: dict, draw: Callable[..., pd.DataFrame], n_axes: int, 
     for control in controls.values():
         if not control.layout.width:
             control.layout.width = CONTROL_WIDTH
+            control.layout.max_width = "100%"
         if hasattr(control, "style") and hasattr(control.style, "description_width"):
             control.style.description_width = "initial"
 
