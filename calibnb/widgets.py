@@ -296,6 +296,20 @@ def _offline_controls(html: str) -> str:
     return re.sub(r'<i class="fa ([^"]+)"></i>', lambda m: _ICONS.get(m.group(1), m.group(1)), html)
 
 
+def _legend_off_the_data(ax: Any) -> None:
+    """Move a legend drawn inside ``ax`` below it (same entries and title), off the data.
+
+    A legend already anchored elsewhere (e.g. beside the axes) is left alone.
+    """
+    legend = ax.get_legend()
+    if legend is None or tuple(legend.get_bbox_to_anchor().bounds) != tuple(ax.bbox.bounds):
+        return
+    handles, labels = ax.get_legend_handles_labels()
+    title = legend.get_title().get_text() or None
+    ax.legend(handles, labels, title=title, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2,
+              fontsize="small", title_fontsize="small", frameon=False)
+
+
 def _fmt(value: Any) -> str:
     if isinstance(value, (float, np.floating)):
         return f"{value:.3g}"
@@ -366,6 +380,8 @@ def build_panel(controls: dict, draw: Callable[..., pd.DataFrame], n_axes: int, 
     fig, axes = plt.subplots(1, n_axes, figsize=figsize, squeeze=False)
     plt.close(fig)  # shown only through the panel, never by the inline backend at cell end
     panel = Panel(controls=controls, update=None, figure=fig, axes=list(axes[0]), digits=digits, sweep=sweep)
+    params = fig.subplotpars
+    start_layout = {k: getattr(params, k) for k in ("left", "right", "bottom", "top", "wspace", "hspace")}
 
     holding = [False]  # True while update() itself moves the controls: not a user's change
 
@@ -394,11 +410,17 @@ def build_panel(controls: dict, draw: Callable[..., pd.DataFrame], n_axes: int, 
             for ax in panel.axes:
                 ax.clear()
             panel.readout = draw(panel.axes, **merged)  # 1. compute and 2. redraw ...
+            for ax in panel.axes:
+                _legend_off_the_data(ax)
         except Exception:
             if show:
                 set_controls(before)
             raise
         if _layout:
+            # From the same start every time: tight_layout depends on the positions it starts from
+            # (a legend below the axes moves with them), and a panel must look the same for the
+            # same values whatever was shown before.
+            fig.subplots_adjust(**start_layout)
             fig.tight_layout()
         if show:
             panel.refresh()  # 3. ... and only then show
