@@ -8,8 +8,8 @@
   xdist worker, in order: under ``--dist loadgroup`` they are scheduled in the
   group ``<notebook stem>``, the group under which ``tests/test_notebooks.py``
   also runs that notebook's papermill cases.
-* nbval's kernels run headless like the report's: ``CALIBNB_PANELS=static``
-  makes calibnb panels display static animations, not live widgets.
+* nbval's kernels run headless like the report's (``CALIBNB_PANELS=static``):
+  see the repository's top-level ``conftest.py``.
 """
 
 from __future__ import annotations
@@ -17,8 +17,6 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-
-import pytest
 
 os.environ.setdefault("MPLBACKEND", "Agg")
 if os.environ.get("CALIBNB_DATA_DIR"):
@@ -53,23 +51,3 @@ def pytest_xdist_make_scheduler(config, log):
 
     return NotebookGroupScheduling(config, log)
 
-
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_protocol(item, nextitem):
-    """Run nbval's notebook cells with ``CALIBNB_PANELS=static`` (their kernel inherits it).
-
-    A global hook (called through ``config.hook``), so it also sees the items
-    under ``notebooks/``, which this folder's conftest does not own.
-    """
-    if not type(item).__module__.startswith("nbval"):
-        yield
-        return
-    previous = os.environ.get("CALIBNB_PANELS")
-    os.environ["CALIBNB_PANELS"] = "static"
-    try:
-        yield
-    finally:
-        if previous is None:
-            os.environ.pop("CALIBNB_PANELS", None)
-        else:
-            os.environ["CALIBNB_PANELS"] = previous
