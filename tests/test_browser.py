@@ -175,7 +175,8 @@ def test_notebook_04_in_jupyterlab_panel_follows_the_keyboard(lab):
             expect(slider.locator(".widget-readout")).to_have_text("0.70", timeout=30_000)
             expect(image).to_have_count(1, timeout=30_000)
             start = _img_png(image.first)
-            assert np.array_equal(_pixels(start), _pixels(_expected_png(0.7)))
+            same = np.array_equal(_pixels(start), _pixels(_expected_png(0.7)))
+            assert same, "after Run All the panel does not show the figure of its slider's value (0.70)"
             assert box.get_by_text("instance 7 is correct: confidence 0.80 → 0.70").count() == 1
 
             track = slider.locator(".noUi-handle")
