@@ -54,7 +54,7 @@ STATIC_ENV = "CALIBNB_PANELS"
 CONTROL_WIDTH = "680px"
 
 #: Most frames in the static animation of a panel's slider (each costs a redraw and a PNG).
-MAX_FRAMES = 11
+MAX_FRAMES = 9
 
 
 def static_panels() -> bool:
@@ -97,8 +97,9 @@ def sweep_values(control: Any, max_frames: int = MAX_FRAMES) -> list:
     """The values a static animation of ``control`` steps through: its whole range, start value included.
 
     Integer controls give every integer if there are at most ``max_frames``,
-    else ``max_frames`` evenly spaced ones; float sliders evenly spaced
-    multiples of their step (logarithmically spaced for a log slider);
+    else ``max_frames`` evenly spaced ones; float sliders every 1, 2 or 5 x
+    10^j steps, at most ``max_frames`` round values and the end (logarithmically
+    spaced for a log slider);
     option controls (toggle buttons, drop-downs) every option.
     """
     import ipywidgets as w
@@ -119,7 +120,10 @@ def sweep_values(control: Any, max_frames: int = MAX_FRAMES) -> list:
     else:
         step = float(control.step) if control.step else (hi - lo) / (max_frames - 1)
         n_steps = int(round((hi - lo) / step))
-        k = np.unique(np.round(np.linspace(0, n_steps, min(max_frames, n_steps + 1))).astype(int))
+        # Frames every 1, 2 or 5 x 10^j steps (round values), at most max_frames of them, and the end.
+        needed = n_steps / max(max_frames - 1, 1)
+        stride = min(m * 10**j for j in range(0, 12) for m in (1, 2, 5) if m * 10**j >= needed)
+        k = sorted(set(range(0, n_steps + 1, stride)) | {n_steps})
         decimals = max(0, -int(np.floor(np.log10(step)))) + 1
         values = {round(lo + i * step, decimals) for i in k}
     values.add(start)
