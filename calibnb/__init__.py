@@ -12,10 +12,17 @@ __version__ = "0.1.0"
 
 # --- metrics (calibnb.metrics: binary, multiclass, human, scalar) ------------
 from .metrics import (  # noqa: E402
-    KSCurves, MacroCEParts, Rewards, bin_indices, brier_top, classwise_ce, classwise_ece, dist_ce, ece, ent_ce,
+    KSCurves, MacroCEParts, Rewards, auto_n_bins, bin_indices, debiased_ece, smooth_ece, smooth_ece_bandwidth,
+    sweep_n_bins, brier_top, classwise_ce, classwise_ece, dist_ce, ece, ent_ce,
     entropy, expected_label, hmr, human_distribution, ice, ks_curves, ks_error, macro_ce, macro_ce_parts,
     majority_label, mce, nbr, rank_cs, ranking_risk, ranking_ties, reliability_table, rewards, scalar_mae,
     top_r, tvd, unli_inverse, unli_transform, within_top_r,
+)
+
+# --- sampling uncertainty (calibnb.uncertainty) -----------------------------
+from .uncertainty import (  # noqa: E402,F401
+    BootstrapResult, CalibrationTest, batch_axis, bootstrap_ci, cumulative_ks_test, paired_bootstrap_ci,
+    spiegelhalter_test,
 )
 
 # --- plots (calibnb.plots) ----------------------------------------------------
@@ -53,7 +60,7 @@ from .calibrators import (  # noqa: E402
 from .training import train_softmax_regression, training_dynamics  # noqa: E402
 
 # --- reproduction record (calibnb.reproduction) ------------------------------
-from .reproduction import Claim, Reproduction, ReproductionError  # noqa: E402,F401
+from .reproduction import Claim, LedgerError, Reproduction, ReproductionError, load_ledger  # noqa: E402,F401
 
 # `calibnb.data`, `calibnb.widgets` and `calibnb.papers` are imported as submodules
 # (`from calibnb import data`) so that importing calibnb stays light.

@@ -11,9 +11,12 @@ this executes it with papermill (kernel ``python3``, working directory the
 notebook's folder, the notebook's ``results_path`` parameter pointed at
 ``<out>/<stem>.results.json``), writes the executed notebook to
 ``<out>/<stem>.ipynb`` and a self-contained HTML page to ``<out>/<stem>.html``,
-and finally writes ``<out>/index.html`` (and ``<out>/index.json``) listing
-each notebook with how many of its reproduction claims hold, its known gaps,
-its parameters, a link to its page and, for a failed notebook, the error.
+and finally writes ``<out>/index.html`` (and ``<out>/index.json``): at the top
+"N of M checkable claims of five papers reproduce", then each notebook with its
+claims counted per status (reproduces, partly, does not reproduce, not
+checkable, identity), its parameters, a link to its page, for a failed notebook
+the error, and its claims table; and ``<out>/claims.json``, every claims ledger
+with the statuses computed in this run (:func:`collect_claims`).
 
 Parameters
 ----------
@@ -63,7 +66,9 @@ import traceback
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-from .reproduction import write_json_atomic, write_text_atomic
+from .reproduction import (
+    CHECKABLE_STATUSES, STATUSES, claims_table_html, status_counts, write_json_atomic, write_text_atomic,
+)
 
 __all__ = [
     "NotebookRun",
@@ -75,6 +80,9 @@ __all__ = [
     "params_for",
     "build_report",
     "render_index",
+    "claims_summary",
+    "summary_sentence",
+    "collect_claims",
     "main",
 ]
 
@@ -141,9 +149,18 @@ class NotebookRun:
     parameters: dict
 
     def claim_counts(self) -> dict[str, int] | None:
-        """``{"holds", "fails", "known_gaps", "total"}`` from the results JSON, or None."""
+        """Claims per status from the results JSON, or None.
+
+        A ledger record gives one count per status (``reproduces``, ``partly``,
+        ``does-not-reproduce``, ``not-checkable``, ``identity``) and
+        ``checkable``; the deprecated record ``{"holds", "fails", "known_gaps", "total"}``.
+        """
         if not self.results or not isinstance(self.results.get("claims"), list):
             return None
+        if "ledger" in self.results:
+            counts = status_counts(self.results["claims"])
+            counts["checkable"] = sum(counts[s] for s in CHECKABLE_STATUSES)
+            return counts
         statuses = [c.get("status") for c in self.results["claims"]]
         holds, fails, gaps = (statuses.count(s) for s in ("holds", "fails", "known gap"))
         return {"holds": holds, "fails": fails, "known_gaps": gaps, "total": holds + fails}
@@ -422,9 +439,12 @@ def _fmt_value(value: Any) -> str:
 
 
 def _claims_table(results: dict | None) -> str:
+    """The claims of one notebook's results JSON as a collapsible HTML table."""
     if not results or not results.get("claims"):
         return ""
-    rows = []
+    if _is_ledger_record(results):
+        return ("<details><summary>claims</summary>" + claims_table_html(results["claims"]) + "</details>")
+    rows = []  # deprecated record (no ledger)
     for c in results["claims"]:
         status = str(c.get("status", ""))
         rows.append(
@@ -434,51 +454,193 @@ def _claims_table(results: dict | None) -> str:
             f"<td>{html.escape(str(c.get('source') or ''))}</td>"
             f"<td>{html.escape(str(c.get('reason') or ''))}</td></tr>"
         )
-    return ("<details><summary>claims</summary><table class='claims'><tr><th>claim</th><th>paper</th>"
-            "<th>ours</th><th>tol</th><th>status</th><th>source</th><th>reason</th></tr>"
+    return ("<details><summary>claims (deprecated record, no ledger)</summary><table class='claims'><tr>"
+            "<th>claim</th><th>paper</th><th>ours</th><th>tol</th><th>status</th><th>source</th><th>reason</th></tr>"
             + "".join(rows) + "</table></details>")
 
 
+def _is_ledger_record(results: dict | None) -> bool:
+    return bool(results) and "ledger" in results and isinstance(results.get("claims"), list)
+
+
+_NUMBER_WORDS = ("no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten")
+
+
+def _papers(n: int) -> str:
+    word = _NUMBER_WORDS[n] if n < len(_NUMBER_WORDS) else str(n)
+    return f"{word} paper" + ("" if n == 1 else "s")
+
+
+def claims_summary(entries: Sequence[dict]) -> dict:
+    """Cross-paper totals of the ledger-based notebooks among the report's entries.
+
+    Returns ``{"papers": n, "counts": {status: n, ..., "checkable": n},
+    "deprecated": [stems], "missing": [stems]}``: the status counts summed over
+    every notebook whose results JSON is a ledger record, the stems still on
+    the deprecated record, and those that wrote no results.
+
+    >>> e = [{"stem": "a", "results": {"ledger": "x", "claims": [{"status": "reproduces"}, {"status": "partly"}]}},
+    ...      {"stem": "b", "results": None}]
+    >>> s = claims_summary(e)
+    >>> s["papers"], s["counts"]["checkable"], s["missing"]
+    (1, 2, ['b'])
+    """
+    totals = {s: 0 for s in STATUSES}
+    papers, deprecated, missing = 0, [], []
+    for e in entries:
+        results = e.get("results")
+        if _is_ledger_record(results):
+            papers += 1
+            for status, n in status_counts(results["claims"]).items():
+                totals[status] += n
+        elif results and isinstance(results.get("claims"), list):
+            deprecated.append(e["stem"])
+        else:
+            missing.append(e["stem"])
+    totals["checkable"] = sum(totals[s] for s in CHECKABLE_STATUSES)
+    return {"papers": papers, "counts": totals, "deprecated": deprecated, "missing": missing}
+
+
+def summary_sentence(summary: dict) -> str:
+    """The index's headline, e.g. "41 of 60 checkable claims of five papers reproduce (...)".
+
+    >>> summary_sentence({"papers": 5, "counts": {"reproduces": 41, "partly": 9, "does-not-reproduce": 10,
+    ...     "not-checkable": 7, "identity": 12, "checkable": 60}, "deprecated": [], "missing": []})
+    '41 of 60 checkable claims of five papers reproduce (9 partly, 10 do not); 7 claims are not checkable with public data; 12 identities hold by construction and are not counted.'
+    """
+    n = summary["counts"]
+    text = (f"{n['reproduces']} of {n['checkable']} checkable claims of {_papers(summary['papers'])} reproduce "
+            f"({n['partly']} partly, {n['does-not-reproduce']} do not); {n['not-checkable']} claims are not "
+            f"checkable with public data; {n['identity']} identities hold by construction and are not counted.")
+    if summary["deprecated"]:
+        text += (f" Not counted: {', '.join(summary['deprecated'])} (deprecated record without a ledger).")
+    if summary["missing"]:
+        text += f" No results from: {', '.join(summary['missing'])}."
+    return text
+
+
+def _status_cells(results: dict | None, counts: dict | None) -> str:
+    """The five per-status cells of a notebook's row in the index."""
+    if _is_ledger_record(results):
+        n = status_counts(results["claims"])
+        return "".join(f"<td class='count {s}'>{n[s]}</td>" for s in STATUSES)
+    if counts is not None and "holds" in counts:  # deprecated record
+        text = (f"deprecated record: {counts['holds']} / {counts['total']} claims hold; "
+                f"{counts['known_gaps']} known gaps")
+        return f"<td colspan='{len(STATUSES)}'>{html.escape(text)}</td>"
+    return f"<td colspan='{len(STATUSES)}'>—</td>"
+
+
 def render_index(entries: Sequence[dict], *, generated: str | None = None) -> str:
-    """The HTML of ``index.html`` from the per-notebook entries of :func:`build_report`."""
+    """The HTML of ``index.html`` from the per-notebook entries of :func:`build_report`.
+
+    At the top the cross-paper summary (:func:`summary_sentence`); then one row
+    per notebook (paper) with its counts per status (reproduces, partly,
+    does not reproduce, not checkable, identity), its run status, time,
+    parameters, error and its claims table (non-reproducing claims first).
+    """
     generated = generated or _dt.datetime.now().isoformat(timespec="seconds")
     rows = []
     for e in entries:
-        counts = e.get("claims")
-        claims = "—" if counts is None else f"{counts['holds']} / {counts['total']}"
-        gaps = "—" if counts is None else str(counts["known_gaps"])
         status = "ok" if e["ok"] else "failed"
         link = f"<a href='{html.escape(e['html'])}'>{html.escape(e['stem'])}</a>" if e.get("html") else html.escape(e["stem"])
+        paper = (e.get("results") or {}).get("paper") or ""
         params = ", ".join(f"{k}={v!r}" for k, v in e.get("parameters", {}).items())
         error = ""
         if e.get("error"):
             error = f"<pre class='error'>{html.escape(e['error'])}</pre>"
         rows.append(
-            f"<tr class='{status}'><td>{link}<br><small>{html.escape(e.get('title', ''))}</small></td>"
-            f"<td>{status}</td><td>{claims}</td><td>{gaps}</td><td>{e['elapsed']:.1f} s</td>"
-            f"<td><code>{html.escape(params)}</code></td><td>{error}{_claims_table(e.get('results'))}</td></tr>"
+            f"<tr class='{status}'><td>{link}<br><b>{html.escape(str(paper))}</b><br>"
+            f"<small>{html.escape(e.get('title', ''))}</small></td>"
+            f"<td class='run'>{status}</td>{_status_cells(e.get('results'), e.get('claims'))}"
+            f"<td>{e['elapsed']:.1f} s</td><td><code>{html.escape(params)}</code></td></tr>"
         )
+        details = error + _claims_table(e.get("results"))
+        if details:
+            rows.append(f"<tr class='details'><td colspan='{len(STATUSES) + 4}'>{details}</td></tr>")
     n_ok = sum(e["ok"] for e in entries)
     body = ("".join(rows) if rows else
-            "<tr><td colspan='7'>No notebooks matched; nothing was run.</td></tr>")
+            f"<tr><td colspan='{len(STATUSES) + 4}'>No notebooks matched; nothing was run.</td></tr>")
+    headline = summary_sentence(claims_summary(entries))
+    heads = "".join(f"<th>{s.replace('-', ' ')}</th>" for s in STATUSES)
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>calibnb reports</title>
 <style>
 body {{ font-family: sans-serif; margin: 2em; }}
-table {{ border-collapse: collapse; }}
-td, th {{ border: 1px solid #ccc; padding: 0.3em 0.6em; vertical-align: top; text-align: left; }}
-tr.failed > td:nth-child(2), tr.fails td {{ color: #b00; font-weight: bold; }}
-tr.ok > td:nth-child(2) {{ color: #070; }}
-tr.known-gap td {{ color: #975; }}
-pre.error {{ white-space: pre-wrap; color: #b00; max-width: 60em; }}
+table.index {{ border-collapse: collapse; width: 100%; table-layout: fixed; }}
+table.index > tbody > tr > td, table.index > tbody > tr > th {{ border: 1px solid #ccc; padding: 0.3em 0.6em;
+  vertical-align: top; text-align: left; overflow-wrap: anywhere; }}
+td.count {{ text-align: right; }}
+td.count.does-not-reproduce, td.count.partly {{ font-weight: bold; }}
+tr.failed > td.run {{ color: #b00; font-weight: bold; }}
+tr.ok > td.run {{ color: #070; }}
+tr.details > td {{ border-top: none; }}
+pre.error {{ white-space: pre-wrap; color: #b00; }}
+p.summary {{ font-size: 1.2em; }}
 </style></head><body>
 <h1>calibnb: reproduction reports</h1>
-<p>{n_ok} of {len(entries)} notebooks ran without error. Generated {html.escape(generated)}.</p>
-<table><tr><th>notebook</th><th>status</th><th>claims holding</th><th>known gaps</th><th>time</th>
-<th>parameters</th><th>errors and claims</th></tr>
+<p class='summary'><b>{html.escape(headline)}</b></p>
+<p>{n_ok} of {len(entries)} notebooks ran without error. Generated {html.escape(generated)}.
+All claims with their computed statuses: <a href='claims.json'>claims.json</a>.</p>
+<table class='index'><colgroup><col style='width: 22%'><col style='width: 6%'>{"<col style='width: 9%'>" * len(STATUSES)}
+<col style='width: 7%'><col style='width: 20%'></colgroup>
+<tr><th>notebook / paper</th><th>run</th>{heads}<th>time</th><th>parameters</th></tr>
 {body}
 </table></body></html>
 """
+
+
+def collect_claims(entries: Sequence[dict], notebooks: Sequence[str | os.PathLike] = (), *,
+                   generated: str | None = None) -> dict:
+    """The content of ``claims.json``: every ledger with its computed statuses.
+
+    Parameters
+    ----------
+    entries : sequence of dict
+        The per-notebook entries of :func:`build_report` (with ``results``).
+    notebooks : sequence of path
+        The notebooks run; a notebook's ledger is ``<its folder>/claims/<stem>.yaml``.
+        A notebook whose run wrote no ledger record but has a ledger is listed
+        with the ledger's claims and ``status: null`` (not computed).
+
+    Returns
+    -------
+    dict
+        ``{"generated", "summary": {"sentence", "papers", "counts"}, "notebooks":
+        [{"stem", "paper", "ledger", "ran", "error", "counts", "claims"}]}``;
+        each claim as in the results JSON (``id, quote, locator, kind, paper,
+        tol, expected, reason, status, sources``).
+    """
+    from .reproduction import LedgerError, load_ledger
+
+    generated = generated or _dt.datetime.now().isoformat(timespec="seconds")
+    by_stem = {Path(p).stem: Path(p) for p in notebooks}
+    summary = claims_summary(entries)
+    out = []
+    for e in entries:
+        results = e.get("results")
+        path = by_stem.get(e["stem"])
+        ledger_file = None if path is None else path.parent / "claims" / f"{e['stem']}.yaml"
+        item: dict[str, Any] = {"stem": e["stem"], "paper": None, "ledger": None, "ran": bool(e.get("ok")),
+                                "error": e.get("error"), "counts": None, "claims": []}
+        if _is_ledger_record(results):
+            item.update(paper=results.get("paper"), ledger=results.get("ledger"), claims=results["claims"],
+                        counts=status_counts(results["claims"]))
+        elif ledger_file is not None and ledger_file.exists():
+            try:
+                ledger = load_ledger(ledger_file)
+            except LedgerError as exc:
+                item["error"] = (item["error"] + "\n" if item["error"] else "") + str(exc)
+            else:
+                item.update(paper=ledger.paper, ledger=str(ledger_file),
+                            claims=[dict(c.to_dict(), status=None, sources=[]) for c in ledger.claims.values()])
+        elif results and isinstance(results.get("claims"), list):
+            item.update(paper=results.get("paper"), error=item["error"] or "deprecated record without a ledger")
+        out.append(item)
+    return {"generated": generated,
+            "summary": {"sentence": summary_sentence(summary), "papers": summary["papers"],
+                        "counts": summary["counts"]},
+            "notebooks": out}
 
 
 def build_report(
@@ -553,6 +715,7 @@ def build_report(
     if unused and paths:
         print(f"calibnb.report: warning: no selected notebook declares {', '.join(unused)}.", file=sys.stderr)
     write_text_atomic(out_dir / "index.html", render_index(entries))
+    write_json_atomic(out_dir / "claims.json", collect_claims(entries, paths))
     write_json_atomic(out_dir / "index.json", [{k: v for k, v in e.items() if k != "results"} for e in entries])
     return entries
 

@@ -26,6 +26,8 @@ __all__ = [
     "check_conf",
     "check_correct",
     "check_conf_correct",
+    "check_conf_correct_batch",
+    "check_sample_weight",
     "check_probs",
     "check_labels",
     "check_probs_labels",
@@ -385,3 +387,72 @@ def as_rng(seed: Any = None) -> np.random.Generator:
     if seed is None or (isinstance(seed, numbers.Integral) and not isinstance(seed, bool)):
         return np.random.default_rng(seed)
     raise TypeError(f"seed must be None, an int or a numpy.random.Generator; got {type(seed).__name__}.")
+
+
+def check_sample_weight(sample_weight: Any, shape: tuple, name: str = "sample_weight") -> np.ndarray | None:
+    """Return sample weights as a float64 array broadcastable to ``shape``, or None.
+
+    Weights must be finite and non-negative, with shape ``(N,)`` or ``(S, N)``
+    matching the items axis, and every row must have a positive total.
+
+    >>> check_sample_weight([1, 2, 0], (3,))
+    array([1., 2., 0.])
+    >>> check_sample_weight([1, -2, 0], (3,))
+    Traceback (most recent call last):
+    ...
+    ValueError: sample_weight has 1 value below 0; first at index 1: -2.0.
+    """
+    if sample_weight is None:
+        return None
+    arr = as_numeric_array(sample_weight, name)
+    if arr.ndim not in (1, 2):
+        raise ValueError(f"{name} must be 1-D (N,) or 2-D (S, N); got an array of shape {arr.shape}.")
+    if arr.shape[-1] != shape[-1]:
+        raise ValueError(f"{name} has {arr.shape[-1]} items but conf has {shape[-1]}; they must match.")
+    if arr.ndim == 2 and len(shape) == 2 and arr.shape[0] != shape[0]:
+        raise ValueError(f"{name} has {arr.shape[0]} rows but conf has {shape[0]}; they must match.")
+    arr = arr.astype(np.float64, copy=False)
+    lo = arr.min()
+    total = arr.sum(axis=-1)  # finite totals and lo >= 0: every weight is finite
+    if not (np.isfinite(lo) and np.all(np.isfinite(total))):
+        _check_finite(arr, name)
+    if lo < 0:
+        neg = arr < 0
+        raise ValueError(f"{name} has {_values(int(neg.sum()))} below 0; {_describe_first(arr, neg)}.")
+    if np.any(total <= 0):
+        where = "" if arr.ndim == 1 else f"; first at row {_first(np.atleast_1d(total <= 0))}"
+        raise ValueError(f"{name} must have a positive total (all weights are 0{where}).")
+    return arr
+
+
+def check_conf_correct_batch(conf: Any, correct: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Validate (conf, correct) of shape (N,) or (S, N) (S systems of N items).
+
+    1-D input goes through :func:`check_conf_correct`; 2-D input gets the same
+    checks, with errors naming the (row, column) of the first bad value.
+
+    >>> c, y = check_conf_correct_batch([[0.2, 0.9], [0.5, 0.5]], [[0, 1], [1, 1]])
+    >>> c.shape, y.dtype
+    ((2, 2), dtype('bool'))
+    """
+    c = as_numeric_array(conf, "conf")
+    if c.ndim == 1:
+        return check_conf_correct(c, correct)
+    if c.ndim != 2:
+        raise ValueError(f"conf must be 1-D (N,) or 2-D (S, N); got an array of shape {c.shape}.")
+    _check_not_empty(c, "conf")
+    c = c.astype(np.float64, copy=False)
+    _check_unit_interval(c, "conf")
+    y = as_numeric_array(correct, "correct")
+    if y.shape != c.shape:
+        raise ValueError(f"correct has shape {y.shape} but conf has shape {c.shape}; they must match.")
+    if y.dtype != np.bool_:
+        bad = (y != 0) & (y != 1)
+        if np.any(bad):
+            n_bad = int(np.count_nonzero(bad))
+            raise ValueError(
+                f"correct must hold only 0/1 or bool; {_values(n_bad)} {'is' if n_bad == 1 else 'are'} not; "
+                f"{_describe_first(y, bad)}."
+            )
+        y = y.astype(np.bool_)
+    return c, y

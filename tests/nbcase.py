@@ -18,15 +18,24 @@ case with ``params`` injected by papermill (``results_path`` is always set by
 the test), then calls ``check(results, default_results)`` with the parsed
 results JSON of the case's run and of the default run. A check asserts how the
 results should change (or not) with the parameters.
+
+A notebook with a claims ledger (``notebooks/claims/<stem>.yaml``) is guarded
+by :func:`assert_statuses_match_ledger`: every status computed in the default
+run must equal the ledger's ``expected``, so a change that flips a finding fails
+until the ledger's ``expected`` and ``reason`` are updated in the same commit.
+Case runs are not compared with the ledger (other parameters may legitimately
+change a status); :func:`assert_complete_record` only checks that every claim
+was recorded with a valid status.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable
 
-__all__ = ["Case"]
+__all__ = ["Case", "assert_statuses_match_ledger", "assert_complete_record"]
 
 _ID = re.compile(r"^[A-Za-z0-9_.=+-]+$")
 
@@ -62,3 +71,30 @@ class Case:
             raise ValueError(f"Case {self.id!r}: params must not set results_path; the test sets it.")
         if not callable(self.check):
             raise TypeError(f"Case {self.id!r}: check must be callable as check(results, default_results).")
+
+
+def assert_complete_record(results: dict, ledger_path: str | Path, what: str) -> None:
+    """Every claim of the ledger is in the ledger-based results JSON, with one of the five statuses."""
+    from calibnb.reproduction import STATUSES, load_ledger
+
+    ledger = load_ledger(ledger_path)
+    assert "ledger" in results, (f"{what}: the results JSON is not a ledger record; build the record with "
+                                 f"Reproduction.from_ledger({str(Path('claims') / Path(ledger_path).name)!r}).")
+    assert Path(results["ledger"]).name == Path(ledger_path).name, (
+        f"{what}: the notebook used ledger {results['ledger']}, not {ledger_path}")
+    statuses = {c["id"]: c.get("status") for c in results["claims"]}
+    missing = [cid for cid in ledger.claims if cid not in statuses]
+    assert not missing, f"{what}: claims of {ledger_path} missing from the results: {', '.join(missing)}"
+    bad = {cid: s for cid, s in statuses.items() if s not in STATUSES}
+    assert not bad, f"{what}: claims without a valid status: {bad}"
+
+
+def assert_statuses_match_ledger(results: dict, ledger_path: str | Path, what: str = "default run") -> None:
+    """Fail, naming each claim, both statuses and the ledger file, if a computed status differs from ``expected``."""
+    from calibnb.reproduction import status_mismatches
+
+    assert_complete_record(results, ledger_path, what)
+    problems = status_mismatches(results, ledger_path)
+    if problems:
+        raise AssertionError(f"{what}: {len(problems)} computed status(es) differ from ledger {ledger_path}:\n  "
+                             + "\n  ".join(problems))

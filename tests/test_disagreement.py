@@ -7,6 +7,9 @@ from numpy.testing import assert_allclose, assert_array_equal
 from scipy.stats import entropy as scipy_entropy
 
 from calibnb.papers.baan2022 import (
+    divergence_draws,
+    expected_single_vote_dist_ce,
+    original_agreement,
     classwise_ece_reference,
     histogram_divergence,
     human_calibration_summary,
@@ -17,6 +20,7 @@ from calibnb.papers.baan2022 import (
     votes_stability,
 )
 from calibnb.data import subsample_votes
+from calibnb.metrics import dist_ce, human_distribution
 
 
 def _random_counts(rng, n, k, total):
@@ -360,3 +364,75 @@ def test_votes_explorer_all_votes_gives_a_perfect_human_classifier():
     assert few.loc["E[DistCE] model", "value"] == pytest.approx(full.loc["E[DistCE] model", "value"])
     with pytest.raises(ValueError, match="probs has shape"):
         votes_explorer(counts, probs[:5])
+
+
+# --- divergence_draws, original_agreement, expected_single_vote_dist_ce ----------------------------------------
+
+def test_divergence_draws_repeats_one_draw_exactly():
+    rng = np.random.default_rng(3)
+    counts = _random_counts(rng, 60, 3, 100)
+    human = human_distribution(counts)
+    model = dist_ce(rng.dirichlet(np.ones(3), size=60), human)
+    table, first = divergence_draws(counts, {"model": model}, n_votes=20, n_draws=3, bins=10, seed=7)
+    assert table.shape == (6, 5) and table["vs"].tolist() == ["H2", "model"] * 3
+    # the first draw is the first use of the same generator
+    groups = subsample_votes(counts, 20, n_groups=2, seed=np.random.default_rng(7))
+    h1, h2 = dist_ce(groups[0] / 20, human), dist_ce(groups[1] / 20, human)
+    assert_array_equal(first["H1"], h1)
+    row = table.iloc[1]
+    assert row["KL"] == histogram_divergence(h1, model, bins=10)
+    assert row["TVD"] == histogram_divergence(h1, model, bins=10, divergence="tvd")
+    again, _ = divergence_draws(counts, {"model": model}, n_votes=20, n_draws=3, bins=10, seed=7)
+    pd.testing.assert_frame_equal(table, again)
+
+
+def test_divergence_draws_reports_an_infinite_raw_kl_and_a_finite_smoothed_one():
+    counts = np.array([[50, 50, 0]] * 20 + [[100, 0, 0]] * 20)
+    far = np.full(40, 0.95)  # every item in the last bin: H1's bins are empty here
+    table, _ = divergence_draws(counts, {"far": far}, n_votes=20, n_draws=2, bins=10, seed=0)
+    far_rows = table[table.vs == "far"]
+    assert np.isinf(far_rows["KL"]).all() and np.isfinite(far_rows["KL smoothed"]).all()
+
+
+@pytest.mark.parametrize(("others", "error", "match"), [
+    ({"H2": np.zeros(4)}, ValueError, "H2"),
+    ({"m": np.zeros(3)}, ValueError, "3 values"),
+    ([np.zeros(4)], TypeError, "mapping"),
+])
+def test_divergence_draws_rejects_bad_others(others, error, match):
+    with pytest.raises(error, match=match):
+        divergence_draws([[20, 20, 0]] * 4, others, n_votes=20, n_draws=1)
+
+
+def test_original_agreement_counts_the_largest_label():
+    top, n = original_agreement([["e", "n", "c", "e", "n"], ["e"] * 5, ["n", "n", "c", "n"]])
+    assert top.tolist() == [2, 5, 3] and n.tolist() == [5, 5, 4]
+
+
+@pytest.mark.parametrize(("labels", "error"), [("eenc", TypeError), ([["e"], "en"], TypeError), ([["e"], []], ValueError)])
+def test_original_agreement_rejects_bad_input(labels, error):
+    with pytest.raises(error, match="labels"):
+        original_agreement(labels)
+
+
+def test_expected_single_vote_dist_ce_is_the_linear_score():
+    rng = np.random.default_rng(0)
+    counts = _random_counts(rng, 200, 3, 100)
+    pi = human_distribution(counts)
+    f = rng.dirichlet(np.ones(3), size=200)
+    # Monte Carlo: the mean DistCE against one vote drawn per item
+    votes = np.stack([subsample_votes(counts, 1, n_groups=1, seed=s)[0] for s in range(400)])
+    mc = np.mean([dist_ce(f, v) for v in votes], axis=0)
+    assert_allclose(expected_single_vote_dist_ce(f, counts), mc, atol=0.06)
+    # against one-hot votes it is exactly 1 - f_y
+    onehot = np.eye(3)[rng.integers(0, 3, 200)]
+    assert_allclose(expected_single_vote_dist_ce(f, onehot), 1 - (f * onehot).sum(1))
+
+
+def test_expected_single_vote_dist_ce_prefers_the_mode_to_the_truth():
+    """Improper: the one-hot forecast of the majority never scores worse than the true distribution."""
+    rng = np.random.default_rng(1)
+    pi = rng.dirichlet(np.ones(4), size=300)
+    mode = np.eye(4)[pi.argmax(1)]
+    assert np.all(expected_single_vote_dist_ce(mode, pi) <= expected_single_vote_dist_ce(pi, pi) + 1e-12)
+    assert np.mean(expected_single_vote_dist_ce(mode, pi) < expected_single_vote_dist_ce(pi, pi)) > 0.99

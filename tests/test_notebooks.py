@@ -5,10 +5,15 @@ must define ``check_default(results)`` and ``CASES`` (at least two
 :class:`nbcase.Case`). This module
 
 1. runs the notebook at its defaults in a temporary folder with
-   ``results_path`` set, reads back the results JSON, asserts that no claim
-   fails, and calls ``check_default(results)``;
+   ``results_path`` set, reads back the results JSON and calls
+   ``check_default(results)``. A notebook with a claims ledger
+   (``notebooks/claims/<stem>.yaml``) must record every ledger claim, and every
+   computed status must equal the ledger's ``expected`` (a flipped finding fails
+   here until the ledger is updated in the same commit); a notebook still on the
+   deprecated record (no ledger) must have no failing claim;
 2. runs it once per case with the case's parameters and calls
-   ``case.check(results, default_results)``.
+   ``case.check(results, default_results)`` (a ledger notebook's statuses may
+   differ from ``expected`` in a case run; every claim must still be recorded).
 
 The kernel is ``python3`` (the Makefile installs it into the venv) and runs in
 the ``notebooks/`` folder, as in Jupyter and nbval; data are found through
@@ -20,6 +25,7 @@ by the cases.
 from __future__ import annotations
 
 import importlib.util
+import json
 import sys
 import warnings
 from pathlib import Path
@@ -41,7 +47,15 @@ CELL_TIMEOUT = 600.0
 if str(TESTS_DIR) not in sys.path:
     sys.path.insert(0, str(TESTS_DIR))
 
-from nbcase import Case  # noqa: E402
+from nbcase import Case, assert_complete_record, assert_statuses_match_ledger  # noqa: E402
+
+CLAIMS_DIR = NOTEBOOKS_DIR / "claims"
+
+
+def ledger_path(stem: str) -> Path | None:
+    """The notebook's claims ledger, or None while it is still on the deprecated record."""
+    path = CLAIMS_DIR / f"{stem}.yaml"
+    return path if path.exists() else None
 
 
 def notebook_stems() -> list[str]:
@@ -145,7 +159,11 @@ def test_notebook_default(stem, runner):
     if run.elapsed > DEFAULT_RUN_BUDGET:
         warnings.warn(f"{stem} took {run.elapsed:.0f} s at its defaults (budget {DEFAULT_RUN_BUDGET:.0f} s)",
                       stacklevel=1)
-    assert_claims_hold(results, f"{stem} at defaults")
+    ledger = ledger_path(stem)
+    if ledger is None:
+        assert_claims_hold(results, f"{stem} at defaults")
+    else:
+        assert_statuses_match_ledger(results, ledger, f"{stem} at defaults")
     load_case_module(stem).check_default(results)
 
 
@@ -154,5 +172,51 @@ def test_notebook_case(stem, case, runner):
     default = results_of(runner.default(stem), "defaults")
     run = runner.run(stem, case.id, case.params)
     results = results_of(run, f"case {case.id} {case.params}")
-    assert_claims_hold(results, f"{stem} case {case.id}")
+    ledger = ledger_path(stem)
+    if ledger is None:
+        assert_claims_hold(results, f"{stem} case {case.id}")
+    else:
+        assert_complete_record(results, ledger, f"{stem} case {case.id}")
     case.check(results, default)
+
+
+def test_flipped_ledger_status_fails(tmp_path):
+    """The guard of the findings, without a kernel: a ledger copy with one expected status flipped fails."""
+    import shutil
+
+    import yaml
+
+    from calibnb import Reproduction
+
+    ledger = {"paper": "Tiny 2024", "notebook": "tiny", "claims": [
+        {"id": "value", "quote": "x = 0.5", "locator": "Table 1", "kind": "number", "paper": 0.5, "tol": 0.005,
+         "tol_reason": "2 decimals", "sources": ["a", "b"], "expected": "partly", "reason": "fails on b"},
+        {"id": "better", "quote": "A beats B", "locator": "§3", "kind": "verdict", "paper": True, "sources": ["a"],
+         "expected": "does-not-reproduce", "reason": "B wins on a"}]}
+    path = tmp_path / "tiny.yaml"
+    path.write_text(yaml.safe_dump(ledger, sort_keys=False))
+    rep = Reproduction.from_ledger(path, results_path=tmp_path / "tiny.json")
+    rep.check("value", ours=0.501, source="a")
+    rep.check("value", ours=0.6, source="b")
+    rep.check("better", ours=False, source="a")
+    rep.finish()
+    results = json.loads((tmp_path / "tiny.json").read_text())
+    assert_statuses_match_ledger(results, path)  # the committed ledger: passes
+
+    altered_dir = tmp_path / "altered"
+    altered_dir.mkdir()
+    ledger["claims"][1]["expected"] = "reproduces"  # deliberately flipped
+    altered = altered_dir / "tiny.yaml"
+    altered.write_text(yaml.safe_dump(ledger, sort_keys=False))
+    with pytest.raises(AssertionError) as info:
+        assert_statuses_match_ledger(results, altered)
+    message = str(info.value)
+    assert "claim 'better'" in message and "computed status 'does-not-reproduce'" in message
+    assert "ledger expects 'reproduces'" in message and str(altered) in message
+    assert "claim 'value'" not in message
+
+    # a claim of the ledger that the run did not record fails too
+    shutil.copy(path, altered)
+    results["claims"] = results["claims"][:1]
+    with pytest.raises(AssertionError, match="missing from the results: better"):
+        assert_statuses_match_ledger(results, altered)

@@ -141,7 +141,7 @@ def test_cli_runs_all_reports_failures_and_continues(nb_dir, tmp_path, capsys):
         "a_pass.html", "a_pass.ipynb", "a_pass.results.json",
         "b_raise.failed.html", "b_raise.failed.ipynb",
         "c_claim_fails.failed.html", "c_claim_fails.failed.ipynb", "c_claim_fails.failed.results.json",
-        "index.html", "index.json", "mathjax",
+        "claims.json", "index.html", "index.json", "mathjax",
     ]  # no temporary files or folders left behind (mathjax/: the offline copy the pages load)
     entries = {e["stem"]: e for e in json.loads((out / "index.json").read_text())}
     assert entries["a_pass"]["ok"] is True
@@ -233,3 +233,165 @@ def test_render_index_escapes_html():
                 "parameters": {"s": "<i>"}, "claims": None, "results": None, "html": None}]
     page = report.render_index(entries, generated="now")
     assert "x&lt;y" in page and "a &lt; b" in page and "<b>t</b>" not in page and "<i>" not in page
+
+
+# ------------------------------------------------------------ ledgers in the index
+
+LEDGER_NB = (
+    "from calibnb import Reproduction\n"
+    "rep = Reproduction.from_ledger('claims/{stem}.yaml', results_path=results_path)\n"
+    "rep.check('value', ours=0.5 * scale, source='a')\n"
+    "rep.check('value', ours=0.7, source='b')\n"
+    "rep.check('better', ours=scale > 1, source='a')\n"
+    "rep.identity('half', ours=0.5, expected=0.5)\n"
+    "rep.not_checkable('study')\n"
+    "rep.finish()\n"
+    "rep.did_not_reproduce()\n"
+)
+
+
+def ledger_yaml(stem: str, paper: str) -> str:
+    return f"""paper: "{paper}"
+notebook: {stem}
+claims:
+  - {{id: value, quote: "x = 0.5", locator: "Table 1", kind: number, paper: 0.5, tol: 0.005,
+     tol_reason: "2 decimals", sources: [a, b], expected: partly, reason: "fails on b"}}
+  - {{id: better, quote: "A beats B", locator: "§3", kind: verdict, paper: true, sources: [a],
+     expected: does-not-reproduce, reason: "B wins at scale 1"}}
+  - {{id: half, quote: "MacroCE = 50.00", locator: "Table 2", kind: identity, expected: identity,
+     reason: "(1 - a + a)/2"}}
+  - {{id: study, quote: "users trust it", locator: "§5", kind: not-checkable, expected: not-checkable,
+     reason: "the user study's answers are not public"}}
+"""
+
+
+def make_ledger_notebook(folder: Path, stem: str, paper: str, body: str = LEDGER_NB) -> Path:
+    (folder / "claims").mkdir(parents=True, exist_ok=True)
+    (folder / "claims" / f"{stem}.yaml").write_text(ledger_yaml(stem, paper), encoding="utf-8")
+    return make_notebook(folder, stem, body.format(stem=stem))
+
+
+def test_index_counts_statuses_per_paper_and_writes_claims_json(tmp_path):
+    folder = tmp_path / "nbs"
+    make_ledger_notebook(folder, "l1_first", "First 2021")
+    make_ledger_notebook(folder, "l2_second", "Second 2022")
+    make_ledger_notebook(folder, "l3_broken", "Broken 2023", "raise RuntimeError('before any record')\n")
+    make_notebook(folder, "l4_old", PASSING)  # still on the deprecated record
+    out = tmp_path / "reports"
+    status = report.main(["--notebooks", str(folder / "*.ipynb"), "--out", str(out), "--no-progress", "--no-html"])
+    assert status == 1  # l3_broken failed
+    index = (out / "index.html").read_text()
+    # the cross-paper summary at the top: 2 ledger papers x (value partly, better does not) = 0 of 4 reproduce
+    sentence = ("0 of 4 checkable claims of two papers reproduce (2 partly, 2 do not); 2 claims are not checkable "
+                "with public data; 2 identities hold by construction and are not counted.")
+    assert sentence in index
+    assert index.index(sentence) < index.index("l1_first")
+    assert "Not counted: l4_old (deprecated record without a ledger)." in index
+    assert "No results from: l3_broken." in index
+    for head in ("reproduces", "partly", "does not reproduce", "not checkable", "identity"):
+        assert f"<th>{head}</th>" in index
+    # per paper: one cell per status, in the order of the header
+    row = index[index.index("l1_first"):]
+    row = row[:row.index("</tr>")]
+    assert "<b>First 2021</b>" in row
+    cells = [c.split("</td>")[0].split(">")[-1] for c in row.split("<td class='count")[1:]]
+    assert cells == ["0", "1", "1", "1", "1"]
+    assert "deprecated record: 1 / 1 claims hold; 1 known gaps" in index
+    # the claims table of each ledger notebook, non-reproducing first
+    assert "table-layout: fixed" in index and "the user study&#x27;s answers are not public" in index
+    first_table = index[index.index("l1_first"):]
+    assert first_table.index("<b>better</b>") < first_table.index("<b>value</b>") < first_table.index("<b>study</b>")
+
+    claims = json.loads((out / "claims.json").read_text())
+    assert claims["summary"]["sentence"].startswith(sentence)
+    assert claims["summary"]["counts"] == {"reproduces": 0, "partly": 2, "does-not-reproduce": 2,
+                                           "not-checkable": 2, "identity": 2, "checkable": 4}
+    nbs = {n["stem"]: n for n in claims["notebooks"]}
+    assert set(nbs) == {"l1_first", "l2_second", "l3_broken", "l4_old"}
+    first = nbs["l1_first"]
+    assert first["paper"] == "First 2021" and first["ran"] is True and first["ledger"] == "claims/l1_first.yaml"
+    assert {c["id"]: c["status"] for c in first["claims"]} == {
+        "value": "partly", "better": "does-not-reproduce", "half": "identity", "study": "not-checkable"}
+    value = next(c for c in first["claims"] if c["id"] == "value")
+    assert [s["outcome"] for s in value["sources"]] == ["holds", "fails"] and value["quote"] == "x = 0.5"
+    # a notebook that failed before recording: its ledger is listed, statuses not computed
+    broken = nbs["l3_broken"]
+    assert broken["ran"] is False and "before any record" in broken["error"]
+    assert broken["paper"] == "Broken 2023" and [c["status"] for c in broken["claims"]] == [None] * 4
+    assert nbs["l4_old"]["claims"] == [] and "deprecated" in nbs["l4_old"]["error"]
+    # what the notebook shows: the claims table (finish) and the generated section (did_not_reproduce)
+    executed = nbformat.read(str(out / "l1_first.ipynb"), as_version=4)
+    outputs = [o for cell in executed.cells if cell.cell_type == "code" for o in cell.get("outputs", [])]
+    shown_html = [o["data"]["text/html"] for o in outputs if "text/html" in o.get("data", {})]
+    shown_md = [o["data"]["text/markdown"] for o in outputs if "text/markdown" in o.get("data", {})]
+    assert any("calibnb-claims" in h and "0 of 2 checkable claims reproduce" in h for h in shown_html)
+    assert any(m.startswith("## What did not reproduce") and "**better**" in m for m in shown_md)
+    entries = {e["stem"]: e for e in json.loads((out / "index.json").read_text())}
+    assert entries["l1_first"]["claims"]["partly"] == 1 and entries["l1_first"]["claims"]["checkable"] == 2
+
+
+def test_index_counts_follow_the_run(tmp_path):
+    """Another parameter value changes a status, and the counts and summary follow."""
+    folder = tmp_path / "nbs"
+    make_ledger_notebook(folder, "l1_first", "First 2021")
+    out = tmp_path / "reports"
+    assert report.main(["--notebooks", str(folder / "*.ipynb"), "--out", str(out), "--no-progress", "--no-html",
+                        "-p", "scale", "2.0"]) == 0
+    claims = json.loads((out / "claims.json").read_text())
+    statuses = {c["id"]: c["status"] for c in claims["notebooks"][0]["claims"]}
+    # scale 2: value is 1.0 on source a (fails there too), better holds
+    assert statuses["value"] == "does-not-reproduce" and statuses["better"] == "reproduces"
+    assert claims["summary"]["sentence"].startswith("1 of 2 checkable claims of one paper reproduce (0 partly, 1 do not)")
+
+
+def test_summary_sentence_and_render_without_ledgers():
+    page = report.render_index([], generated="now")
+    assert "0 of 0 checkable claims of no papers reproduce" in page
+    assert report.claims_summary([])["counts"]["checkable"] == 0
+    assert report.collect_claims([], generated="now") == {
+        "generated": "now", "summary": {"sentence": report.summary_sentence(report.claims_summary([])),
+                                        "papers": 0, "counts": report.claims_summary([])["counts"]},
+        "notebooks": []}
+
+
+def _chromium():
+    import shutil
+
+    pytest.importorskip("playwright.sync_api")
+    path = shutil.which("chromium") or shutil.which("chromium-browser")
+    if path is None:
+        pytest.skip("no chromium on this machine")
+    return path
+
+
+def test_claims_table_fits_1280_px_in_a_browser(tmp_path):
+    """The claims table, in the index and in the notebook's page, wraps within a 1280 px window."""
+    from playwright.sync_api import sync_playwright
+
+    chromium = _chromium()
+    folder = tmp_path / "nbs"
+    make_ledger_notebook(folder, "l1_first", "First 2021")
+    ledger = folder / "claims" / "l1_first.yaml"
+    long_word = "x" * 300  # an unbreakable run of characters must wrap too
+    ledger.write_text(ledger.read_text().replace('"A beats B"', f'"A beats B {long_word} ' + "and so on " * 40 + '"'))
+    out = tmp_path / "reports"
+    assert report.main(["--notebooks", str(folder / "*.ipynb"), "--out", str(out), "--no-progress"]) == 0
+    measure = """() => Array.from(document.querySelectorAll('table.calibnb-claims')).map(t => ({
+        right: t.getBoundingClientRect().right,
+        overflowing: Array.from(t.querySelectorAll('td, th')).filter(c => c.scrollWidth > c.clientWidth + 1).length,
+        rows: t.querySelectorAll('tr').length}))"""
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            for name in ("index.html", "l1_first.html"):
+                page.goto((out / name).as_uri())
+                page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
+                tables = page.evaluate(measure)
+                assert tables, name
+                for t in tables:
+                    assert t["rows"] == 5, (name, t)  # header + 4 claims
+                    assert t["right"] <= 1280 and t["overflowing"] == 0, (name, t)
+                assert page.evaluate("document.documentElement.scrollWidth") <= 1280, name
+        finally:
+            browser.close()

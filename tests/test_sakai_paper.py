@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 
 import calibnb as cb
-from calibnb.papers.sakai2024 import load_sakai_example, perturb_confidence, sakai_examples_path
+from calibnb.papers.sakai2024 import (load_sakai_example, perturb_confidence, random_axiom_systems,
+                                      sakai_examples_path)
 
 
 def _top(example, name):
@@ -207,3 +208,64 @@ def test_perturb_confidence_rules_and_errors():
         perturb_confidence(p, 0, 0.5, others="spread")
     with pytest.raises(ValueError, match="number must be one of"):
         load_sakai_example(4)
+
+
+@pytest.mark.parametrize("number", [1, 2, 3])
+def test_built_systems_equal_the_printed_tables(number):
+    # Y, Z, W are built from X by the recipe; the paper's Tables 1, 4 and 9 print them: they must agree.
+    ex = load_sakai_example(number)
+    assert sorted(ex.printed) == ["W", "Y", "Z"]
+    for name in "YZW":
+        np.testing.assert_allclose(ex.probs(name), ex.printed[name], atol=1e-12, rtol=0)
+
+
+def test_random_axiom_systems_follow_sakais_perturbations():
+    sys_ = random_axiom_systems(300, 12, 3, seed=5)
+    assert sys_.shape == (300, 12, 3)
+    rows = np.arange(300)
+    conf = {s: sys_.top(s)[0] for s in "XYZW"}
+    correct = {s: sys_.top(s)[1] for s in "XYZW"}
+    pred = sys_.probs["X"].argmax(axis=2)
+    for s in "XYZW":
+        p = sys_.probs[s]
+        np.testing.assert_allclose(p.sum(axis=2), 1.0)
+        assert (p >= 0).all() and (p.argmax(axis=2) == pred).all()  # predictions kept
+        np.testing.assert_array_equal(correct[s], correct["X"])
+    # every system has a correct and a wrong instance
+    assert correct["X"].any(axis=1).all() and (~correct["X"]).any(axis=1).all()
+    ju, jo = sys_.index_u, sys_.index_o
+    assert correct["X"][rows, ju].all() and not correct["X"][rows, jo].any()
+    # Y lowers one correct instance's top probability, Z raises one wrong instance's; W does both
+    assert (conf["Y"][rows, ju] < conf["X"][rows, ju]).all() and (conf["Z"][rows, jo] > conf["X"][rows, jo]).all()
+    for s, changed in [("Y", [ju]), ("Z", [jo]), ("W", [ju, jo])]:
+        mask = np.zeros((300, 12), dtype=bool)
+        for j in changed:
+            mask[rows, j] = True
+        np.testing.assert_array_equal(conf[s][~mask], conf["X"][~mask])
+    np.testing.assert_array_equal(sys_.probs["W"][rows, ju], sys_.probs["Y"][rows, ju])
+    np.testing.assert_array_equal(sys_.probs["W"][rows, jo], sys_.probs["Z"][rows, jo])
+    # HMR satisfies Sakai's axioms on every system (Theorems U-, O-, UO-HMR), through the metrics' batch axis
+    hmr = {s: cb.hmr(conf[s], correct[s]) for s in "XYZW"}
+    assert hmr["X"].shape == (300,)
+    assert (hmr["Y"] <= hmr["X"]).all() and (hmr["Z"] <= hmr["X"]).all() and (hmr["W"] < hmr["X"]).all()
+    # ... while ECE with 10 equal-width bins violates Axiom U on some of them
+    ece = {s: cb.ece(conf[s], correct[s], n_bins=10) for s in "XY"}
+    assert (ece["Y"] < ece["X"]).any()
+
+
+def test_random_axiom_systems_seed_and_errors():
+    a, b = random_axiom_systems(5, 6, 4, seed=1), random_axiom_systems(5, 6, 4, seed=1)
+    for s in "XYZW":
+        np.testing.assert_array_equal(a.probs[s], b.probs[s])
+    c = random_axiom_systems(5, 6, 4, seed=np.random.default_rng(2))
+    assert not np.array_equal(a.probs["X"], c.probs["X"])
+    two = random_axiom_systems(50, 4, 2, seed=0)  # binary: the lowered class must stay above 1/2
+    assert (two.top("Y")[0] > 0.5).all()
+    with pytest.raises(ValueError, match="n_instances must be at least 2"):
+        random_axiom_systems(5, 1, 3)
+    with pytest.raises(ValueError, match="n_classes must be at least 2"):
+        random_axiom_systems(5, 4, 1)
+    with pytest.raises(TypeError, match="n_systems must be an integer"):
+        random_axiom_systems(2.5, 4, 3)
+    with pytest.raises(ValueError, match="name must be one of"):
+        a.top("V")

@@ -19,7 +19,6 @@ CONF_FUNCS = [cb.ece, cb.mce, cb.reliability_table, cb.ice, cb.macro_ce, cb.macr
     ([0.2, np.nan, 0.3], [1, 0, 1], ValueError, r"conf has 1 value that is NaN or infinite; first at index 1: nan"),
     ([0.2, np.inf], [1, 0], ValueError, r"conf has 1 value that is NaN or infinite; first at index 1: inf"),
     ([], [], ValueError, r"conf is empty; at least one value is needed"),
-    ([[0.2, 0.3]], [1], ValueError, r"conf must be 1-D; got an array of shape \(1, 2\)"),
     ("0.5", [1], TypeError, r"conf must be an array of numbers, not a string"),
     (None, [1], TypeError, r"conf must be an array of numbers, not None"),
     (["a", "b"], [1, 0], TypeError, r"conf must hold numbers; got dtype <U1"),
@@ -31,6 +30,17 @@ CONF_FUNCS = [cb.ece, cb.mce, cb.reliability_table, cb.ice, cb.macro_ce, cb.macr
 def test_conf_correct_errors(f, conf, correct, exc, match):
     with pytest.raises(exc, match=match):
         f(conf, correct)
+
+
+@pytest.mark.parametrize("f", CONF_FUNCS, ids=lambda f: f.__name__)
+def test_2d_conf_is_a_batch_or_refused(f):
+    # the batch-axis metrics take (S, N) with correct of the same shape; the others want 1-D
+    batch = f not in (cb.reliability_table, cb.ks_curves)
+    match = r"correct has shape \(1,\) but conf has shape \(1, 2\)" if batch else r"conf must be 1-D; got an array of shape \(1, 2\)"
+    with pytest.raises(ValueError, match=match):
+        f([[0.2, 0.3]], [1])
+    with pytest.raises(ValueError, match=r"conf must be 1-D \(N,\) or 2-D \(S, N\)" if batch else "conf must be 1-D"):
+        f(np.zeros((1, 1, 2)), np.zeros((1, 1, 2)))
 
 
 @pytest.mark.parametrize("f", [cb.ece, cb.mce, cb.reliability_table, cb.bin_indices], ids=lambda f: f.__name__)

@@ -1,7 +1,9 @@
 """Calibration metrics, one module per input type.
 
 * :mod:`calibnb.metrics.binary` -- confidences and correctness ``(conf, correct)``:
-  ECE, MCE, ICE, MacroCE, rewards, HMR, Brier, KS error, reliability tables.
+  ECE, MCE, ICE, MacroCE, rewards, HMR, Brier, KS error, reliability tables
+  (batch axis (S, N) -> (S,) and sample weights).
+* :mod:`calibnb.metrics.estimators` -- smooth ECE and debiased ECE.
 * :mod:`calibnb.metrics.multiclass` -- class probabilities and labels
   ``(probs, labels)``: top-r and within-top-r reductions, class-wise ECE, NBR.
 * :mod:`calibnb.metrics.human` -- class probabilities against human vote counts
@@ -16,6 +18,7 @@ from .binary import (
     KSCurves,
     MacroCEParts,
     Rewards,
+    auto_n_bins,
     bin_indices,
     brier_top,
     ece,
@@ -28,7 +31,9 @@ from .binary import (
     mce,
     reliability_table,
     rewards,
+    sweep_n_bins,
 )
+from .estimators import debiased_ece, smooth_ece, smooth_ece_bandwidth
 from .human import dist_ce, ent_ce, entropy, human_distribution, majority_label, rank_cs, ranking_ties, tvd
 from .multiclass import classwise_ece, nbr, top_r, within_top_r
 from .scalar import classwise_ce, expected_label, ranking_risk, scalar_mae, unli_inverse, unli_transform
@@ -50,6 +55,12 @@ __all__ = [
     "ks_error",
     "ks_curves",
     "KSCurves",
+    "auto_n_bins",
+    "sweep_n_bins",
+    # estimators beyond binned ECE
+    "smooth_ece",
+    "smooth_ece_bandwidth",
+    "debiased_ece",
     # multiclass
     "top_r",
     "within_top_r",

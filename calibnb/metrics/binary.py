@@ -35,10 +35,14 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ..uncertainty import batch_axis
 from ..validation import (
     check_choice,
     check_conf_correct,
+    check_conf_correct_batch,
     check_n_bins,
+    check_positive_int,
+    check_sample_weight,
     check_scalar_in_range,
 )
 
@@ -58,6 +62,8 @@ __all__ = [
     "ks_curves",
     "KSCurves",
     "brier_top",
+    "auto_n_bins",
+    "sweep_n_bins",
 ]
 
 _BINNINGS = ("width", "mass")
@@ -237,6 +243,309 @@ def _check_binning(n_bins, binning) -> int:
 
 
 # --------------------------------------------------------------------------
+# batch axis and sample weights: one general path
+# --------------------------------------------------------------------------
+# The 1-D, unweighted calls keep the chunked fast paths above. Everything else
+# (conf, correct of shape (S, N); sample_weight of shape (N,) or (S, N)) goes
+# through the functions below, vectorised over the S rows (no Python loop over
+# systems). Weights are multiplicities: integer weights give exactly the
+# result of repeating rows (np.repeat), and real weights generalise that.
+
+
+def _prepare(conf, correct, sample_weight):
+    """Validated conf, correct (1-D or 2-D), weights (None or float array), batched flag."""
+    conf, correct = check_conf_correct_batch(conf, correct)
+    w = check_sample_weight(sample_weight, conf.shape)
+    batched = conf.ndim == 2 or (w is not None and w.ndim == 2)
+    return conf, correct, w, batched
+
+
+def _result(values, batched: bool):
+    values = np.asarray(values, dtype=np.float64)
+    return values if batched else float(values.reshape(-1)[0])
+
+
+def _rows_weights(conf: np.ndarray, w):
+    """Weights as a 2-D array (S, N) (ones when None), S the batch size."""
+    n = conf.shape[-1]
+    s = conf.shape[0] if conf.ndim == 2 else (w.shape[0] if w is not None and w.ndim == 2 else 1)
+    if w is None:
+        return np.ones((s, n))
+    return np.broadcast_to(w, (s, n))
+
+
+def _width_sums_general(conf, correct, w, n_bins: int, counts: bool = True):
+    """Per row and equal-width bin: weighted sum of (conf - correct) and total weight, (S, M) each.
+
+    ``counts=False`` skips the per-bin weights (returns None for them).
+    """
+    bins = _width_codes_nd(conf, n_bins)
+    np.subtract(bins, 1, out=bins)
+    np.maximum(bins, 0, out=bins)
+    d = conf - correct
+    if conf.ndim == 1 and w is not None and w.ndim == 2:
+        # One set of items, many weightings (e.g. bootstrap multiplicities).
+        n = conf.shape[0]
+        if n > 1 and np.all(conf[1:] >= conf[:-1]):
+            # sorted items: each bin is a contiguous block of columns
+            edges = np.searchsorted(bins, np.arange(n_bins + 1))
+            diff = np.zeros((w.shape[0], n_bins))
+            count = np.zeros((w.shape[0], n_bins)) if counts else None
+            for m in np.flatnonzero(np.diff(edges)):  # a loop over bins, not items or rows
+                block = w[:, edges[m]:edges[m + 1]]
+                diff[:, m] = block @ d[edges[m]:edges[m + 1]]
+                if counts:
+                    count[:, m] = block.sum(axis=1)
+            return diff, count
+        from scipy import sparse
+
+        cols = n_bins * (2 if counts else 1)
+        rows = np.arange(n)
+        if counts:
+            design = sparse.csr_matrix(
+                (np.concatenate([d, np.ones(n)]), (np.concatenate([rows, rows]), np.concatenate([bins, bins + n_bins]))),
+                shape=(n, cols),
+            )
+        else:
+            design = sparse.csr_matrix((d, (rows, bins)), shape=(n, cols))
+        out = np.asarray(w @ design)
+        return out[:, :n_bins], (out[:, n_bins:] if counts else None)
+    wt = _rows_weights(conf, w)
+    s = wt.shape[0]
+    flat = (np.broadcast_to(bins, wt.shape) + (np.arange(s) * n_bins)[:, None]).ravel()
+    diff = np.bincount(flat, weights=(np.broadcast_to(d, wt.shape) * wt).ravel(), minlength=s * n_bins)
+    if not counts:
+        return diff.reshape(s, n_bins), None
+    count = np.bincount(flat, weights=wt.ravel(), minlength=s * n_bins)
+    return diff.reshape(s, n_bins), count.reshape(s, n_bins)
+
+
+def _width_codes_nd(conf: np.ndarray, n_bins: int) -> np.ndarray:
+    codes = np.empty(conf.shape, dtype=np.intp)
+    np.ceil(conf * (n_bins * _EDGE_SHRINK), out=codes, casting="unsafe")
+    return codes
+
+
+def _sorted_rows(conf, correct, w):
+    """Rows sorted by confidence (stable): conf, correct as float, weights (S, N) or None."""
+    if conf.ndim == 1:
+        order = np.argsort(conf, kind="stable")
+        sc, sy = conf[order], correct[order].astype(np.float64)
+        sw = None if w is None else (w[..., order] if w.ndim == 2 else w[order][None, :])
+        if sw is not None:
+            sc, sy = np.broadcast_to(sc, sw.shape), np.broadcast_to(sy, sw.shape)
+        else:
+            sc, sy = sc[None, :], sy[None, :]
+        return sc, sy, sw
+    order = np.argsort(conf, axis=1, kind="stable")
+    sc = np.take_along_axis(conf, order, axis=1)
+    sy = np.take_along_axis(correct, order, axis=1).astype(np.float64)
+    sw = None if w is None else np.take_along_axis(np.broadcast_to(w, conf.shape), order, axis=1)
+    return sc, sy, sw
+
+
+def _row_searchsorted(a: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """Per row: first index k with a[s, k] >= x[s, q] (rows of ``a`` non-decreasing)."""
+    n = a.shape[1]
+    lo = np.zeros(x.shape, dtype=np.intp)
+    hi = np.full(x.shape, n, dtype=np.intp)
+    for _ in range(int(n).bit_length() + 1):
+        active = lo < hi
+        if not active.any():
+            break
+        mid = (lo + hi) // 2
+        v = np.take_along_axis(a, np.minimum(mid, n - 1), axis=1)
+        right = active & (v < x)
+        lo = np.where(right, mid + 1, lo)
+        hi = np.where(active & ~right, mid, hi)
+    return lo
+
+
+def _mass_sums_general(conf, correct, w, n_bins: int):
+    """Per row and equal-mass bin: total weight, weighted sums of conf and correct, (S, M) each.
+
+    Equal-mass bins with weights: sort by confidence (stable) and give each
+    item an interval of length w_i on the weight axis, in that order; bin m is
+    the slice [B_m, B_{m+1}) of the total weight T, with the sizes of
+    ``numpy.array_split`` (q + 1 for the first r bins, T = qM + r) when every
+    weight of the row is an integer, and T/M each otherwise. An item that
+    straddles a bin edge is split between the two bins in proportion, which is
+    what repeating it w_i times and splitting the copies does.
+    """
+    sc, sy, sw = _sorted_rows(conf, correct, w)
+    n = sc.shape[1]
+    if sw is None:
+        sizes = _mass_sizes(n, n_bins)
+        starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
+        nonempty = sizes > 0
+        st = starts[nonempty]
+        s = sc.shape[0]
+        sum_c = np.zeros((s, n_bins))
+        sum_y = np.zeros((s, n_bins))
+        sum_c[:, nonempty] = np.add.reduceat(sc, st, axis=1)
+        sum_y[:, nonempty] = np.add.reduceat(sy, st, axis=1)
+        return np.broadcast_to(sizes.astype(np.float64), (s, n_bins)), sum_c, sum_y
+    cw = np.cumsum(sw, axis=1)
+    total = cw[:, -1]
+    cc = np.cumsum(sw * sc, axis=1)
+    cy = np.cumsum(sw * sy, axis=1)
+    integral = np.all(sw == np.round(sw), axis=1)
+    m = np.arange(n_bins + 1)
+    t_int = np.round(total)
+    q, r = np.floor_divide(t_int, n_bins), np.mod(t_int, n_bins)
+    bounds_int = q[:, None] * m + np.minimum(m, r[:, None])
+    bounds_real = total[:, None] * m / n_bins
+    bounds = np.where(integral[:, None], bounds_int, bounds_real)
+    bounds[:, -1] = total
+    j = np.minimum(_row_searchsorted(cw, bounds), n - 1)
+    wj = np.take_along_axis(sw, j, axis=1)
+    cj = np.take_along_axis(sc, j, axis=1)
+    yj = np.take_along_axis(sy, j, axis=1)
+    start = np.take_along_axis(cw, j, axis=1) - wj
+    step = bounds - start
+    fc = np.take_along_axis(cc, j, axis=1) - wj * cj + step * cj
+    fy = np.take_along_axis(cy, j, axis=1) - wj * yj + step * yj
+    return np.diff(bounds, axis=1), np.diff(fc, axis=1), np.diff(fy, axis=1)
+
+
+def _bin_sums(conf, correct, w, n_bins: int, binning: str):
+    """(total weight, sum of conf - correct) per row and bin, (S, M) each."""
+    if binning == "width":
+        diff, count = _width_sums_general(conf, correct, w, n_bins)
+        return count, diff
+    count, sum_c, sum_y = _mass_sums_general(conf, correct, w, n_bins)
+    return count, sum_c - sum_y
+
+
+def _group_sums_general(conf, correct, w):
+    """Per row: (total weight, weight of correct, weight of wrong, sum w c over correct, over wrong)."""
+    y = correct.astype(np.float64)
+    if w is None:
+        n = np.full(conf.shape[:-1], float(conf.shape[-1]))
+        n_pos = y.sum(axis=-1)
+        pos = np.sum(conf * y, axis=-1)
+        total = conf.sum(axis=-1)
+    else:
+        wy = w * y
+        n = np.broadcast_to(w.sum(axis=-1), np.broadcast_shapes(conf.shape, w.shape)[:-1])
+        n_pos = np.sum(np.broadcast_to(wy, np.broadcast_shapes(wy.shape, conf.shape)), axis=-1)
+        pos = np.sum(wy * conf, axis=-1)
+        total = np.sum(w * conf, axis=-1)
+    return n, n_pos, n - n_pos, pos, total - pos
+
+
+def _ice_parts_general(conf, correct, w):
+    n, n_pos, n_neg, pos, neg = _group_sums_general(conf, correct, w)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ice_pos = np.where(n_pos > 0, (n_pos - pos) / np.where(n_pos > 0, n_pos, 1.0), 0.0)
+        ice_neg = np.where(n_neg > 1e-300, neg / np.where(n_neg > 1e-300, n_neg, 1.0), 0.0)
+    return np.maximum(ice_pos, 0.0), np.maximum(ice_neg, 0.0)
+
+
+def _ks_general(conf, correct, w, ties: str):
+    sc, sy, sw = _sorted_rows(conf, correct, w)
+    r = sy - sc if sw is None else sw * (sy - sc)
+    cs = np.cumsum(r, axis=1)
+    if ties == "group":
+        last = np.ones(sc.shape, dtype=bool)
+        last[:, :-1] = sc[:, 1:] != sc[:, :-1]
+        cs = np.where(last, cs, 0.0)
+    total = float(sc.shape[1]) if sw is None else sw.sum(axis=1)
+    return np.abs(cs).max(axis=1) / total
+
+
+# --------------------------------------------------------------------------
+# number of bins: "auto" and the monotonic sweep
+# --------------------------------------------------------------------------
+
+
+def auto_n_bins(n: int) -> int:
+    """Number of bins of ``n_bins="auto"``: :math:`M = \\lceil N^{1/3} \\rceil`.
+
+    For a Lipschitz calibration function the squared bias of a binned
+    estimate falls like :math:`M^{-2}` and its variance grows like
+    :math:`M/N`; their sum is smallest for :math:`M \\propto N^{1/3}` (the
+    rate of histogram regression). With constant 1 this gives 10 bins at
+    N = 1,000 and 47 at N = 10^5. N is the number of items (the length of the
+    last axis), also when ``sample_weight`` is given.
+
+    References
+    ----------
+    .. [1] L. Györfi, M. Kohler, A. Krzyżak and H. Walk, *A Distribution-Free
+       Theory of Nonparametric Regression*, Springer, 2002, Chapter 4
+       (partitioning estimates, Theorem 4.3: rate with :math:`M \\propto N^{1/3}`
+       in one dimension).
+
+    Examples
+    --------
+    >>> auto_n_bins(1000), auto_n_bins(100_000)
+    (10, 47)
+    """
+    n = check_positive_int(n, "n")
+    return max(1, int(np.ceil(round(n ** (1.0 / 3.0), 9))))
+
+
+def sweep_n_bins(conf, correct) -> int:
+    """Number of equal-mass bins of the monotonic sweep (Roelofs et al. 2022).
+
+    .. math::
+
+        b^* = \\max\\{\\,b \\le N : \\bar y^{(b')}_1 \\le \\bar y^{(b')}_2 \\le
+        \\dots \\le \\bar y^{(b')}_{b'} \\text{ for every } b' \\le b\\,\\}
+
+    where :math:`\\bar y^{(b)}_k` is the accuracy of the k-th of b equal-mass
+    bins (calibnb's convention: stable sort, ``numpy.array_split`` sizes). The
+    sweep grows b until the bin accuracies stop being non-decreasing;
+    ``ece(..., n_bins="sweep", binning="mass")`` uses b*. Each step costs
+    O(b) (prefix sums), O(b*^2) in all; when the sorted correctness is itself
+    non-decreasing every b qualifies and b* = N at once.
+
+    References
+    ----------
+    .. [1] R. Roelofs, N. Cain, J. Shlens and M. C. Mozer, "Mitigating Bias in
+       Calibration Error Estimation", AISTATS 2022, Section 4 (ECE_SWEEP, Eq. 8).
+
+    Examples
+    --------
+    >>> sweep_n_bins([0.1, 0.2, 0.3, 0.4], [0, 1, 0, 1])
+    2
+    """
+    conf, correct = check_conf_correct(conf, correct)
+    n = conf.shape[0]
+    _, y = _stable_sorted(conf, correct)
+    y = y.astype(np.float64)
+    if n == 1 or np.all(y[1:] >= y[:-1]):
+        return n
+    cum = np.concatenate(([0.0], np.cumsum(y)))
+    best = 1
+    for b in range(2, n + 1):
+        sizes = _mass_sizes(n, b)
+        ends = np.cumsum(sizes)
+        acc = (cum[ends] - cum[ends - sizes]) / sizes
+        if np.any(acc[1:] < acc[:-1]):
+            break
+        best = b
+    return best
+
+
+def _resolve_n_bins(n_bins, binning: str, conf, correct, w):
+    """An int, or the per-row counts of "sweep" (a list), from ``n_bins``."""
+    check_choice(binning, _BINNINGS, "binning")
+    if isinstance(n_bins, str):
+        check_choice(n_bins, ("auto", "sweep"), "n_bins")
+        if n_bins == "auto":
+            return auto_n_bins(conf.shape[-1])
+        if binning != "mass":
+            raise ValueError('n_bins="sweep" is defined for equal-mass bins; pass binning="mass".')
+        if w is not None:
+            raise ValueError('n_bins="sweep" does not take sample_weight.')
+        if conf.ndim == 1:
+            return sweep_n_bins(conf, correct)
+        return [sweep_n_bins(c, y) for c, y in zip(conf, correct)]  # a loop over rows: b* differs per row
+    return check_n_bins(n_bins)
+
+
+# --------------------------------------------------------------------------
 # binned metrics
 # --------------------------------------------------------------------------
 
@@ -278,7 +587,8 @@ def bin_indices(conf, *, n_bins: int = 10, binning: str = "width") -> np.ndarray
     return out
 
 
-def ece(conf, correct, *, n_bins: int = 10, binning: str = "width") -> float:
+@batch_axis
+def ece(conf, correct, *, n_bins: int | str = 10, binning: str = "width", sample_weight=None):
     """Expected calibration error.
 
     .. math::
@@ -294,17 +604,38 @@ def ece(conf, correct, *, n_bins: int = 10, binning: str = "width") -> float:
 
     Parameters
     ----------
-    conf : array-like of shape (N,)
-        Confidences in [0, 1].
-    correct : array-like of shape (N,)
-        1/True where the prediction is correct.
-    n_bins : int, default 10
+    conf, correct : array-like of shape (N,) or (S, N)
+        Confidences in [0, 1] and 0/1 correctness. 2-D input holds S systems
+        (or resamples) of N items; the result then has shape (S,), equal row
+        by row to 1-D calls, computed without a loop over rows.
+    n_bins : int, "auto" or "sweep", default 10
+        Number of bins M; ``"auto"``: :func:`auto_n_bins` of N (the number of
+        items); ``"sweep"``: :func:`sweep_n_bins`, the monotonic sweep of
+        Roelofs et al. 2022 (equal-mass bins only, no weights; 2-D input is
+        then evaluated row by row, as b* differs per row).
     binning : {"width", "mass"}, default "width"
-        See the module docstring for the exact bin conventions.
+        See the module docstring for the exact bin conventions. Equal-mass
+        bins with weights: items sorted by confidence occupy intervals of
+        length w_i on the weight axis; the bins cut the total weight T into
+        the ``numpy.array_split`` sizes of T when all weights of a row are
+        integers, and into M equal parts T/M otherwise; an item straddling a
+        cut is split in proportion (as its repeated copies would be).
+    sample_weight : array-like of shape (N,) or (S, N), optional
+        Non-negative item weights (multiplicities): integer weights give
+        exactly the result of repeating each row that many times; real
+        weights replace every count by a sum of weights. (S, N) weights with
+        1-D ``conf`` evaluate S weightings of the same items at once.
 
     Returns
     -------
-    float in [0, 1]
+    float in [0, 1], or ndarray of shape (S,) for 2-D input or 2-D ``sample_weight``
+
+    References
+    ----------
+    .. [1] C. Guo, G. Pleiss, Y. Sun and K. Q. Weinberger, "On Calibration of
+       Modern Neural Networks", ICML 2017, Section 2 (Eq. 3).
+    .. [2] R. Roelofs, N. Cain, J. Shlens and M. C. Mozer, "Mitigating Bias in
+       Calibration Error Estimation", AISTATS 2022 (``n_bins="sweep"``).
 
     Examples
     --------
@@ -314,18 +645,35 @@ def ece(conf, correct, *, n_bins: int = 10, binning: str = "width") -> float:
     >>> correct = [1, 1, 0, 1, 0, 1, 1, 1, 1]
     >>> round(ece(conf, correct, n_bins=3, binning="mass"), 3)
     0.178
+
+    Two systems at once (rows), and integer weights as repeated rows:
+
+    >>> ece([conf, conf[::-1]], [correct, correct], n_bins=3, binning="mass").round(3)
+    array([0.178, 0.267])
+    >>> ece(conf, correct, n_bins=3, sample_weight=[2] * 9) == ece(conf * 2, correct * 2, n_bins=3)
+    True
     """
-    conf, correct = check_conf_correct(conf, correct)
-    n_bins = _check_binning(n_bins, binning)
-    n = conf.shape[0]
+    conf, correct, w, batched = _prepare(conf, correct, sample_weight)
+    n_bins = _resolve_n_bins(n_bins, binning, conf, correct, w)
+    if isinstance(n_bins, list):  # "sweep" on a batch: b* differs per row
+        return np.array([ece(c, y, n_bins=b, binning=binning) for c, y, b in zip(conf, correct, n_bins)])
+    if not batched and w is None:
+        n = conf.shape[0]
+        if binning == "width":
+            diff, _ = _width_sums(conf, correct, n_bins, counts=False)
+            return float(np.abs(diff).sum() / n)
+        count, sum_conf, n_correct, _, _ = _mass_stats(conf, correct, n_bins)
+        return float(np.abs(sum_conf - n_correct).sum() / n)
     if binning == "width":
-        diff, _ = _width_sums(conf, correct, n_bins, counts=False)
-        return float(np.abs(diff).sum() / n)
-    count, sum_conf, n_correct, _, _ = _mass_stats(conf, correct, n_bins)
-    return float(np.abs(sum_conf - n_correct).sum() / n)
+        diff, _ = _width_sums_general(conf, correct, w, n_bins, counts=False)
+        total = conf.shape[-1] if w is None else w.sum(axis=-1)
+        return _result(np.abs(diff).sum(axis=1) / total, batched)
+    count, diff = _bin_sums(conf, correct, w, n_bins, binning)
+    return _result(np.abs(diff).sum(axis=1) / count.sum(axis=1), batched)
 
 
-def mce(conf, correct, *, n_bins: int = 10, binning: str = "width") -> float:
+@batch_axis
+def mce(conf, correct, *, n_bins: int | str = 10, binning: str = "width", sample_weight=None):
     """Maximum calibration error over non-empty bins.
 
     .. math::
@@ -338,13 +686,25 @@ def mce(conf, correct, *, n_bins: int = 10, binning: str = "width") -> float:
 
     Parameters
     ----------
-    conf, correct : array-like of shape (N,)
-    n_bins : int, default 10
+    conf, correct : array-like of shape (N,) or (S, N)
+        Confidences in [0, 1] and 0/1 correctness. 2-D input holds S systems
+        (or resamples) of N items; the result then has shape (S,), equal row
+        by row to 1-D calls, computed without a loop over rows.
+    n_bins : int, "auto" or "sweep", default 10
+        Number of bins M; ``"auto"``: :func:`auto_n_bins` of N (the number of
+        items); ``"sweep"``: :func:`sweep_n_bins`, the monotonic sweep of
+        Roelofs et al. 2022 (equal-mass bins only, no weights; 2-D input is
+        then evaluated row by row, as b* differs per row).
     binning : {"width", "mass"}, default "width"
+    sample_weight : array-like of shape (N,) or (S, N), optional
+        Non-negative item weights (multiplicities): integer weights give
+        exactly the result of repeating each row that many times; real
+        weights replace every count by a sum of weights. (S, N) weights with
+        1-D ``conf`` evaluate S weightings of the same items at once.
 
     Returns
     -------
-    float in [0, 1]
+    float in [0, 1], or ndarray of shape (S,) for 2-D input or 2-D ``sample_weight``
 
     Examples
     --------
@@ -353,14 +713,21 @@ def mce(conf, correct, *, n_bins: int = 10, binning: str = "width") -> float:
     >>> round(mce(conf, correct, n_bins=3, binning="mass"), 3)
     0.267
     """
-    conf, correct = check_conf_correct(conf, correct)
-    n_bins = _check_binning(n_bins, binning)
-    if binning == "width":
-        diff, count = _width_sums(conf, correct, n_bins, counts=True)
-        keep = count > 0
-        return float(np.max(np.abs(diff[keep]) / count[keep]))
-    count, sum_conf, n_correct, _, _ = _mass_stats(conf, correct, n_bins)
-    return float(np.max(np.abs(sum_conf - n_correct) / count))
+    conf, correct, w, batched = _prepare(conf, correct, sample_weight)
+    n_bins = _resolve_n_bins(n_bins, binning, conf, correct, w)
+    if isinstance(n_bins, list):
+        return np.array([mce(c, y, n_bins=b, binning=binning) for c, y, b in zip(conf, correct, n_bins)])
+    if not batched and w is None:
+        if binning == "width":
+            diff, count = _width_sums(conf, correct, n_bins, counts=True)
+            keep = count > 0
+            return float(np.max(np.abs(diff[keep]) / count[keep]))
+        count, sum_conf, n_correct, _, _ = _mass_stats(conf, correct, n_bins)
+        return float(np.max(np.abs(sum_conf - n_correct) / count))
+    count, diff = _bin_sums(conf, correct, w, n_bins, binning)
+    keep = count > 0
+    gap = np.where(keep, np.abs(diff) / np.where(keep, count, 1.0), -np.inf)
+    return _result(gap.max(axis=1), batched)
 
 
 def reliability_table(conf, correct, *, n_bins: int = 10, binning: str = "width"):
@@ -453,7 +820,8 @@ def _ice_parts(conf: np.ndarray, correct: np.ndarray) -> tuple[float, float]:
     return max(ice_pos, 0.0), max(ice_neg, 0.0)
 
 
-def ice(conf, correct) -> float:
+@batch_axis
+def ice(conf, correct, *, sample_weight=None):
     """Instance-level calibration error.
 
     .. math::
@@ -463,17 +831,32 @@ def ice(conf, correct) -> float:
     Si et al. 2022, Section 4.2 (equal to equal-mass ECE with N bins, their
     footnote 4).
 
+    Parameters
+    ----------
+    conf, correct : array-like of shape (N,) or (S, N)
+        Confidences in [0, 1] and 0/1 correctness. 2-D input holds S systems
+        (or resamples) of N items; the result then has shape (S,), equal row
+        by row to 1-D calls, computed without a loop over rows.
+    sample_weight : array-like of shape (N,) or (S, N), optional
+        Non-negative item weights (multiplicities): integer weights give
+        exactly the result of repeating each row that many times; real
+        weights replace every count by a sum of weights. (S, N) weights with
+        1-D ``conf`` evaluate S weightings of the same items at once.
+
     Examples
     --------
     >>> ice([0.9, 0.2], [1, 1])
     0.45
     """
-    conf, correct = check_conf_correct(conf, correct)
-    n_pos, n_neg, pos, neg = _group_sums(conf, correct)
-    return float(((n_pos - pos) + neg) / conf.shape[0])
+    conf, correct, w, batched = _prepare(conf, correct, sample_weight)
+    if not batched and w is None:
+        n_pos, n_neg, pos, neg = _group_sums(conf, correct)
+        return float(((n_pos - pos) + neg) / conf.shape[0])
+    n, n_pos, n_neg, pos, neg = _group_sums_general(conf, correct, w)
+    return _result(((n_pos - pos) + neg) / n, batched)
 
 
-def macro_ce_parts(conf, correct) -> MacroCEParts:
+def macro_ce_parts(conf, correct, *, sample_weight=None) -> MacroCEParts:
     """ICE over the correct and over the wrong predictions, and their mean.
 
     .. math::
@@ -485,21 +868,38 @@ def macro_ce_parts(conf, correct) -> MacroCEParts:
     Si et al. 2022, Section 4.2. An empty group (no correct or no wrong
     predictions) has error 0, as in Sakai 2024 Eqs. 6-7.
 
+    Parameters
+    ----------
+    conf, correct : array-like of shape (N,) or (S, N)
+        Confidences in [0, 1] and 0/1 correctness. 2-D input holds S systems
+        (or resamples) of N items; the result then has shape (S,), equal row
+        by row to 1-D calls, computed without a loop over rows.
+    sample_weight : array-like of shape (N,) or (S, N), optional
+        Non-negative item weights (multiplicities): integer weights give
+        exactly the result of repeating each row that many times; real
+        weights replace every count by a sum of weights. (S, N) weights with
+        1-D ``conf`` evaluate S weightings of the same items at once.
+
     Returns
     -------
     MacroCEParts(ice_pos, ice_neg, macro_ce)
+        Floats, or arrays of shape (S,) for 2-D input.
 
     Examples
     --------
     >>> macro_ce_parts([0.8, 0.6, 0.5], [1, 1, 0])
     MacroCEParts(ice_pos=0.3, ice_neg=0.5, macro_ce=0.4)
     """
-    conf, correct = check_conf_correct(conf, correct)
-    pos, neg = _ice_parts(conf, correct)
-    return MacroCEParts(float(pos), float(neg), float((pos + neg) / 2))
+    conf, correct, w, batched = _prepare(conf, correct, sample_weight)
+    if not batched and w is None:
+        pos, neg = _ice_parts(conf, correct)
+        return MacroCEParts(float(pos), float(neg), float((pos + neg) / 2))
+    pos, neg = _ice_parts_general(conf, correct, w)
+    return MacroCEParts(_result(pos, batched), _result(neg, batched), _result((pos + neg) / 2, batched))
 
 
-def macro_ce(conf, correct) -> float:
+@batch_axis
+def macro_ce(conf, correct, *, sample_weight=None):
     """Macro-averaged calibration error (Si et al. 2022, Section 4.2).
 
     .. math::
@@ -510,6 +910,18 @@ def macro_ce(conf, correct) -> float:
     with the parts of :func:`macro_ce_parts` and Sakai's rewards
     (:func:`rewards`).
 
+    Parameters
+    ----------
+    conf, correct : array-like of shape (N,) or (S, N)
+        Confidences in [0, 1] and 0/1 correctness. 2-D input holds S systems
+        (or resamples) of N items; the result then has shape (S,), equal row
+        by row to 1-D calls, computed without a loop over rows.
+    sample_weight : array-like of shape (N,) or (S, N), optional
+        Non-negative item weights (multiplicities): integer weights give
+        exactly the result of repeating each row that many times; real
+        weights replace every count by a sum of weights. (S, N) weights with
+        1-D ``conf`` evaluate S weightings of the same items at once.
+
     Examples
     --------
     The average baseline (every prediction gets the accuracy) scores 0.5:
@@ -517,12 +929,15 @@ def macro_ce(conf, correct) -> float:
     >>> macro_ce([0.75] * 4, [1, 1, 1, 0])
     0.5
     """
-    conf, correct = check_conf_correct(conf, correct)
-    pos, neg = _ice_parts(conf, correct)
-    return float((pos + neg) / 2)
+    conf, correct, w, batched = _prepare(conf, correct, sample_weight)
+    if not batched and w is None:
+        pos, neg = _ice_parts(conf, correct)
+        return float((pos + neg) / 2)
+    pos, neg = _ice_parts_general(conf, correct, w)
+    return _result((pos + neg) / 2, batched)
 
 
-def rewards(conf, correct) -> Rewards:
+def rewards(conf, correct, *, sample_weight=None) -> Rewards:
     """Rewards for suppressing overconfidence and underconfidence.
 
     .. math::
@@ -534,9 +949,22 @@ def rewards(conf, correct) -> Rewards:
     :math:`R_U = 1` if :math:`I^+` (the correct ones) is empty.
     Sakai 2024, Eqs. 5-7.
 
+    Parameters
+    ----------
+    conf, correct : array-like of shape (N,) or (S, N)
+        Confidences in [0, 1] and 0/1 correctness. 2-D input holds S systems
+        (or resamples) of N items; the result then has shape (S,), equal row
+        by row to 1-D calls, computed without a loop over rows.
+    sample_weight : array-like of shape (N,) or (S, N), optional
+        Non-negative item weights (multiplicities): integer weights give
+        exactly the result of repeating each row that many times; real
+        weights replace every count by a sum of weights. (S, N) weights with
+        1-D ``conf`` evaluate S weightings of the same items at once.
+
     Returns
     -------
     Rewards(r_o, r_u)
+        Floats, or arrays of shape (S,) for 2-D input.
 
     Examples
     --------
@@ -546,12 +974,16 @@ def rewards(conf, correct) -> Rewards:
     >>> round(r.r_o, 3), round(r.r_u, 3)
     (0.5, 0.629)
     """
-    conf, correct = check_conf_correct(conf, correct)
-    pos, neg = _ice_parts(conf, correct)
-    return Rewards(float(1.0 - neg), float(1.0 - pos))
+    conf, correct, w, batched = _prepare(conf, correct, sample_weight)
+    if not batched and w is None:
+        pos, neg = _ice_parts(conf, correct)
+        return Rewards(float(1.0 - neg), float(1.0 - pos))
+    pos, neg = _ice_parts_general(conf, correct, w)
+    return Rewards(_result(1.0 - neg, batched), _result(1.0 - pos, batched))
 
 
-def hmr(conf, correct, *, beta: float = 1.0) -> float:
+@batch_axis
+def hmr(conf, correct, *, beta: float = 1.0, sample_weight=None):
     """Harmonic mean of rewards (Sakai 2024, Eq. 8 and footnote 1).
 
     .. math::
@@ -565,12 +997,20 @@ def hmr(conf, correct, *, beta: float = 1.0) -> float:
 
     Parameters
     ----------
-    conf, correct : array-like of shape (N,)
+    conf, correct : array-like of shape (N,) or (S, N)
+        Confidences in [0, 1] and 0/1 correctness. 2-D input holds S systems
+        (or resamples) of N items; the result then has shape (S,), equal row
+        by row to 1-D calls, computed without a loop over rows.
     beta : float >= 0, default 1.0
+    sample_weight : array-like of shape (N,) or (S, N), optional
+        Non-negative item weights (multiplicities): integer weights give
+        exactly the result of repeating each row that many times; real
+        weights replace every count by a sum of weights. (S, N) weights with
+        1-D ``conf`` evaluate S weightings of the same items at once.
 
     Returns
     -------
-    float in [0, 1] (higher is better)
+    float in [0, 1] (higher is better), or ndarray of shape (S,) for 2-D input
 
     Examples
     --------
@@ -578,32 +1018,55 @@ def hmr(conf, correct, *, beta: float = 1.0) -> float:
     >>> round(hmr(conf, [1, 1, 0, 1, 0, 1, 1, 1, 1]), 3)
     0.557
     """
-    conf, correct = check_conf_correct(conf, correct)
+    conf, correct, w, batched = _prepare(conf, correct, sample_weight)
     beta = check_scalar_in_range(beta, "beta", low=0.0)
-    pos, neg = _ice_parts(conf, correct)
-    r_o, r_u = 1.0 - neg, 1.0 - pos
     b2 = beta * beta
+    if not batched and w is None:
+        pos, neg = _ice_parts(conf, correct)
+        r_o, r_u = 1.0 - neg, 1.0 - pos
+        den = b2 * r_o + r_u
+        if den <= 0.0:
+            return 0.0
+        return float((b2 + 1.0) * r_o * r_u / den)
+    pos, neg = _ice_parts_general(conf, correct, w)
+    r_o, r_u = 1.0 - neg, 1.0 - pos
     den = b2 * r_o + r_u
-    if den <= 0.0:
-        return 0.0
-    return float((b2 + 1.0) * r_o * r_u / den)
+    out = np.where(den > 0.0, (b2 + 1.0) * r_o * r_u / np.where(den > 0.0, den, 1.0), 0.0)
+    return _result(out, batched)
 
 
-def brier_top(conf, correct) -> float:
+@batch_axis
+def brier_top(conf, correct, *, sample_weight=None):
     """Top-label Brier score (Gupta et al. 2021, Tables 6-7).
 
     .. math::
 
         \\mathrm{Brier} = \\frac{1}{N}\\sum_{i=1}^{N} (c_i - y_i)^2
 
+    Parameters
+    ----------
+    conf, correct : array-like of shape (N,) or (S, N)
+        Confidences in [0, 1] and 0/1 correctness. 2-D input holds S systems
+        (or resamples) of N items; the result then has shape (S,), equal row
+        by row to 1-D calls, computed without a loop over rows.
+    sample_weight : array-like of shape (N,) or (S, N), optional
+        Non-negative item weights (multiplicities): integer weights give
+        exactly the result of repeating each row that many times; real
+        weights replace every count by a sum of weights. (S, N) weights with
+        1-D ``conf`` evaluate S weightings of the same items at once.
+
     Examples
     --------
     >>> brier_top([0.9, 0.2], [1, 0])
     0.025
     """
-    conf, correct = check_conf_correct(conf, correct)
+    conf, correct, w, batched = _prepare(conf, correct, sample_weight)
     d = conf - correct
-    return float(np.dot(d, d) / conf.shape[0])
+    if not batched and w is None:
+        return float(np.dot(d, d) / conf.shape[0])
+    if w is None:
+        return _result(np.einsum("ij,ij->i", d, d) / conf.shape[-1], batched)
+    return _result(np.sum(w * (d * d), axis=-1) / w.sum(axis=-1), batched)
 
 
 # --------------------------------------------------------------------------
@@ -658,7 +1121,8 @@ def _ks_from_keys(keys: np.ndarray, n: int, ties: str):
     return best / n
 
 
-def ks_error(conf, correct, *, ties: str = "order") -> float:
+@batch_axis
+def ks_error(conf, correct, *, ties: str = "order", sample_weight=None):
     """Kolmogorov-Smirnov calibration error.
 
     .. math::
@@ -673,17 +1137,25 @@ def ks_error(conf, correct, *, ties: str = "order") -> float:
 
     Parameters
     ----------
-    conf, correct : array-like of shape (N,)
+    conf, correct : array-like of shape (N,) or (S, N)
+        Confidences in [0, 1] and 0/1 correctness. 2-D input holds S systems
+        (or resamples) of N items; the result then has shape (S,), equal row
+        by row to 1-D calls, computed without a loop over rows.
     ties : {"order", "group"}, default "order"
         ``"order"``: stable sort (ties keep input order), max over all
         ``i = 1..N`` -- this reproduces Sakai's Tables 3 and 6.
         ``"group"``: max only over the last item of each group of equal
         confidences, so the value does not depend on the order of ties.
         Without ties both agree.
+    sample_weight : array-like of shape (N,) or (S, N), optional
+        Non-negative item weights (multiplicities): integer weights give
+        exactly the result of repeating each row that many times; real
+        weights replace every count by a sum of weights. (S, N) weights with
+        1-D ``conf`` evaluate S weightings of the same items at once.
 
     Returns
     -------
-    float in [0, 1]
+    float in [0, 1], or ndarray of shape (S,) for 2-D input or 2-D ``sample_weight``
 
     Examples
     --------
@@ -694,8 +1166,10 @@ def ks_error(conf, correct, *, ties: str = "order") -> float:
     >>> round(ks_error(conf, correct), 3), round(ks_error(conf, correct, ties="group"), 3)
     (0.078, 0.056)
     """
-    conf, correct = check_conf_correct(conf, correct)
+    conf, correct, w, batched = _prepare(conf, correct, sample_weight)
     check_choice(ties, _TIES, "ties")
+    if batched or w is not None:
+        return _result(_ks_general(conf, correct, w, ties), batched)
     n = conf.shape[0]
     keys = _sort_keys(conf, correct)
     out = _ks_from_keys(keys, n, ties)

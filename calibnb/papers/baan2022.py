@@ -12,6 +12,12 @@ measures themselves (``dist_ce``, ``ent_ce``, ``rank_cs``) live in
 - :func:`histogram_divergence` compares two DistCE error distributions through
   their binned histograms (Table 2), with an explicit ``smoothing`` option and an
   honest ``inf`` for an unsmoothed KL divergence with an empty bin;
+- :func:`divergence_draws` repeats Table 2 over many seeded draws of H1 and H2,
+  so that the sampling spread of the paper's single draw can be measured;
+- :func:`original_agreement` counts how many of an item's original annotations
+  agree (ChaosNLI's "at most 3 of 5" selection rule, §5.1);
+- :func:`expected_single_vote_dist_ce` is DistCE's expectation against one vote
+  (the linear score 1 - f_y, which is not proper, §4);
 - :func:`kth_guess` extracts the k-th largest probability (Appendix B);
 - :func:`classwise_ece_reference` computes classwise-ECE (Eq. 8) with the
   binning of the authors' code, which silently drops probabilities of exactly 0;
@@ -46,6 +52,9 @@ from ..validation import (
 
 __all__ = [
     "histogram_divergence",
+    "divergence_draws",
+    "original_agreement",
+    "expected_single_vote_dist_ce",
     "kth_guess",
     "classwise_ece_reference",
     "human_calibration_summary",
@@ -141,6 +150,177 @@ def histogram_divergence(
     if np.any(support & (q == 0)):
         return float("inf")
     return float(np.sum(p[support] * np.log(p[support] / q[support])))
+
+
+def divergence_draws(
+    counts: Any,
+    others: Mapping[Any, Any],
+    *,
+    n_votes: int = 20,
+    n_draws: int = 40,
+    bins: int = 30,
+    smoothing: float = 0.5,
+    seed: Any = None,
+) -> tuple[pd.DataFrame, dict[str, np.ndarray]]:
+    r"""Table 2 of Baan et al. (2022) over ``n_draws`` seeded draws of the human classifiers H1, H2.
+
+    In each draw, every item's votes give two disjoint groups of ``n_votes``
+    (:func:`calibnb.data.subsample_votes`); their MLEs are H1 and H2, and each is
+    scored against all votes, :math:`d^{H}(x) = \mathrm{TVD}(\bar\pi^{(H)}(x), \bar\pi(x))`.
+    The DistCE sample of H1 is then compared with that of H2 and of every entry
+    of ``others`` through 30-bin histograms (:func:`histogram_divergence`):
+    the raw :math:`\mathrm{KL}(H1 \,\|\, \cdot)` (``inf`` when a bin of H1 is empty
+    in the other, as ``scipy.stats.entropy`` gives in the authors' code), the KL
+    with ``smoothing`` pseudo-counts per bin, and the TVD. The paper reports one
+    draw; the spread over draws is the sampling noise of that single number.
+
+    Parameters
+    ----------
+    counts : array-like of shape (N, K)
+        Whole vote counts per item; every item needs ``2 * n_votes`` votes.
+    others : mapping
+        Label -> per-item DistCE of a classifier, shape (N,), values in [0, 1]
+        (e.g. ``{"RoBERTa": calibnb.dist_ce(probs, human)}``). The label ``"H2"``
+        is reserved.
+    n_votes : int, default 20
+        Votes per item in each of H1 and H2.
+    n_draws : int, default 40
+        Independent draws.
+    bins : int, default 30
+        Equal-width histogram bins on [0, 1].
+    smoothing : float, default 0.5
+        Pseudo-count per bin of the smoothed KL.
+    seed : None, int or numpy.random.Generator
+        Source of randomness; draws are consecutive uses of one generator.
+
+    Returns
+    -------
+    table : pandas.DataFrame
+        One row per draw and compared classifier: ``draw``, ``vs`` (``"H2"`` or a
+        label of ``others``), ``KL`` (raw, may be ``inf``), ``KL smoothed``, ``TVD``.
+    first : dict
+        The per-item DistCE of H1 and H2 in the first draw (for plots).
+
+    Examples
+    --------
+    >>> votes = [[60, 40, 0], [10, 80, 10], [100, 0, 0], [34, 33, 33]]
+    >>> table, first = divergence_draws(votes, {}, n_votes=20, n_draws=3, bins=5, seed=0)
+    >>> table.shape, sorted(first)
+    ((3, 5), ['H1', 'H2'])
+    >>> bool((table["TVD"] >= 0).all() and (table["TVD"] <= 1).all())
+    True
+    """
+    from ..metrics import dist_ce, human_distribution
+
+    c = check_vote_counts(counts, "counts")
+    n_votes = check_positive_int(n_votes, "n_votes")
+    n_draws = check_positive_int(n_draws, "n_draws")
+    bins = check_n_bins(bins, "bins")
+    smoothing = check_scalar_in_range(smoothing, "smoothing", low=0.0)
+    if not isinstance(others, Mapping):
+        raise TypeError(f"others must be a mapping of label -> per-item DistCE; got {type(others).__name__}.")
+    if "H2" in others:
+        raise ValueError("others must not use the label 'H2' (it names the second human classifier).")
+    samples = {label: check_1d_finite(v, f"others[{label!r}]") for label, v in others.items()}
+    for label, v in samples.items():
+        if v.shape[0] != c.shape[0]:
+            raise ValueError(f"others[{label!r}] has {v.shape[0]} values; counts has {c.shape[0]} items.")
+    human = human_distribution(c)
+    rng = as_rng(seed)
+    rows, first = [], None
+    for draw in range(n_draws):
+        groups = subsample_votes(c, n_votes, n_groups=2, seed=rng)
+        h1, h2 = dist_ce(groups[0] / n_votes, human), dist_ce(groups[1] / n_votes, human)
+        if first is None:
+            first = {"H1": h1, "H2": h2}
+        for label, other in [("H2", h2), *samples.items()]:
+            rows.append({"draw": draw, "vs": label,
+                         "KL": histogram_divergence(h1, other, bins=bins),
+                         "KL smoothed": histogram_divergence(h1, other, bins=bins, smoothing=smoothing),
+                         "TVD": histogram_divergence(h1, other, bins=bins, divergence="tvd")})
+    return pd.DataFrame(rows, columns=["draw", "vs", "KL", "KL smoothed", "TVD"]), first
+
+
+def original_agreement(labels: Sequence[Sequence[Any]]) -> tuple[np.ndarray, np.ndarray]:
+    """How many of each item's original annotations agree: the largest count of one label, and the number of labels.
+
+    ChaosNLI (Nie et al. 2020) selected SNLI and MNLI items on which "at most 3
+    out of 5" of the original annotators chose the same label (Baan et al.
+    2022, §5.1); with ``top, n = original_agreement(old_labels)`` the rule reads
+    ``(n == 5) & (top <= 3)``.
+
+    Parameters
+    ----------
+    labels : sequence of sequences
+        Per item, its original labels (any hashable values), at least one each.
+
+    Returns
+    -------
+    top : ndarray of int64, shape (N,)
+        The count of the most frequent label of each item.
+    n : ndarray of int64, shape (N,)
+        The number of labels of each item.
+
+    Examples
+    --------
+    >>> top, n = original_agreement([["e", "e", "n", "c", "e"], ["n", "n", "e", "n"]])
+    >>> top.tolist(), n.tolist()
+    ([3, 3], [5, 4])
+    """
+    if isinstance(labels, (str, bytes)) or not isinstance(labels, (Sequence, np.ndarray, pd.Series)):
+        raise TypeError(f"labels must be a sequence of per-item label lists; got {type(labels).__name__}.")
+    top, n = [], []
+    for i, item in enumerate(labels):
+        if isinstance(item, (str, bytes)) or not isinstance(item, (Sequence, np.ndarray)):
+            raise TypeError(f"labels[{i}] must be a list of labels; got {type(item).__name__} {item!r}.")
+        if len(item) == 0:
+            raise ValueError(f"labels[{i}] is empty; every item needs at least one label.")
+        values = list(item)
+        top.append(max(values.count(v) for v in set(values)))
+        n.append(len(values))
+    return np.asarray(top, dtype=np.int64), np.asarray(n, dtype=np.int64)
+
+
+def expected_single_vote_dist_ce(probs: Any, human: Any) -> np.ndarray:
+    r"""Expected DistCE of a forecast against one vote drawn from the human distribution.
+
+    Against a single observed label :math:`y` (one-hot :math:`e_y`), DistCE is
+    :math:`\mathrm{TVD}(f, e_y) = \tfrac12\big(1 - f_y + \sum_{c \ne y} f_c\big) = 1 - f_y`,
+    the *linear* score. Its expectation under :math:`y \sim \bar\pi(x)` is
+
+    .. math::
+
+        \mathbb{E}_{y \sim \bar\pi}\,[1 - f_y] = 1 - \sum_c \bar\pi_c f_c ,
+
+    which is minimised by putting all mass on :math:`\arg\max_c \bar\pi_c`, not by
+    :math:`f = \bar\pi`: as a scoring rule of observed labels DistCE is not
+    proper (Gneiting and Raftery 2007, §3), against Baan et al.'s (2022, §4)
+    "DistCE is a proper scoring rule".
+
+    Parameters
+    ----------
+    probs : array-like of shape (N, K)
+        The forecasts f(x).
+    human : array-like of shape (N, K)
+        Vote counts (or distributions) giving :math:`\bar\pi(x)`.
+
+    Returns
+    -------
+    numpy.ndarray of shape (N,)
+
+    Examples
+    --------
+    The true distribution scores worse than the one-hot forecast of its mode:
+
+    >>> pi = [[0.6, 0.4]]
+    >>> expected_single_vote_dist_ce(pi, pi), expected_single_vote_dist_ce([[1.0, 0.0]], pi)
+    (array([0.48]), array([0.4]))
+    """
+    from ..metrics import human_distribution
+
+    p = check_probs(probs)
+    h = human_distribution(check_human(human, p.shape[0], p.shape[1]))
+    return 1.0 - np.sum(h * p, axis=1)
 
 
 def kth_guess(probs: Any, k: int = 1) -> np.ndarray:

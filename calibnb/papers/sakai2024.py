@@ -1,4 +1,4 @@
-"""Sakai 2024's worked examples (Tables 1, 4 and 9) as data.
+"""Sakai 2024's worked examples (Tables 1, 4 and 9) as data, and random systems for its axioms.
 
 The base system X of each example is transcribed in
 ``data/sakai2024_examples.json`` (the project's own small data, written from
@@ -15,6 +15,12 @@ tables show three patterns, recorded per perturbation in the JSON file:
 ``"uniform"`` (Tables 4 and 9 for Y: the other classes share the rest
 equally) and, for Table 9's Z, the other classes' values as printed (the paper
 moves 0.1 to the true class as well, which is what makes NBR prefer Z).
+The file also holds Y, Z and W as printed (:attr:`SakaiExample.printed`), only
+to check the built systems against the paper.
+
+:func:`random_axiom_systems` applies the same perturbations to random systems,
+stacked along the batch axis of calibnb's binary metrics, for notebook 04's
+randomised audit of Sakai's axioms.
 """
 
 from __future__ import annotations
@@ -27,9 +33,10 @@ from typing import Any
 
 import numpy as np
 
-from ..validation import check_probs, check_scalar_in_range
+from ..validation import as_rng, check_positive_int, check_probs, check_scalar_in_range
 
-__all__ = ["SakaiExample", "load_sakai_example", "perturb_confidence", "sakai_examples_path"]
+__all__ = ["AxiomSystems", "SakaiExample", "load_sakai_example", "perturb_confidence", "random_axiom_systems",
+           "sakai_examples_path"]
 
 _FILE = "sakai2024_examples.json"
 
@@ -161,6 +168,9 @@ class SakaiExample:
         The accuracy the paper states, as (numerator, denominator).
     perturbations : dict
         The recipe for each perturbed system, as in the JSON file.
+    printed : dict[str, ndarray (N, M)]
+        Y, Z and W as printed in the paper's table, transcribed only to check
+        the built ``systems`` against (empty if the file has none).
     """
 
     number: int
@@ -169,6 +179,7 @@ class SakaiExample:
     systems: dict = field(repr=False)
     stated_accuracy: tuple
     perturbations: dict = field(repr=False)
+    printed: dict = field(default_factory=dict, repr=False)
 
     @property
     def n_classes(self) -> int:
@@ -221,4 +232,139 @@ def load_sakai_example(number: int) -> SakaiExample:
         systems=systems,
         stated_accuracy=tuple(ex["stated_accuracy"]),
         perturbations=ex["perturbations"],
+        printed={name: check_probs(rows, f"printed {name}") for name, rows in ex.get("printed", {}).items()},
     )
+
+
+@dataclass(frozen=True)
+class AxiomSystems:
+    """Random systems X and their Sakai perturbations Y, Z, W, stacked along a batch axis.
+
+    Attributes
+    ----------
+    labels : ndarray of shape (S, N)
+        True class of every instance of every system (shared by X, Y, Z, W).
+    probs : dict[str, ndarray of shape (S, N, M)]
+        Class probabilities of "X", "Y", "Z" and "W".
+    index_u, index_o : ndarray of shape (S,)
+        The instance whose top probability Y lowers (correct) and Z raises (wrong).
+    """
+
+    labels: np.ndarray = field(repr=False)
+    probs: dict = field(repr=False)
+    index_u: np.ndarray = field(repr=False)
+    index_o: np.ndarray = field(repr=False)
+
+    @property
+    def shape(self) -> tuple[int, int, int]:
+        """(S, N, M): systems, instances, classes."""
+        return tuple(int(d) for d in self.probs["X"].shape)
+
+    def top(self, name: str) -> tuple[np.ndarray, np.ndarray]:
+        """(conf, correct) of system ``name``, each of shape (S, N): the batch input of calibnb's binary metrics."""
+        if name not in self.probs:
+            raise ValueError(f"name must be one of {', '.join(repr(k) for k in self.probs)}; got {name!r}.")
+        p = self.probs[name]
+        return p.max(axis=2), p.argmax(axis=2) == self.labels
+
+
+def random_axiom_systems(n_systems: int, n_instances: int, n_classes: int, *, seed=None) -> AxiomSystems:
+    """Draw random systems X and build Sakai's perturbations Y, Z and W of each.
+
+    Sakai 2024, Section 5.1 (Axioms U, O, UO), applied to random systems instead
+    of the paper's three examples. Each system X has Dirichlet class
+    probabilities with its own concentration :math:`\\alpha \\sim U(0.3, 3)`; an
+    instance is correct with probability :math:`p_{top}^{s}` with its own skill
+    :math:`s \\sim U(0.4, 2.5)` (so systems differ in miscalibration), and every
+    system has at least one correct and one wrong instance. Then
+
+    * Y lowers the top probability of one random correct instance to a value in
+      :math:`(1/M, p_{top})`, keeping its class on top (underconfidence);
+    * Z raises the top probability of one random wrong instance to a value in
+      :math:`(p_{top}, 1)` (overconfidence);
+    * W applies both.
+
+    The other classes of a perturbed row are redrawn at random (Dirichlet, an
+    equal split if a redrawn class would overtake the top one), as Sakai's own
+    perturbations change them freely (Table 9).
+
+    Parameters
+    ----------
+    n_systems : int >= 1
+        Number S of systems.
+    n_instances : int >= 2
+        Instances N per system.
+    n_classes : int >= 2
+        Classes M per instance.
+    seed : None, int or numpy.random.Generator, keyword-only
+        Randomness (None: fresh entropy).
+
+    Returns
+    -------
+    AxiomSystems
+
+    References
+    ----------
+    T. Sakai. Evaluating System Responses Based On Overconfidence and
+    Underconfidence. EMTCIR '24 (CEUR Workshop Proceedings), 2024, Section 5.1.
+
+    Examples
+    --------
+    >>> sys_ = random_axiom_systems(3, 10, 4, seed=0)
+    >>> sys_.shape
+    (3, 10, 4)
+    >>> conf_x, correct = sys_.top("X")
+    >>> conf_y, _ = sys_.top("Y")
+    >>> bool(((conf_y < conf_x).sum(axis=1) == 1).all())   # one correct instance lowered per system
+    True
+    """
+    s = check_positive_int(n_systems, "n_systems")
+    n = check_positive_int(n_instances, "n_instances", minimum=2)
+    m = check_positive_int(n_classes, "n_classes", minimum=2)
+    rng = as_rng(seed)
+    rows = np.arange(s)
+
+    alpha = rng.uniform(0.3, 3.0, size=(s, 1, 1))
+    probs_x = rng.gamma(np.broadcast_to(alpha, (s, n, m)))
+    probs_x /= probs_x.sum(axis=2, keepdims=True)
+    pred = probs_x.argmax(axis=2)
+    top_x = probs_x.max(axis=2)
+    skill = rng.uniform(0.4, 2.5, size=(s, 1))              # correct with probability top**skill
+    hit = rng.random((s, n)) < top_x ** skill
+    other = (pred + rng.integers(1, m, size=(s, n))) % m
+    hit[hit.all(axis=1), 0] = False                         # every system has a wrong ...
+    hit[~hit.any(axis=1), 1] = True                         # ... and a correct instance
+    labels = np.where(hit, pred, other)
+
+    def pick(mask):
+        # One random True position per row.
+        return np.where(mask, rng.random(mask.shape), -1.0).argmax(axis=1)
+
+    j_u, j_o = pick(hit), pick(~hit)
+
+    def redraw_others(row, top_class, new_top):
+        w = rng.dirichlet(np.ones(m - 1), size=s) * (1 - new_top)[:, None]
+        w = np.where((w.max(axis=1) < new_top)[:, None], w, ((1 - new_top) / (m - 1))[:, None])
+        out = np.empty_like(row)
+        others = np.ones_like(row, dtype=bool)
+        others[rows, top_class] = False
+        out[others] = w.ravel()
+        out[rows, top_class] = new_top
+        return out
+
+    row_u = probs_x[rows, j_u]
+    new_u = 1 / m + rng.uniform(0.05, 0.95, s) * (row_u.max(axis=1) - 1 / m)  # above 1/M the class stays on top
+    row_u_new = redraw_others(row_u, pred[rows, j_u], new_u)
+    row_o = probs_x[rows, j_o]
+    top_o = row_o.max(axis=1)
+    new_o = top_o + rng.uniform(0.05, 0.95, s) * (1 - top_o)
+    row_o_new = redraw_others(row_o, pred[rows, j_o], new_o)
+
+    probs = {"X": probs_x}
+    for name, changes in {"Y": [(j_u, row_u_new)], "Z": [(j_o, row_o_new)],
+                          "W": [(j_u, row_u_new), (j_o, row_o_new)]}.items():
+        p = probs_x.copy()
+        for j, r in changes:
+            p[rows, j] = r
+        probs[name] = p
+    return AxiomSystems(labels=labels, probs=probs, index_u=j_u, index_o=j_o)
