@@ -224,12 +224,16 @@ def run_notebook(
         if results_path.exists():
             results_path.unlink()
         injected["results_path"] = str(results_path)
+    import papermill.engines as pm_engines
+
     from .widgets import STATIC_ENV
 
     start = time.perf_counter()
     error = tb = None
     previous = os.environ.get(STATIC_ENV)
     os.environ[STATIC_ENV] = "static"  # inherited by the kernel
+    client_class = pm_engines.PapermillNotebookClient
+    pm_engines.PapermillNotebookClient = _headless_client()  # restored below
     try:
         pm.execute_notebook(
             str(path), str(output_path), parameters=injected, kernel_name=kernel_name,
@@ -243,6 +247,7 @@ def run_notebook(
         error = f"{type(exc).__name__}: {_strip_ansi(str(exc))}"
         tb = _strip_ansi(traceback.format_exc())
     finally:
+        pm_engines.PapermillNotebookClient = client_class
         if previous is None:
             os.environ.pop(STATIC_ENV, None)
         else:
@@ -256,6 +261,27 @@ def run_notebook(
             error = error or f"results JSON unreadable: {exc}"
     return NotebookRun(stem=path.stem, ok=error is None, error=error, traceback=tb, elapsed=elapsed,
                        results=results, output_path=output_path, parameters=params)
+
+
+def _headless_client() -> type:
+    """papermill's notebook client without nbclient's emulation of a frontend's Output widgets.
+
+    nbclient mimics a browser for ``ipywidgets.Output``: it captures the outputs
+    sent inside one and sends them back to the kernel as widget updates on the
+    shell channel while the cell runs. In headless runs that exchange is what a
+    cell displaying a live widget (``interactive_output``) waited on, up to the
+    cell timeout. Without it, what such a widget displays is recorded as the
+    cell's own output, so it also appears in the HTML report.
+    """
+    from papermill.clientwrap import PapermillNotebookClient
+
+    class HeadlessNotebookClient(PapermillNotebookClient):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            self.widget_registry = {}  # no Output-widget emulation (see above)
+
+    return HeadlessNotebookClient
+
 
 
 def notebook_to_html(notebook_path: str | os.PathLike, *, title: str | None = None,

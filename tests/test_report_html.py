@@ -93,3 +93,20 @@ def test_cli_help_documents_the_default_cell_timeout(capsys):
         report.main(["--help"])
     text = " ".join(capsys.readouterr().out.split())
     assert "per-cell execution timeout" in text and "default: 300 s" in text
+
+
+def test_what_an_interactive_output_draws_is_in_the_report(tmp_path):
+    """A notebook-level ``interactive_output`` run headless: its figure is a plain output of the cell."""
+    nbs = tmp_path / "nbs"
+    _notebook(nbs, "a_interactive", "%matplotlib inline\nimport ipywidgets as w\nimport matplotlib.pyplot as plt\n"
+              "from IPython.display import display\n"
+              "def draw(k):\n    plt.plot([0, 1], [0, k])\n    plt.show()\n"
+              "k = w.IntSlider(value=2, min=1, max=5)\n"
+              "display(k, w.interactive_output(draw, {'k': k}))\n")
+    out = tmp_path / "reports"
+    assert report.main(["--notebooks", str(nbs / "*.ipynb"), "--out", str(out), "--no-progress"]) == 0
+    executed = nbformat.read(str(out / "a_interactive.ipynb"), as_version=4)
+    outputs = next(c for c in executed.cells if "interactive_output" in c.source).outputs
+    assert any("image/png" in o.get("data", {}) for o in outputs)
+    page = (out / "a_interactive.html").read_text(encoding="utf-8")
+    assert "data:image/png;base64," in page and remote_references(page) == []
