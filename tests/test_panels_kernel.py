@@ -78,10 +78,10 @@ CASES = {
     "perturbation_explorer-instance": ("W.perturbation_explorer(sakai_x, sakai_y, instance=7, n_bins=3, "
                                        "binning='mass')", "instance", 3),
     "human_temperature_explorer": ("baan2022.human_temperature_explorer(logits, counts)", "temperature", 2.0),
-    "votes_explorer": ("baan2022.votes_explorer(counts, nli_probs['model a'])", "n_votes", 5),
+    "votes_explorer": ("baan2022.votes_explorer(nli_probs['model a'], counts, seed=0)", "n_votes", 5),
     "f_neutral_explorer": ("jiang2024.f_neutral_explorer(nli_probs, counts)", "f_neutral", 0.2),
     "ece_bins_explorer": ("jiang2024.ece_bins_explorer(nli_probs, counts, n_bins=5)", "n_bins", 12),
-    "resampling_explorer": ("si2022.resampling_explorer(conf, correct)", "accuracy", 0.3),
+    "resampling_explorer": ("si2022.resampling_explorer(conf, correct, seed=0)", "accuracy", 0.3),
     "conscal_explorer": ("si2022.conscal_explorer(threshold_table, n=1)", "n", 3),
 }
 
