@@ -37,6 +37,9 @@ __all__ = [
     "check_same_length",
     "check_1d_finite",
     "as_rng",
+    "PARAMETER_TYPES",
+    "parameter_type_error",
+    "check_parameters",
 ]
 
 
@@ -370,3 +373,72 @@ def as_rng(seed: Any = None) -> np.random.Generator:
     if seed is None or (isinstance(seed, numbers.Integral) and not isinstance(seed, bool)):
         return np.random.default_rng(seed)
     raise TypeError(f"seed must be None, an int or a numpy.random.Generator; got {type(seed).__name__}.")
+
+
+# ------------------------------------------------------------ notebook parameters
+
+#: Parameter types a notebook's parameters cell may annotate, by name.
+PARAMETER_TYPES: dict[str, tuple[type, ...]] = {
+    "int": (int,),
+    "float": (int, float),
+    "str": (str,),
+    "bool": (bool,),
+    "list": (list, tuple),
+    "dict": (dict,),
+}
+
+
+def parameter_type_error(name: str, value: Any, type_name: str | None, *, default: Any = None) -> str | None:
+    """The problem with ``value`` for a parameter annotated ``type_name``, or None if it fits.
+
+    ``type_name`` is one of :data:`PARAMETER_TYPES` (``int`` refuses bools and
+    floats; ``float`` takes ints; ``list`` takes tuples); any other name (an
+    unannotated parameter) accepts every value. ``None`` is accepted where the
+    default is ``None``.
+
+    >>> parameter_type_error("n_bins", "ten", "int")
+    "parameter n_bins must be an int; got 'ten' (str)"
+    >>> parameter_type_error("seed", 1, "int") is None
+    True
+    """
+    types = PARAMETER_TYPES.get(type_name or "")
+    if types is None or (value is None and default is None):
+        return None
+    ok = isinstance(value, types) and not (isinstance(value, bool) and type_name != "bool")
+    if ok:
+        return None
+    article = "an" if type_name[0] in "aeiou" else "a"
+    return f"parameter {name} must be {article} {type_name}; got {value!r} ({type(value).__name__})"
+
+
+def check_parameters(namespace: dict) -> None:
+    """Check a notebook's parameters against the types its parameters cell annotates.
+
+    Call it once, right after the parameters cell (papermill injects its values
+    just after that cell), as ``cn.check_parameters(globals())``: every name
+    annotated ``int``, ``float``, ``str``, ``bool``, ``list`` or ``dict`` in the
+    notebook must hold a value of that type, so that ``-p n_bins ten`` fails at
+    once with a message naming ``n_bins`` instead of deep inside a later cell.
+
+    Raises
+    ------
+    TypeError
+        Naming every parameter whose value does not fit its annotation.
+
+    >>> check_parameters({"__annotations__": {"n_bins": int}, "n_bins": 10})
+    >>> check_parameters({"__annotations__": {"n_bins": int}, "n_bins": "ten"})
+    Traceback (most recent call last):
+    ...
+    TypeError: parameter n_bins must be an int; got 'ten' (str)
+    """
+    if not isinstance(namespace, dict):
+        raise TypeError(f"namespace must be a dict (pass globals()); got {type(namespace).__name__}.")
+    problems = []
+    for name, annotation in dict(namespace.get("__annotations__", {})).items():
+        type_name = getattr(annotation, "__name__", annotation if isinstance(annotation, str) else None)
+        if name in namespace:
+            problem = parameter_type_error(name, namespace[name], type_name)
+            if problem:
+                problems.append(problem)
+    if problems:
+        raise TypeError("; ".join(problems))
