@@ -30,6 +30,7 @@ __all__ = [
     "check_labels",
     "check_probs_labels",
     "check_human",
+    "check_vote_counts",
     "check_n_bins",
     "check_choice",
     "check_positive_int",
@@ -307,6 +308,20 @@ def check_human(human: Any, n: int | None = None, n_classes: int | None = None, 
             f"{name} has {int(zero.sum())} all-zero row(s) (an item with no votes); first at row {_first(zero)}."
         )
     return arr
+
+
+def check_vote_counts(counts: Any, name: str = "counts") -> np.ndarray:
+    """Return vote counts as an (N, K) int64 array of whole, non-negative numbers."""
+    arr = check_human(counts, name=name)
+    frac = arr != np.floor(arr)
+    if frac.any():
+        flat = int(np.flatnonzero(frac.ravel())[0])
+        idx = np.unravel_index(flat, arr.shape)
+        raise ValueError(
+            f"{name} must hold whole vote counts; {int(frac.sum())} value(s) are not; "
+            f"first at index {tuple(int(i) for i in idx)}: {arr[idx].item()!r}."
+        )
+    return arr.astype(np.int64)
 
 
 def check_positive_int(value: Any, name: str, *, minimum: int = 1) -> int:

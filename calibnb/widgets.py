@@ -98,7 +98,7 @@ def build_panel(controls: dict, draw: Callable[..., pd.DataFrame], n_axes: int, 
     """Wire ``controls`` to ``draw(axes, **values)``: each change redraws into the panel's output.
 
     The building block of every widget in calibnb (also used by
-    :mod:`calibnb.disagreement` and :mod:`calibnb.qa`): ``controls`` maps the
+    :mod:`calibnb.papers.baan2022` and :mod:`calibnb.papers.si2022`): ``controls`` maps the
     keyword names of ``draw`` to ipywidgets controls, ``draw`` draws on the
     list of ``n_axes`` axes and returns the readout DataFrame.
 

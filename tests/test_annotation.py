@@ -1,4 +1,4 @@
-"""Tests of calibnb.annotation (Jiang et al. 2024's scalar annotation study)."""
+"""Tests of calibnb.papers.jiang2024 (Jiang et al. 2024's scalar annotation study)."""
 
 import numpy as np
 import pandas as pd
@@ -7,7 +7,7 @@ from numpy.testing import assert_allclose
 from scipy import stats
 
 import calibnb as cn
-from calibnb import annotation as an
+from calibnb.papers import jiang2024 as an
 
 
 def _rand_probs(rng, n, k=3):

@@ -1,4 +1,4 @@
-"""Unit tests for calibnb.disagreement (the tools behind notebook 02, Baan et al. 2022)."""
+"""Unit tests for calibnb.papers.baan2022 (the tools behind notebook 02, Baan et al. 2022)."""
 
 import numpy as np
 import pandas as pd
@@ -6,17 +6,17 @@ import pytest
 from numpy.testing import assert_allclose, assert_array_equal
 from scipy.stats import entropy as scipy_entropy
 
-from calibnb.disagreement import (
+from calibnb.papers.baan2022 import (
     classwise_ece_reference,
     histogram_divergence,
     human_calibration_summary,
     human_temperature_explorer,
     kth_guess,
     ranking_stability,
-    subsample_votes,
     votes_explorer,
     votes_stability,
 )
+from calibnb.data import subsample_votes
 
 
 def _random_counts(rng, n, k, total):

@@ -6,7 +6,7 @@ from sklearn.calibration import calibration_curve
 from sklearn.metrics import brier_score_loss
 
 import calibnb as cb
-from calibnb.metrics import _CHUNK
+from calibnb.metrics.binary import _CHUNK
 
 
 # ---- straightforward references (loops over bins, stable argsort) -----------

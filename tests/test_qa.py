@@ -1,10 +1,10 @@
-"""Unit tests of calibnb.qa (Si et al. 2022 helpers)."""
+"""Unit tests of calibnb.papers.si2022 (Si et al. 2022 helpers)."""
 
 import numpy as np
 import pytest
 from numpy.testing import assert_allclose
 
-from calibnb.qa import (
+from calibnb.papers.si2022 import (
     SUMMARY_COLUMNS,
     calibration_summary,
     calibration_table,
@@ -206,7 +206,7 @@ def _toy_logits(n=4000, seed=0, scale=4.0):
 
 
 def test_top_confidence_forms():
-    from calibnb.qa import top_confidence
+    from calibnb.papers.si2022 import top_confidence
 
     z, labels = _toy_logits(50)
     c, y = top_confidence(z, labels, temperature=2.0)
@@ -223,7 +223,7 @@ def test_top_confidence_forms():
 
 
 def test_resampling_table_levels_and_stages():
-    from calibnb.qa import resampling_table
+    from calibnb.papers.si2022 import resampling_table
 
     z, labels = _toy_logits()
     t = resampling_table(z[:2000], labels[:2000], z[2000:], labels[2000:], [0.2, 0.5, 0.8], seed=0)
@@ -243,7 +243,7 @@ def test_resampling_table_levels_and_stages():
 
 
 def test_accuracy_shift_table():
-    from calibnb.qa import accuracy_shift_table
+    from calibnb.papers.si2022 import accuracy_shift_table
 
     z, labels = _toy_logits()
     t = accuracy_shift_table(z[:2000], labels[:2000], z[2000:], labels[2000:], dev_accuracy=0.9,
@@ -260,7 +260,7 @@ def test_resampling_explorer_update_redraws():
     import matplotlib
 
     matplotlib.use("Agg")
-    from calibnb.qa import resampling_explorer
+    from calibnb.papers.si2022 import resampling_explorer
 
     rng = np.random.default_rng(0)
     conf = rng.random(2000) * 0.5 + 0.5
@@ -288,7 +288,7 @@ def _checkpoint_tables(seed, n=300, c=5):
 
 def test_conscal_threshold_data_matches_conscal():
     from calibnb import ConsCal, ece, macro_ce
-    from calibnb.qa import conscal_threshold_data
+    from calibnb.papers.si2022 import conscal_threshold_data
 
     p_dev, y_dev = _checkpoint_tables(0)
     p_test, y_test = _checkpoint_tables(1)
@@ -319,7 +319,7 @@ def test_conscal_explorer_slider_sets_readout():
 
     matplotlib.use("Agg")
     from calibnb import ConsCal, macro_ce
-    from calibnb.qa import conscal_explorer, conscal_threshold_data
+    from calibnb.papers.si2022 import conscal_explorer, conscal_threshold_data
 
     p_dev, y_dev = _checkpoint_tables(0)
     p_test, y_test = _checkpoint_tables(1)

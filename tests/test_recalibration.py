@@ -1,10 +1,10 @@
-"""Tests of calibnb.recalibration (the Gupta et al. 2021 study helpers)."""
+"""Tests of calibnb.papers.gupta2021 (the Gupta et al. 2021 study helpers)."""
 
 import numpy as np
 import pytest
 from numpy.testing import assert_allclose
 
-from calibnb.recalibration import SyntheticPopulation
+from calibnb.papers.gupta2021 import SyntheticPopulation
 
 
 def _sample_ks(scores, correct):
@@ -105,7 +105,7 @@ def test_probability_rejects_scores_outside_unit_interval():
 # --- evaluate_methods --------------------------------------------------------
 
 from calibnb.metrics import ks_error, top_r  # noqa: E402
-from calibnb.recalibration import (  # noqa: E402
+from calibnb.papers.gupta2021 import (  # noqa: E402
     METHODS,
     METRIC_COLUMNS,
     SplineFigureData,

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import calibnb as cb
-from calibnb.data.sakai import load_sakai_example, perturb_confidence, sakai_examples_path
+from calibnb.papers.sakai2024 import load_sakai_example, perturb_confidence, sakai_examples_path
 
 
 def _top(example, name):

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import calibnb as cb
-from calibnb.scalar import _count_inversions
+from calibnb.metrics.scalar import _count_inversions
 
 
 def brute_ranking_risk(pred, target):

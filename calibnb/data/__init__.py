@@ -35,5 +35,5 @@ from ._loaders import (
     read_text,
 )
 from ._simulate import SimulatedODQA, simulate_odqa
-from .sakai import load_sakai_example, perturb_confidence
+from ._votes import subsample_votes
 from ..training import training_dynamics

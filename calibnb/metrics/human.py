@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .validation import check_choice, check_human, check_probs
+from ..validation import check_choice, check_human, check_probs
 
 __all__ = [
     "human_distribution",

@@ -27,12 +27,12 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from .disagreement import subsample_votes
-from .human import human_distribution
-from .metrics import ece
-from .scalar import classwise_ce, expected_label, ranking_risk, scalar_mae, unli_inverse, unli_transform
-from .widgets import build_panel
-from .validation import (
+from ..data import subsample_votes
+from ..metrics import ece
+from ..metrics import human_distribution
+from ..metrics import classwise_ce, expected_label, ranking_risk, scalar_mae, unli_inverse, unli_transform
+from ..widgets import build_panel
+from ..validation import (
     as_rng,
     check_1d_finite,
     check_choice,
@@ -41,6 +41,7 @@ from .validation import (
     check_positive_int,
     check_probs,
     check_scalar_in_range,
+    check_vote_counts,
 )
 
 __all__ = [
@@ -172,10 +173,7 @@ def sample_votes(counts, n_votes: int, *, seed: Any = None) -> np.ndarray:
     >>> sample_votes([[3, 0, 1], [0, 5, 0]], 4, seed=0)[0].tolist()
     [3, 0, 1]
     """
-    c = check_human(counts, name="counts")
-    if not np.array_equal(c, np.round(c)):
-        raise ValueError("counts must hold whole vote counts.")
-    c = np.round(c).astype(np.int64)
+    c = check_vote_counts(counts, name="counts")
     n_votes = check_positive_int(n_votes, "n_votes")
     totals = c.sum(axis=1)
     short = totals < n_votes
@@ -575,7 +573,7 @@ def annotation_cost_study(
 
 def circa_examples_path() -> Path:
     """Path of ``jiang2024_circa_examples.csv`` in the repository's ``data/`` folder."""
-    path = Path(__file__).resolve().parents[1] / "data" / "jiang2024_circa_examples.csv"
+    path = Path(__file__).resolve().parents[2] / "data" / "jiang2024_circa_examples.csv"
     if not path.is_file():
         raise FileNotFoundError(f"jiang2024_circa_examples.csv not found at {path}.")
     return path

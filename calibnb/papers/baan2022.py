@@ -4,10 +4,10 @@ Baan, Aziz, Plank and Fernández (2022), *Stop Measuring Calibration When Humans
 Disagree* (EMNLP), measure a classifier against the distribution of many human
 votes per item instead of against the majority label. The instance-level
 measures themselves (``dist_ce``, ``ent_ce``, ``rank_cs``) live in
-:mod:`calibnb.human`; this module holds what the notebook
+:mod:`calibnb.metrics.human`; this module holds what the notebook
 ``notebooks/02_baan2022_human_disagreement.ipynb`` needs around them:
 
-- :func:`subsample_votes` draws disjoint groups of votes per item (without
+- :func:`calibnb.data.subsample_votes` draws disjoint groups of votes per item (without
   replacement) to build the sub-sampled "human classifiers" H1 and H2 of §5.2;
 - :func:`histogram_divergence` compares two DistCE error distributions through
   their binned histograms (Table 2), with an explicit ``smoothing`` option and an
@@ -29,8 +29,9 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from .widgets import build_panel, temperature_slider
-from .validation import (
+from ..data import subsample_votes
+from ..widgets import build_panel, temperature_slider
+from ..validation import (
     as_rng,
     check_1d_finite,
     check_choice,
@@ -40,10 +41,10 @@ from .validation import (
     check_probs,
     check_probs_labels,
     check_scalar_in_range,
+    check_vote_counts,
 )
 
 __all__ = [
-    "subsample_votes",
     "histogram_divergence",
     "kth_guess",
     "classwise_ece_reference",
@@ -53,94 +54,6 @@ __all__ = [
     "human_temperature_explorer",
     "votes_explorer",
 ]
-
-
-def _check_counts(counts: Any, name: str = "counts") -> np.ndarray:
-    """Return vote counts as an (N, K) int64 array of whole, non-negative numbers."""
-    arr = check_human(counts, name=name)
-    frac = arr != np.floor(arr)
-    if frac.any():
-        flat = int(np.flatnonzero(frac.ravel())[0])
-        idx = np.unravel_index(flat, arr.shape)
-        raise ValueError(
-            f"{name} must hold whole vote counts; {int(frac.sum())} value(s) are not; "
-            f"first at index {tuple(int(i) for i in idx)}: {arr[idx].item()!r}."
-        )
-    return arr.astype(np.int64)
-
-
-def subsample_votes(counts: Any, n_votes: int, *, n_groups: int = 2, seed: Any = None) -> np.ndarray:
-    r"""Draw ``n_groups`` disjoint groups of ``n_votes`` votes from each item's votes.
-
-    Each item's votes are shuffled (every ordering equally likely) and the first
-    ``n_groups * n_votes`` of them are split into consecutive groups, so the
-    groups are sampled *without replacement* and share no vote. This is how
-    Baan et al. (2022, §5.2) build the two "as-good-as-it-realistically-gets"
-    classifiers H1 and H2 from 20 of ChaosNLI's 100 votes each; their MLE
-
-    .. math::
-
-        \bar\pi^{(g)}_c(x) = \frac{1}{T'} \sum_{t=1}^{T'} [y^{(g)}_t = c]
-
-    with :math:`T' =` ``n_votes`` and :math:`y^{(g)}_t` the votes of group
-    :math:`g`, is ``result[g] / n_votes``.
-
-    Parameters
-    ----------
-    counts : array-like of shape (N, K)
-        Whole vote counts per item and class; items may have different totals.
-    n_votes : int
-        Votes per group (at least 1).
-    n_groups : int, default 2
-        Number of disjoint groups; every item needs ``n_groups * n_votes`` votes.
-    seed : None, int or numpy.random.Generator
-        Source of randomness.
-
-    Returns
-    -------
-    numpy.ndarray of shape (n_groups, N, K), int64
-        The vote counts of each group; each row sums to ``n_votes``.
-
-    Raises
-    ------
-    ValueError
-        If an item has fewer than ``n_groups * n_votes`` votes.
-
-    Examples
-    --------
-    >>> groups = subsample_votes([[3, 1], [0, 4]], 2, seed=0)
-    >>> groups.shape
-    (2, 2, 2)
-    >>> groups.sum(axis=0).tolist()  # two groups of 2 use all 4 votes of each item
-    [[3, 1], [0, 4]]
-    """
-    c = _check_counts(counts)
-    n_votes = check_positive_int(n_votes, "n_votes")
-    n_groups = check_positive_int(n_groups, "n_groups")
-    rng = as_rng(seed)
-    n_items, n_classes = c.shape
-    totals = c.sum(axis=1)
-    need = n_groups * n_votes
-    short = totals < need
-    if short.any():
-        i = int(np.flatnonzero(short)[0])
-        raise ValueError(
-            f"counts has {int(short.sum())} item(s) with fewer than n_groups * n_votes = {need} votes; "
-            f"first at row {i}: {int(totals[i])} votes."
-        )
-    # One entry per vote: its item and its class, items in order.
-    item = np.repeat(np.arange(n_items), totals)
-    cls = np.repeat(np.tile(np.arange(n_classes), n_items), c.ravel())
-    # Shuffle within each item: sort by (item, random key).
-    order = np.lexsort((rng.random(item.size), item))
-    cls = cls[order]
-    starts = np.cumsum(totals) - totals
-    position = np.arange(item.size) - np.repeat(starts, totals)
-    group = position // n_votes
-    keep = group < n_groups
-    flat = (group[keep] * n_items + item[keep]) * n_classes + cls[keep]
-    out = np.bincount(flat, minlength=n_groups * n_items * n_classes)
-    return out.reshape(n_groups, n_items, n_classes).astype(np.int64)
 
 
 def _normalised_histogram(values: np.ndarray, bins: int, low: float, high: float, smoothing: float) -> np.ndarray:
@@ -373,8 +286,8 @@ def human_calibration_summary(probs: Any, human: Any, *, n_bins: int = 10) -> di
     p = check_probs(probs)
     h = check_human(human, p.shape[0], p.shape[1])
     n_bins = check_n_bins(n_bins)
-    from .human import dist_ce, ent_ce, human_distribution, majority_label, rank_cs
-    from .metrics import ece
+    from ..metrics import dist_ce, ent_ce, human_distribution, majority_label, rank_cs
+    from ..metrics import ece
 
     dist = human_distribution(h)
     majority = majority_label(h)
@@ -436,11 +349,11 @@ def votes_stability(
     >>> table.groupby("model")["dist_ce"].mean().round(3).to_dict()
     {'bad': 0.6, 'good': 0.033}
     """
-    from .human import dist_ce
+    from ..metrics import dist_ce
 
     if not isinstance(model_probs, Mapping) or not model_probs:
         raise TypeError("model_probs must be a non-empty mapping of model name to probabilities.")
-    c = _check_counts(counts)
+    c = check_vote_counts(counts)
     probs = {}
     for name, value in model_probs.items():
         probs[name] = check_probs(value, name=f"model_probs[{name!r}]")
@@ -568,9 +481,9 @@ def human_temperature_explorer(
     calibnb.widgets.Panel
         Control ``"temperature"``; ``update(temperature=...)`` returns the readout.
     """
-    from . import plots
-    from .calibrators import softmax
-    from .human import dist_ce, human_distribution
+    from .. import plots
+    from ..calibrators import softmax
+    from ..metrics import dist_ce, human_distribution
 
     z = _check_logits(logits)
     h = check_human(human, z.shape[0], z.shape[1])
@@ -619,10 +532,10 @@ def votes_explorer(counts: Any, probs: Any, *, hist_bins: int = 30, seed: Any = 
         Control ``"n_votes"`` (1 to the smallest number of votes of an item);
         ``update(n_votes=...)`` returns the readout.
     """
-    from . import plots
-    from .human import dist_ce, human_distribution
+    from .. import plots
+    from ..metrics import dist_ce, human_distribution
 
-    c = _check_counts(counts)
+    c = check_vote_counts(counts)
     p = check_probs(probs)
     if p.shape != c.shape:
         raise ValueError(f"probs has shape {p.shape} but counts has {c.shape}; they must match.")

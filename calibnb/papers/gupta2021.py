@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from .validation import as_rng, check_conf, check_positive_int, check_scalar_in_range
+from ..validation import as_rng, check_conf, check_positive_int, check_scalar_in_range
 
 __all__ = [
     "METHODS",
@@ -210,7 +210,7 @@ def _softmax(logits: np.ndarray) -> np.ndarray:
 
 def _scores(probs: np.ndarray, labels: np.ndarray, kind: tuple[str, int]) -> tuple[np.ndarray, np.ndarray]:
     """(score, correct) of the top-r (``("top", r)``) or within-top-r (``("within", r)``) prediction."""
-    from . import metrics
+    from .. import metrics
 
     mode, r = kind
     if mode == "top":
@@ -220,7 +220,7 @@ def _scores(probs: np.ndarray, labels: np.ndarray, kind: tuple[str, int]) -> tup
 
 def _binary_calibrator(method: str, *, n_knots: int, kind: tuple[str, int], n_bins_histogram: int) -> Any:
     """A fresh calibrator of 1-D scores for ``method`` (isotonic, histogram or spline)."""
-    from . import calibrators
+    from .. import calibrators
 
     if method == "isotonic":
         return calibrators.IsotonicCalibrator()
@@ -304,9 +304,9 @@ def evaluate_methods(
     """
     import pandas as pd
 
-    from . import calibrators, metrics
-    from .calibrators._common import check_logits
-    from .validation import check_choice, check_labels
+    from .. import calibrators, metrics
+    from ..calibrators._common import check_logits
+    from ..validation import check_choice, check_labels
 
     z = check_logits(logits)
     n, k = z.shape
@@ -475,8 +475,8 @@ def spline_figure_data(
     >>> bool(d.test_ks_after < d.test_ks_before), d.n_calibration
     (True, 1500)
     """
-    from . import calibrators, metrics, plots
-    from .validation import check_choice, check_probs_labels
+    from .. import calibrators, metrics, plots
+    from ..validation import check_choice, check_probs_labels
 
     p, y = check_probs_labels(probs, labels)
     n = p.shape[0]
@@ -522,7 +522,7 @@ def plot_spline_figure(data: SplineFigureData, *, axes: Any = None, title: str |
     -------
     numpy.ndarray of matplotlib.axes.Axes, shape (2, 4)
     """
-    from . import plots
+    from .. import plots
 
     if not isinstance(data, SplineFigureData):
         raise TypeError(f"data must be a SplineFigureData (from spline_figure_data); got {type(data).__name__}.")
@@ -607,7 +607,7 @@ def spline_recovery_error(
     >>> bool(rec.max_error < 0.05)
     True
     """
-    from . import calibrators
+    from .. import calibrators
 
     if not isinstance(population, SyntheticPopulation):
         raise TypeError(f"population must be a SyntheticPopulation; got {type(population).__name__}.")

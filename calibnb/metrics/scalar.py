@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .validation import check_1d_finite, check_human, check_probs, check_same_length
+from ..validation import check_1d_finite, check_human, check_probs, check_same_length
 
 __all__ = [
     "expected_label",

@@ -1,9 +1,10 @@
-"""Calibration metrics of the five papers, as pure vectorised NumPy functions.
+"""Binary calibration metrics: confidences and correctness, as pure vectorised NumPy functions.
 
 Every function takes confidences ``conf`` (1-D floats in [0, 1]) and correctness
-``correct`` (1-D 0/1 or bool of the same length), or class probabilities
-``probs`` (N, K) and integer ``labels`` (N,), validates them once with
-:mod:`calibnb.validation`, and returns fractions (not percentages).
+``correct`` (1-D 0/1 or bool of the same length), validates them once with
+:mod:`calibnb.validation`, and returns fractions (not percentages). The
+reductions of class probabilities to ``(conf, correct)`` are in
+:mod:`calibnb.metrics.multiclass`.
 
 Conventions (``../shared/papers/README.md``, "Common decisions"):
 
@@ -34,12 +35,10 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .validation import (
+from ..validation import (
     check_choice,
     check_conf_correct,
     check_n_bins,
-    check_positive_int,
-    check_probs_labels,
     check_scalar_in_range,
 )
 
@@ -58,11 +57,7 @@ __all__ = [
     "ks_error",
     "ks_curves",
     "KSCurves",
-    "top_r",
-    "within_top_r",
-    "classwise_ece",
     "brier_top",
-    "nbr",
 ]
 
 _BINNINGS = ("width", "mass")
@@ -270,7 +265,7 @@ def bin_indices(conf, *, n_bins: int = 10, binning: str = "width") -> np.ndarray
     >>> bin_indices([0.9, 0.1, 0.5, 0.1], n_bins=2, binning="mass")
     array([1, 0, 1, 0])
     """
-    from .validation import check_conf
+    from ..validation import check_conf
 
     conf = check_conf(conf)
     n_bins = _check_binning(n_bins, binning)
@@ -746,124 +741,3 @@ def ks_curves(conf, correct) -> KSCurves:
         cum_score=cum_score,
         gap=cum_acc - cum_score,
     )
-
-
-# --------------------------------------------------------------------------
-# multi-class reductions (Gupta 2021, Baan 2022, Sakai 2024)
-# --------------------------------------------------------------------------
-
-
-def _check_r(r, n_classes: int) -> int:
-    r = check_positive_int(r, "r")
-    if r > n_classes:
-        raise ValueError(f"r must be at most the number of classes {n_classes}; got {r}.")
-    return r
-
-
-def _descending_order(probs: np.ndarray) -> np.ndarray:
-    """Class indices by decreasing probability; ties: lower class index first."""
-    return np.argsort(-probs, axis=1, kind="stable")
-
-
-def top_r(probs, labels, r: int = 1):
-    """The r-th largest probability and whether its class is the label.
-
-    .. math::
-
-        c_i = f_{(r)}(x_i),\\qquad y_i = \\mathbb{1}[k_{(r)}(x_i) = \\text{label}_i]
-
-    where :math:`k_{(r)}` is the class of the r-th largest probability (ties:
-    lower class index first). Gupta et al. 2021, Eqs. 3-4.
-
-    Parameters
-    ----------
-    probs : array-like of shape (N, K)
-    labels : array-like of int of shape (N,)
-    r : int in 1..K, default 1
-
-    Returns
-    -------
-    conf : ndarray (N,)
-    correct : ndarray (N,) of bool
-
-    Examples
-    --------
-    >>> conf, correct = top_r([[0.2, 0.7, 0.1], [0.5, 0.1, 0.4]], [1, 2], r=2)
-    >>> conf.tolist(), correct.tolist()
-    ([0.2, 0.4], [False, True])
-    """
-    probs, labels = check_probs_labels(probs, labels)
-    r = _check_r(r, probs.shape[1])
-    rows = np.arange(probs.shape[0])
-    if r == 1:
-        cls = np.argmax(probs, axis=1)
-    else:
-        cls = _descending_order(probs)[:, r - 1]
-    return probs[rows, cls], cls == labels
-
-
-def within_top_r(probs, labels, r: int = 2):
-    """Sum of the r largest probabilities and whether the label is among them.
-
-    .. math::
-
-        c_i = \\sum_{s=1}^{r} f_{(s)}(x_i),\\qquad
-        y_i = \\mathbb{1}[\\text{label}_i \\in \\{k_{(1)}, \\dots, k_{(r)}\\}]
-
-    Gupta et al. 2021, Eq. 5 (ties: lower class index first).
-
-    Examples
-    --------
-    >>> conf, correct = within_top_r([[0.2, 0.7, 0.1], [0.5, 0.1, 0.4]], [0, 1], r=2)
-    >>> np.round(conf, 3).tolist(), correct.tolist()
-    ([0.9, 0.9], [True, False])
-    """
-    probs, labels = check_probs_labels(probs, labels)
-    r = _check_r(r, probs.shape[1])
-    top = _descending_order(probs)[:, :r]
-    conf = np.take_along_axis(probs, top, axis=1).sum(axis=1)
-    correct = (top == labels[:, None]).any(axis=1)
-    return np.clip(conf, 0.0, 1.0), correct
-
-
-def classwise_ece(probs, labels, *, n_bins: int = 10, binning: str = "width") -> float:
-    """Class-wise ECE averaged over classes (Baan et al. 2022, Eq. 8).
-
-    .. math::
-
-        \\mathrm{cwECE} = \\frac{1}{K}\\sum_{k=1}^{K}
-        \\mathrm{ECE}\\big(f_k(x),\\ \\mathbb{1}[\\text{label} = k]\\big)
-
-    Examples
-    --------
-    >>> round(classwise_ece([[0.9, 0.1], [0.3, 0.7]], [0, 1], n_bins=2), 3)
-    0.2
-    """
-    probs, labels = check_probs_labels(probs, labels)
-    n_bins = _check_binning(n_bins, binning)
-    k = probs.shape[1]
-    total = 0.0
-    for cls in range(k):  # loop over classes, not instances
-        col = np.clip(probs[:, cls], 0.0, 1.0)
-        total += ece(col, labels == cls, n_bins=n_bins, binning=binning)
-    return float(total / k)
-
-
-def nbr(probs, labels) -> float:
-    """Normalised Brier score over all class probabilities (Sakai 2024, Eq. 2).
-
-    .. math::
-
-        \\mathrm{NBR} = \\frac{1}{N M}\\sum_{j=1}^{N}\\sum_{m=1}^{M}
-        (p_j^m - \\mathrm{GOLD}_j^m)^2
-
-    Examples
-    --------
-    >>> round(nbr([[0.6, 0.4, 0.0]], [0]), 4)  # (0.16 + 0.16) / 3
-    0.1067
-    """
-    probs, labels = check_probs_labels(probs, labels)
-    n, k = probs.shape
-    d = probs.copy()
-    d[np.arange(n), labels] -= 1.0
-    return float(np.einsum("ij,ij->", d, d) / (n * k))

@@ -36,7 +36,7 @@ from typing import Any, Mapping, NamedTuple
 
 import numpy as np
 
-from .validation import (
+from ..validation import (
     as_rng,
     check_conf_correct,
     check_correct,
@@ -177,7 +177,7 @@ def top_confidence(scores: Any, labels: Any, *, temperature: float = 1.0) -> tup
     """
     from scipy import special
 
-    from .calibrators import softmax
+    from ..calibrators import softmax
 
     tau = check_scalar_in_range(temperature, "temperature", low=0.0, low_inclusive=False)
     if np.ndim(scores) == 1:
@@ -196,7 +196,7 @@ def _take(scores: Any, labels: Any, idx: np.ndarray) -> tuple[np.ndarray, np.nda
 
 
 def _fit_tau(scores: np.ndarray, labels: np.ndarray, n_bins: int) -> float:
-    from .calibrators import TemperatureScaling
+    from ..calibrators import TemperatureScaling
 
     return TemperatureScaling("ece", n_bins=n_bins).fit(scores, labels).temperature_
 
@@ -391,7 +391,7 @@ def calibration_summary(conf: Any, correct: Any, *, n_bins: int = 10) -> dict[st
     >>> {k: round(v, 3) for k, v in s.items()}
     {'accuracy': 0.75, 'ece_width': 0.15, 'ece_mass': 0.25, 'ice': 0.3, 'ice_pos': 0.1, 'ice_neg': 0.9, 'macro_ce': 0.5}
     """
-    from .metrics import ece, ice, macro_ce_parts
+    from ..metrics import ece, ice, macro_ce_parts
 
     c, y = check_conf_correct(conf, correct)
     n_bins = check_n_bins(n_bins)
@@ -651,8 +651,8 @@ def resampling_explorer(conf: Any, correct: Any, *, seed: int = 0, n_bins: int =
     import ipywidgets as w
     import pandas as pd
 
-    from .plots import plot_reliability_diagram, reliability_diagram_data
-    from .widgets import build_panel
+    from ..plots import plot_reliability_diagram, reliability_diagram_data
+    from ..widgets import build_panel
 
     c, y = check_conf_correct(conf, correct)
     n_bins = check_n_bins(n_bins)
@@ -679,7 +679,7 @@ def resampling_explorer(conf: Any, correct: Any, *, seed: int = 0, n_bins: int =
 
 def _agreement_counts(predictions: Any, reference: str) -> tuple[np.ndarray, np.ndarray, int]:
     """(final prediction, k = number of columns agreeing with it, C) of a prediction table."""
-    from .calibrators import ConsCal
+    from ..calibrators import ConsCal
 
     cc = ConsCal("binary", reference=reference)
     final, agree = cc._agreement(predictions)
@@ -734,8 +734,8 @@ def conscal_threshold_data(
     """
     import pandas as pd
 
-    from . import metrics
-    from .calibrators import ConsCal
+    from .. import metrics
+    from ..calibrators import ConsCal
 
     n_bins = check_n_bins(n_bins)
     tuned = ConsCal("binary", reference=reference).fit(dev_predictions, dev_correct).threshold_
@@ -809,7 +809,7 @@ def conscal_explorer(table: Any, *, n: int | None = None) -> Any:
     import ipywidgets as w
     import pandas as pd
 
-    from .widgets import build_panel
+    from ..widgets import build_panel
 
     needed = {"split", "n", "tuned", "macro_ce", "ece", "confident_share", "confident_accuracy"}
     if not isinstance(table, pd.DataFrame) or not needed <= set(table.columns):

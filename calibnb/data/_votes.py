@@ -1,0 +1,85 @@
+"""Vote sub-sampling: disjoint groups of human votes drawn from each item's votes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..validation import as_rng, check_positive_int, check_vote_counts
+
+__all__ = ["subsample_votes"]
+
+
+def subsample_votes(counts: Any, n_votes: int, *, n_groups: int = 2, seed: Any = None) -> np.ndarray:
+    r"""Draw ``n_groups`` disjoint groups of ``n_votes`` votes from each item's votes.
+
+    Each item's votes are shuffled (every ordering equally likely) and the first
+    ``n_groups * n_votes`` of them are split into consecutive groups, so the
+    groups are sampled *without replacement* and share no vote. This is how
+    Baan et al. (2022, §5.2) build the two "as-good-as-it-realistically-gets"
+    classifiers H1 and H2 from 20 of ChaosNLI's 100 votes each; their MLE
+
+    .. math::
+
+        \bar\pi^{(g)}_c(x) = \frac{1}{T'} \sum_{t=1}^{T'} [y^{(g)}_t = c]
+
+    with :math:`T' =` ``n_votes`` and :math:`y^{(g)}_t` the votes of group
+    :math:`g`, is ``result[g] / n_votes``.
+
+    Parameters
+    ----------
+    counts : array-like of shape (N, K)
+        Whole vote counts per item and class; items may have different totals.
+    n_votes : int
+        Votes per group (at least 1).
+    n_groups : int, default 2
+        Number of disjoint groups; every item needs ``n_groups * n_votes`` votes.
+    seed : None, int or numpy.random.Generator
+        Source of randomness.
+
+    Returns
+    -------
+    numpy.ndarray of shape (n_groups, N, K), int64
+        The vote counts of each group; each row sums to ``n_votes``.
+
+    Raises
+    ------
+    ValueError
+        If an item has fewer than ``n_groups * n_votes`` votes.
+
+    Examples
+    --------
+    >>> groups = subsample_votes([[3, 1], [0, 4]], 2, seed=0)
+    >>> groups.shape
+    (2, 2, 2)
+    >>> groups.sum(axis=0).tolist()  # two groups of 2 use all 4 votes of each item
+    [[3, 1], [0, 4]]
+    """
+    c = check_vote_counts(counts)
+    n_votes = check_positive_int(n_votes, "n_votes")
+    n_groups = check_positive_int(n_groups, "n_groups")
+    rng = as_rng(seed)
+    n_items, n_classes = c.shape
+    totals = c.sum(axis=1)
+    need = n_groups * n_votes
+    short = totals < need
+    if short.any():
+        i = int(np.flatnonzero(short)[0])
+        raise ValueError(
+            f"counts has {int(short.sum())} item(s) with fewer than n_groups * n_votes = {need} votes; "
+            f"first at row {i}: {int(totals[i])} votes."
+        )
+    # One entry per vote: its item and its class, items in order.
+    item = np.repeat(np.arange(n_items), totals)
+    cls = np.repeat(np.tile(np.arange(n_classes), n_items), c.ravel())
+    # Shuffle within each item: sort by (item, random key).
+    order = np.lexsort((rng.random(item.size), item))
+    cls = cls[order]
+    starts = np.cumsum(totals) - totals
+    position = np.arange(item.size) - np.repeat(starts, totals)
+    group = position // n_votes
+    keep = group < n_groups
+    flat = (group[keep] * n_items + item[keep]) * n_classes + cls[keep]
+    out = np.bincount(flat, minlength=n_groups * n_items * n_classes)
+    return out.reshape(n_groups, n_items, n_classes).astype(np.int64)

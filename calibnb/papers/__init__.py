@@ -1,0 +1,12 @@
+"""Code that one notebook uses: one module per reproduced paper.
+
+* :mod:`calibnb.papers.si2022` -- Si et al. 2022, MacroCE and ConsCal for QA (notebook 01).
+* :mod:`calibnb.papers.baan2022` -- Baan et al. 2022, calibration to human disagreement (notebook 02).
+* :mod:`calibnb.papers.gupta2021` -- Gupta et al. 2021, KS error and spline recalibration (notebook 03).
+* :mod:`calibnb.papers.sakai2024` -- Sakai 2024, HMR and the worked examples (notebook 04).
+* :mod:`calibnb.papers.jiang2024` -- Jiang, Liu, Van Durme 2024, scalar labels (notebook 05).
+
+Import a paper module explicitly (``from calibnb.papers import si2022 as paper``);
+nothing here is re-exported by :mod:`calibnb`. A function that a second notebook
+needs, or that is useful on a user's own data, moves to the generic layer.
+"""
