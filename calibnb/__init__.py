@@ -12,10 +12,10 @@ __version__ = "0.1.0"
 
 # --- metrics (calibnb.metrics: binary, multiclass, human, scalar) ------------
 from .metrics import (  # noqa: E402
-    KSCurves, MacroCEParts, Rewards, bin_indices, brier_top, classwise_ce, classwise_ece, dist_ce, ece, ent_ce,
-    entropy, expected_label, hmr, human_distribution, ice, ks_curves, ks_error, macro_ce, macro_ce_parts,
-    majority_label, mce, nbr, rank_cs, ranking_risk, ranking_ties, reliability_table, rewards, scalar_mae,
-    top_r, tvd, unli_inverse, unli_transform, within_top_r,
+    KSCurves, MacroCEParts, Rewards, bin_indices, brier_top, classwise_ece, dist_ce, ece, ent_ce, entropy,
+    expected_label, hmr, human_classwise_ce, human_distribution, ice, ks_curves, ks_error, macro_ce,
+    macro_ce_parts, majority_label, mce, nbr, rank_cs, ranking_risk, ranking_ties, reliability_table, rewards,
+    scalar_mae, top_r, tvd, unli_inverse, unli_transform, within_top_r,
 )
 
 # --- plots (calibnb.plots) ----------------------------------------------------
@@ -36,6 +36,7 @@ from .plots import (  # noqa: E402,F401
 from .calibrators import (  # noqa: E402
     AverageBaseline,
     BinaryBaseline,
+    Calibrator,
     ConsCal,
     CorrectnessClassifier,
     HistogramBinning,
@@ -57,3 +58,28 @@ from .reproduction import Claim, Reproduction, ReproductionError  # noqa: E402,F
 
 # `calibnb.data`, `calibnb.widgets` and `calibnb.papers` are imported as submodules
 # (`from calibnb import data`) so that importing calibnb stays light.
+
+__all__ = [
+    # metrics: binary (conf, correct)
+    "bin_indices", "ece", "mce", "reliability_table", "ice", "macro_ce", "macro_ce_parts", "MacroCEParts",
+    "rewards", "Rewards", "hmr", "brier_top", "ks_error", "ks_curves", "KSCurves",
+    # metrics: multiclass (probs, labels)
+    "top_r", "within_top_r", "classwise_ece", "nbr",
+    # metrics: human vote counts (probs, human)
+    "human_distribution", "majority_label", "entropy", "tvd", "dist_ce", "ent_ce", "rank_cs", "ranking_ties",
+    "human_classwise_ce",
+    # metrics: scalar labels
+    "expected_label", "scalar_mae", "ranking_risk", "unli_transform", "unli_inverse",
+    # plots: *_data / plot_* pairs
+    "ReliabilityDiagramData", "reliability_diagram_data", "plot_reliability_diagram",
+    "KSGraphData", "ks_graph_data", "plot_ks_graph",
+    "HistogramData", "histogram_data", "probability_histograms", "plot_histograms",
+    # calibrators
+    "Calibrator", "NotFittedError", "TemperatureScaling", "temperature_curve", "pad_candidates", "softmax",
+    "SplineCalibrator", "VectorScaling", "PlattScaling", "IsotonicCalibrator", "HistogramBinning",
+    "AverageBaseline", "BinaryBaseline", "CorrectnessClassifier", "ConsCal", "majority_vote",
+    # training-time calibration (label smoothing) and checkpoints
+    "train_softmax_regression", "training_dynamics",
+    # reproduction record
+    "Claim", "Reproduction", "ReproductionError",
+]

@@ -96,6 +96,12 @@ class ReliabilityDiagramData:
         ``"width"`` or ``"mass"``.
     ece, mce : float
         :func:`calibnb.ece` and :func:`calibnb.mce` for the same bins.
+
+    References
+    ----------
+    .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of
+       Question Answering". In Findings of the Association for Computational Linguistics: EMNLP 2022. Figure
+       1.
     """
 
     table: pd.DataFrame
@@ -136,6 +142,12 @@ def reliability_diagram_data(conf: Any, correct: Any, *, n_bins: int = 10, binni
     Returns
     -------
     ReliabilityDiagramData
+
+    References
+    ----------
+    .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of
+       Question Answering". In Findings of the Association for Computational Linguistics: EMNLP 2022. Figure
+       1.
 
     Examples
     --------
@@ -209,6 +221,12 @@ def plot_reliability_diagram(
         Artists carry a ``gid``: bars ``"accuracy"``, ``"gap"``, ``"correct"``,
         ``"wrong"``; lines ``"accuracy"``, ``"diagonal"``; count texts
         ``"count"``.
+
+    References
+    ----------
+    .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of
+       Question Answering". In Findings of the Association for Computational Linguistics: EMNLP 2022. Figure
+       1.
     """
     if not isinstance(data, ReliabilityDiagramData):
         raise TypeError(f"data must be a ReliabilityDiagramData (from reliability_diagram_data); got {type(data).__name__}.")
@@ -275,6 +293,12 @@ class KSGraphData:
         First index where the maximum is reached.
     window_size : int
         Points in each centred difference.
+
+    References
+    ----------
+    .. [1] Kartik Gupta, Amir Rahimi, Thalaiyasingam Ajanthan, Thomas Mensink, Cristian Sminchisescu, Richard
+       Hartley. 2021. "Calibration of Neural Networks using Splines". In International Conference on Learning
+       Representations (ICLR). Figure 1, Eq. 11, Eq. 12.
     """
 
     fractile: np.ndarray
@@ -340,6 +364,12 @@ def ks_graph_data(conf: Any, correct: Any, *, window: float = 0.1) -> KSGraphDat
     Returns
     -------
     KSGraphData
+
+    References
+    ----------
+    .. [1] Kartik Gupta, Amir Rahimi, Thalaiyasingam Ajanthan, Thomas Mensink, Cristian Sminchisescu, Richard
+       Hartley. 2021. "Calibration of Neural Networks using Splines". In International Conference on Learning
+       Representations (ICLR). Figure 1, Eq. 11, Proposition 4.1.
 
     Examples
     --------
@@ -414,6 +444,12 @@ def plot_ks_graph(data: KSGraphData, *, panel: str = "a", ax: Any = None) -> Any
         Lines carry the ``gid`` of the :class:`KSGraphData` field they plot
         (``"cum_score"``, ``"cum_accuracy"``, ``"score"``, ``"probability"``);
         the KS marker of panels a and b has ``gid="ks"``.
+
+    References
+    ----------
+    .. [1] Kartik Gupta, Amir Rahimi, Thalaiyasingam Ajanthan, Thomas Mensink, Cristian Sminchisescu, Richard
+       Hartley. 2021. "Calibration of Neural Networks using Splines". In International Conference on Learning
+       Representations (ICLR). Figure 1.
     """
     if not isinstance(data, KSGraphData):
         raise TypeError(f"data must be a KSGraphData (from ks_graph_data); got {type(data).__name__}.")
@@ -494,6 +530,12 @@ def histogram_data(values: Any, *, bins: int = 30, range: tuple[float, float] | 
     -------
     HistogramData
 
+    References
+    ----------
+    .. [1] Joris Baan, Wilker Aziz, Barbara Plank, Raquel Fernández. 2022. "Stop Measuring Calibration When
+       Humans Disagree". In Proceedings of the 2022 Conference on Empirical Methods in Natural Language
+       Processing (EMNLP).
+
     Examples
     --------
     >>> h = histogram_data([0.1, 0.2, 0.9, 1.0, 1.5], bins=2)
@@ -549,6 +591,12 @@ def probability_histograms(probs: Any, *, by: str = "class", bins: int = 30,
     list of HistogramData
         K histograms, for class (or guess) 0, 1, ..., K-1.
 
+    References
+    ----------
+    .. [1] Joris Baan, Wilker Aziz, Barbara Plank, Raquel Fernández. 2022. "Stop Measuring Calibration When
+       Humans Disagree". In Proceedings of the 2022 Conference on Empirical Methods in Natural Language
+       Processing (EMNLP). Appendix B.
+
     Examples
     --------
     >>> hs = probability_histograms([[0.7, 0.3], [0.2, 0.8]], by="guess", bins=2)
@@ -594,6 +642,12 @@ def plot_histograms(datas: HistogramData | Sequence[HistogramData], *, ax: Any =
     -------
     matplotlib.axes.Axes
         One ``StepPatch`` per series, in order, with ``gid="histogram"``.
+
+    References
+    ----------
+    .. [1] Joris Baan, Wilker Aziz, Barbara Plank, Raquel Fernández. 2022. "Stop Measuring Calibration When
+       Humans Disagree". In Proceedings of the 2022 Conference on Empirical Methods in Natural Language
+       Processing (EMNLP). Figure 2.
     """
     series = [datas] if isinstance(datas, HistogramData) else list(datas)
     if not series:

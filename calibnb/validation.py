@@ -23,6 +23,8 @@ import numpy as np
 
 __all__ = [
     "as_numeric_array",
+    "as_float_array",
+    "check_logits",
     "check_conf",
     "check_correct",
     "check_conf_correct",
@@ -41,6 +43,7 @@ __all__ = [
     "PARAMETER_TYPES",
     "parameter_type_error",
     "check_parameters",
+    "seed_int",
 ]
 
 
@@ -87,6 +90,47 @@ def as_numeric_array(x: Any, name: str) -> np.ndarray:
         raise TypeError(f"{name} must hold numbers; got dtype {arr.dtype}.")
     if arr.dtype.kind == "c":
         raise TypeError(f"{name} must hold real numbers; got complex dtype {arr.dtype}.")
+    return arr
+
+
+def as_float_array(x: Any, name: str, *, keep_float32: bool = False) -> np.ndarray:
+    """Convert to a float64 ndarray (float32 kept as is if asked), refusing strings, objects and None."""
+    arr = as_numeric_array(x, name)
+    if keep_float32 and arr.dtype == np.float32:
+        return arr
+    return arr.astype(np.float64, copy=False)
+
+
+def check_logits(logits: Any, name: str = "logits", *, keep_float32: bool = False) -> np.ndarray:
+    """Return (N, K) logits as float64, K >= 2.
+
+    NaN and +inf are refused. ``-inf`` is allowed (a log-probability of 0, or
+    a padded slot of a candidate set, see :func:`calibnb.calibrators.pad_candidates`) as long as
+    every row keeps at least one finite value.
+    """
+    arr = as_float_array(logits, name, keep_float32=keep_float32)
+    if arr.ndim != 2:
+        raise ValueError(f"{name} must be 2-D with shape (N, K); got an array of shape {arr.shape}.")
+    if arr.size == 0:
+        raise ValueError(f"{name} is empty; at least one value is needed.")
+    if arr.shape[1] < 2:
+        raise ValueError(f"{name} must have at least 2 classes (columns); got shape {arr.shape}.")
+    lo, hi = arr.min(), arr.max()
+    if np.isnan(lo) or np.isnan(hi) or hi == np.inf:
+        bad = np.isnan(arr) | (arr == np.inf)
+        n_bad = int(bad.sum())
+        i, j = np.unravel_index(int(np.flatnonzero(bad.ravel())[0]), arr.shape)
+        raise ValueError(
+            f"{name} has {n_bad} value{'s' if n_bad != 1 else ''} that are NaN or +inf; "
+            f"first at index ({i}, {j}): {arr[i, j]!r}."
+        )
+    if lo == -np.inf:
+        empty = ~np.isfinite(arr).any(axis=1)
+        if empty.any():
+            raise ValueError(
+                f"{name} has {int(empty.sum())} row(s) with no finite value (all -inf); "
+                f"first at row {int(np.flatnonzero(empty)[0])}."
+            )
     return arr
 
 
@@ -310,9 +354,9 @@ def check_human(human: Any, n: int | None = None, n_classes: int | None = None, 
     return arr
 
 
-def check_vote_counts(counts: Any, name: str = "counts") -> np.ndarray:
+def check_vote_counts(human: Any, name: str = "human") -> np.ndarray:
     """Return vote counts as an (N, K) int64 array of whole, non-negative numbers."""
-    arr = check_human(counts, name=name)
+    arr = check_human(human, name=name)
     frac = arr != np.floor(arr)
     if frac.any():
         flat = int(np.flatnonzero(frac.ravel())[0])
@@ -381,12 +425,27 @@ def check_scalar_in_range(
 def as_rng(seed: Any = None) -> np.random.Generator:
     """Return a ``numpy.random.Generator`` from a seed, a Generator, or None.
 
-    calibnb never uses NumPy's global random state.
+    The one seed convention of calibnb: ``seed=None`` draws fresh entropy from
+    the operating system, an int (>= 0) gives a reproducible stream, a
+    ``numpy.random.Generator`` is used as is (and advanced). calibnb never
+    uses NumPy's global random state.
+
+    Examples
+    --------
+    >>> bool(as_rng(0).integers(10) == as_rng(0).integers(10))
+    True
+    >>> g = np.random.default_rng(1)
+    >>> as_rng(g) is g
+    True
     """
     if isinstance(seed, np.random.Generator):
         return seed
-    if seed is None or (isinstance(seed, numbers.Integral) and not isinstance(seed, bool)):
-        return np.random.default_rng(seed)
+    if seed is None:
+        return np.random.default_rng()
+    if isinstance(seed, numbers.Integral) and not isinstance(seed, bool):
+        if seed < 0:
+            raise ValueError(f"seed must be a non-negative int; got {seed}.")
+        return np.random.default_rng(int(seed))
     raise TypeError(f"seed must be None, an int or a numpy.random.Generator; got {type(seed).__name__}.")
 
 
@@ -457,3 +516,23 @@ def check_parameters(namespace: dict) -> None:
                 problems.append(problem)
     if problems:
         raise TypeError("; ".join(problems))
+
+
+def seed_int(seed: Any = None) -> int:
+    """An int seed that re-creates the same stream every time it is used.
+
+    An int is returned as is; for ``None`` (fresh entropy) or a
+    ``numpy.random.Generator`` one int is drawn once. Interactive panels use
+    it so that a control value always redraws the same sample.
+
+    Examples
+    --------
+    >>> seed_int(7)
+    7
+    >>> isinstance(seed_int(None), int)
+    True
+    """
+    if isinstance(seed, numbers.Integral) and not isinstance(seed, bool):
+        as_rng(seed)  # the same checks
+        return int(seed)
+    return int(as_rng(seed).integers(2**63 - 1))

@@ -159,10 +159,10 @@ def test_barycentric_vertices_and_inside():
 
 
 def test_random_logit_baseline_seeded():
-    a = an.random_logit_baseline(100, 3, seed=0)
-    assert_allclose(a, an.random_logit_baseline(100, 3, seed=0))
-    assert not np.allclose(a, an.random_logit_baseline(100, 3, seed=1))
-    assert_allclose(an.random_logit_baseline(5, 3, scale=0.0, seed=0), 0.0)
+    a = an.random_logit_baseline(100, n_classes=3, seed=0)
+    assert_allclose(a, an.random_logit_baseline(100, n_classes=3, seed=0))
+    assert not np.allclose(a, an.random_logit_baseline(100, n_classes=3, seed=1))
+    assert_allclose(an.random_logit_baseline(5, n_classes=3, scale=0.0, seed=0), 0.0)
 
 
 # --- comparisons -------------------------------------------------------------------------

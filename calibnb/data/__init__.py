@@ -37,3 +37,16 @@ from ._loaders import (
 from ._simulate import SimulatedODQA, simulate_odqa
 from ._votes import subsample_votes
 from ..training import training_dynamics
+
+__all__ = [
+    # the data registry
+    "data_dir", "fetch", "manifest_entry", "registry", "ChecksumMismatchError", "DataUnavailableError",
+    "UnsafePickleError", "read_text",
+    # loaders of real data
+    "NLI_CLASSES", "QA_EXPERTS", "ChaosNLI", "ChaosNLIPredictions", "CifarOutputs", "load_chaosnli",
+    "chaosnli_prediction_models", "load_chaosnli_predictions", "cifar_models", "load_cifar",
+    "calibration_test_split", "load_cifar10h", "qa_datasets", "load_qa_confidences", "load_qa_dev_confidences",
+    "load_codex_triviaqa",
+    # simulators and vote sub-sampling
+    "SimulatedODQA", "simulate_odqa", "subsample_votes", "training_dynamics",
+]

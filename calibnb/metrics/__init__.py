@@ -5,7 +5,7 @@
 * :mod:`calibnb.metrics.multiclass` -- class probabilities and labels
   ``(probs, labels)``: top-r and within-top-r reductions, class-wise ECE, NBR.
 * :mod:`calibnb.metrics.human` -- class probabilities against human vote counts
-  ``(probs, human)``: DistCE, EntCE, RankCS.
+  ``(probs, human)``: DistCE, EntCE, RankCS, the class-wise CE of Jiang et al.
 * :mod:`calibnb.metrics.scalar` -- class probabilities against scalar labels.
 
 Every metric validates its input once (:mod:`calibnb.validation`) and returns
@@ -29,9 +29,19 @@ from .binary import (
     reliability_table,
     rewards,
 )
-from .human import dist_ce, ent_ce, entropy, human_distribution, majority_label, rank_cs, ranking_ties, tvd
+from .human import (
+    dist_ce,
+    ent_ce,
+    entropy,
+    human_classwise_ce,
+    human_distribution,
+    majority_label,
+    rank_cs,
+    ranking_ties,
+    tvd,
+)
 from .multiclass import classwise_ece, nbr, top_r, within_top_r
-from .scalar import classwise_ce, expected_label, ranking_risk, scalar_mae, unli_inverse, unli_transform
+from .scalar import expected_label, ranking_risk, scalar_mae, unli_inverse, unli_transform
 
 __all__ = [
     # binary
@@ -64,11 +74,11 @@ __all__ = [
     "ent_ce",
     "rank_cs",
     "ranking_ties",
+    "human_classwise_ce",
     # scalar
     "expected_label",
     "scalar_mae",
     "ranking_risk",
-    "classwise_ce",
     "unli_transform",
     "unli_inverse",
 ]

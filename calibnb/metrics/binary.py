@@ -101,6 +101,15 @@ class KSCurves(NamedTuple):
         :math:`\\tilde h_i = \\frac{1}{N}\\sum_{j \\le i} \\text{conf}_j`.
     gap : ndarray (N,)
         :math:`h_i - \\tilde h_i`.
+
+    References
+    ----------
+    .. [1] Kartik Gupta, Amir Rahimi, Thalaiyasingam Ajanthan, Thomas Mensink, Cristian Sminchisescu, Richard
+       Hartley. 2021. "Calibration of Neural Networks using Splines". In International Conference on Learning
+       Representations (ICLR). Eq. 11-12.
+    .. [2] Tetsuya Sakai. 2024. "Evaluating System Responses Based On Overconfidence and Underconfidence". In
+       EMTCIR '24: The First Workshop on Evaluation Methodologies, Testbeds and Community for Information
+       Access Research. Eq. 3-4.
     """
 
     scores: np.ndarray
@@ -306,6 +315,16 @@ def ece(conf, correct, *, n_bins: int = 10, binning: str = "width") -> float:
     -------
     float in [0, 1]
 
+    References
+    ----------
+    .. [1] Chuan Guo, Geoff Pleiss, Yu Sun, Kilian Q. Weinberger. 2017. "On Calibration of Modern Neural
+       Networks". In Proceedings of the 34th International Conference on Machine Learning (ICML).
+    .. [2] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of
+       Question Answering". In Findings of the Association for Computational Linguistics: EMNLP 2022. Eq. 1.
+    .. [3] Tetsuya Sakai. 2024. "Evaluating System Responses Based On Overconfidence and Underconfidence". In
+       EMTCIR '24: The First Workshop on Evaluation Methodologies, Testbeds and Community for Information
+       Access Research. Eq. 1.
+
     Examples
     --------
     Sakai 2024, Example 1, System X (3 equal-mass bins):
@@ -345,6 +364,18 @@ def mce(conf, correct, *, n_bins: int = 10, binning: str = "width") -> float:
     Returns
     -------
     float in [0, 1]
+
+    References
+    ----------
+    .. [1] Mahdi Pakdaman Naeini, Gregory F. Cooper, Milos Hauskrecht. 2015. "Obtaining Well Calibrated
+       Probabilities Using Bayesian Binning". In Proceedings of the AAAI Conference on Artificial
+       Intelligence.
+    .. [2] Tetsuya Sakai. 2024. "Evaluating System Responses Based On Overconfidence and Underconfidence". In
+       EMTCIR '24: The First Workshop on Evaluation Methodologies, Testbeds and Community for Information
+       Access Research. Eq. 1.
+    .. [3] Kartik Gupta, Amir Rahimi, Thalaiyasingam Ajanthan, Thomas Mensink, Cristian Sminchisescu, Richard
+       Hartley. 2021. "Calibration of Neural Networks using Splines". In International Conference on Learning
+       Representations (ICLR).
 
     Examples
     --------
@@ -463,6 +494,12 @@ def ice(conf, correct) -> float:
     Si et al. 2022, Section 4.2 (equal to equal-mass ECE with N bins, their
     footnote 4).
 
+    References
+    ----------
+    .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of
+       Question Answering". In Findings of the Association for Computational Linguistics: EMNLP 2022. Section
+       4.2.
+
     Examples
     --------
     >>> ice([0.9, 0.2], [1, 1])
@@ -489,6 +526,15 @@ def macro_ce_parts(conf, correct) -> MacroCEParts:
     -------
     MacroCEParts(ice_pos, ice_neg, macro_ce)
 
+    References
+    ----------
+    .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of
+       Question Answering". In Findings of the Association for Computational Linguistics: EMNLP 2022. Section
+       4.2.
+    .. [2] Tetsuya Sakai. 2024. "Evaluating System Responses Based On Overconfidence and Underconfidence". In
+       EMTCIR '24: The First Workshop on Evaluation Methodologies, Testbeds and Community for Information
+       Access Research. Eqs. 6-7.
+
     Examples
     --------
     >>> macro_ce_parts([0.8, 0.6, 0.5], [1, 1, 0])
@@ -509,6 +555,15 @@ def macro_ce(conf, correct) -> float:
 
     with the parts of :func:`macro_ce_parts` and Sakai's rewards
     (:func:`rewards`).
+
+    References
+    ----------
+    .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of
+       Question Answering". In Findings of the Association for Computational Linguistics: EMNLP 2022. Section
+       4.2.
+    .. [2] Tetsuya Sakai. 2024. "Evaluating System Responses Based On Overconfidence and Underconfidence". In
+       EMTCIR '24: The First Workshop on Evaluation Methodologies, Testbeds and Community for Information
+       Access Research.
 
     Examples
     --------
@@ -537,6 +592,12 @@ def rewards(conf, correct) -> Rewards:
     Returns
     -------
     Rewards(r_o, r_u)
+
+    References
+    ----------
+    .. [1] Tetsuya Sakai. 2024. "Evaluating System Responses Based On Overconfidence and Underconfidence". In
+       EMTCIR '24: The First Workshop on Evaluation Methodologies, Testbeds and Community for Information
+       Access Research. Eqs. 5-7.
 
     Examples
     --------
@@ -572,6 +633,12 @@ def hmr(conf, correct, *, beta: float = 1.0) -> float:
     -------
     float in [0, 1] (higher is better)
 
+    References
+    ----------
+    .. [1] Tetsuya Sakai. 2024. "Evaluating System Responses Based On Overconfidence and Underconfidence". In
+       EMTCIR '24: The First Workshop on Evaluation Methodologies, Testbeds and Community for Information
+       Access Research. Eq. 8.
+
     Examples
     --------
     >>> conf = [0.4, 0.4, 0.4, 0.6, 0.6, 0.6, 0.8, 0.8, 0.8]
@@ -595,6 +662,12 @@ def brier_top(conf, correct) -> float:
     .. math::
 
         \\mathrm{Brier} = \\frac{1}{N}\\sum_{i=1}^{N} (c_i - y_i)^2
+
+    References
+    ----------
+    .. [1] Kartik Gupta, Amir Rahimi, Thalaiyasingam Ajanthan, Thomas Mensink, Cristian Sminchisescu, Richard
+       Hartley. 2021. "Calibration of Neural Networks using Splines". In International Conference on Learning
+       Representations (ICLR).
 
     Examples
     --------
@@ -685,6 +758,15 @@ def ks_error(conf, correct, *, ties: str = "order") -> float:
     -------
     float in [0, 1]
 
+    References
+    ----------
+    .. [1] Kartik Gupta, Amir Rahimi, Thalaiyasingam Ajanthan, Thomas Mensink, Cristian Sminchisescu, Richard
+       Hartley. 2021. "Calibration of Neural Networks using Splines". In International Conference on Learning
+       Representations (ICLR). Eqs. 11-12.
+    .. [2] Tetsuya Sakai. 2024. "Evaluating System Responses Based On Overconfidence and Underconfidence". In
+       EMTCIR '24: The First Workshop on Evaluation Methodologies, Testbeds and Community for Information
+       Access Research. Eqs. 3-4, Table 6.
+
     Examples
     --------
     Sakai 2024, Example 2, System X (Table 6):
@@ -721,6 +803,15 @@ def ks_curves(conf, correct) -> KSCurves:
     Returns
     -------
     KSCurves(scores, correct, fractile, cum_accuracy, cum_score, gap)
+
+    References
+    ----------
+    .. [1] Kartik Gupta, Amir Rahimi, Thalaiyasingam Ajanthan, Thomas Mensink, Cristian Sminchisescu, Richard
+       Hartley. 2021. "Calibration of Neural Networks using Splines". In International Conference on Learning
+       Representations (ICLR). Eqs. 11-12, Figure 1.
+    .. [2] Tetsuya Sakai. 2024. "Evaluating System Responses Based On Overconfidence and Underconfidence". In
+       EMTCIR '24: The First Workshop on Evaluation Methodologies, Testbeds and Community for Information
+       Access Research. Eq. 3.
 
     Examples
     --------

@@ -30,7 +30,7 @@ import pandas as pd
 from ..data import subsample_votes
 from ..metrics import ece
 from ..metrics import human_distribution
-from ..metrics import classwise_ce, expected_label, ranking_risk, scalar_mae, unli_inverse, unli_transform
+from ..metrics import human_classwise_ce, expected_label, ranking_risk, scalar_mae, unli_inverse, unli_transform
 from ..widgets import build_panel
 from ..validation import (
     as_rng,
@@ -123,6 +123,15 @@ def simulate_scalar_labels(target, *, n_annotators: int = 3, noise: float = 0.05
     -------
     ndarray of shape (N, n_annotators), values in [0, 1]
 
+    References
+    ----------
+    .. [1] Zhengping Jiang, Anqi Liu, Benjamin Van Durme. 2024. "Addressing the Binning Problem in Calibration
+       Assessment through Scalar Annotations". Transactions of the Association for Computational Linguistics
+       (TACL). §6.1.
+    .. [2] Tongfei Chen, Zhengping Jiang, Adam Poliak, Keisuke Sakaguchi, Benjamin Van Durme. 2020. "Uncertain
+       Natural Language Inference". In Proceedings of the 58th Annual Meeting of the Association for
+       Computational Linguistics (ACL).
+
     Examples
     --------
     >>> simulate_scalar_labels([0.0, 0.25, 1.0], n_annotators=2, noise=0.0, seed=0).round(6).tolist()
@@ -143,7 +152,7 @@ def simulate_scalar_labels(target, *, n_annotators: int = 3, noise: float = 0.05
     return unli_transform(slider.ravel()).reshape(slider.shape)
 
 
-def sample_votes(counts, n_votes: int, *, seed: Any = None) -> np.ndarray:
+def sample_votes(human, n_votes: int, *, seed: Any = None) -> np.ndarray:
     r"""``n_votes`` categorical votes per item, drawn without replacement from its votes.
 
     The cheap categorical protocol of Jiang et al. 2024's cost argument: an item
@@ -157,7 +166,7 @@ def sample_votes(counts, n_votes: int, *, seed: Any = None) -> np.ndarray:
 
     Parameters
     ----------
-    counts : array-like of shape (N, K)
+    human : array-like of shape (N, K)
         Integer vote counts; every item needs at least ``n_votes`` votes.
     n_votes : int
     seed : None, int or numpy.random.Generator
@@ -166,6 +175,12 @@ def sample_votes(counts, n_votes: int, *, seed: Any = None) -> np.ndarray:
     -------
     ndarray of int64, shape (N, K), each row summing to ``n_votes``
 
+    References
+    ----------
+    .. [1] Zhengping Jiang, Anqi Liu, Benjamin Van Durme. 2024. "Addressing the Binning Problem in Calibration
+       Assessment through Scalar Annotations". Transactions of the Association for Computational Linguistics
+       (TACL).
+
     Examples
     --------
     >>> sample_votes([[3, 0, 1], [0, 5, 0]], 2, seed=0)[1].tolist()
@@ -173,14 +188,14 @@ def sample_votes(counts, n_votes: int, *, seed: Any = None) -> np.ndarray:
     >>> sample_votes([[3, 0, 1], [0, 5, 0]], 4, seed=0)[0].tolist()
     [3, 0, 1]
     """
-    c = check_vote_counts(counts, name="counts")
+    c = check_vote_counts(human, name="human")
     n_votes = check_positive_int(n_votes, "n_votes")
     totals = c.sum(axis=1)
     short = totals < n_votes
     if short.any():
         i = int(np.flatnonzero(short)[0])
         raise ValueError(
-            f"counts has {int(short.sum())} item(s) with fewer than n_votes={n_votes} votes; "
+            f"human has {int(short.sum())} item(s) with fewer than n_votes={n_votes} votes; "
             f"first at index {i}: {int(totals[i])} votes."
         )
     return subsample_votes(c, n_votes, n_groups=1, seed=seed)[0].astype(np.int64)
@@ -216,6 +231,12 @@ def fit_beta(labels, *, min_var: float = 1e-3, eps: float = 1e-3) -> tuple[np.nd
     Returns
     -------
     alpha, beta : ndarray of shape (N,)
+
+    References
+    ----------
+    .. [1] Zhengping Jiang, Anqi Liu, Benjamin Van Durme. 2024. "Addressing the Binning Problem in Calibration
+       Assessment through Scalar Annotations". Transactions of the Association for Computational Linguistics
+       (TACL). §5.
 
     Examples
     --------
@@ -264,6 +285,12 @@ def quantize_beta(alpha, beta, cutoffs) -> np.ndarray:
     -------
     ndarray of shape (N, K), rows summing to 1
 
+    References
+    ----------
+    .. [1] Zhengping Jiang, Anqi Liu, Benjamin Van Durme. 2024. "Addressing the Binning Problem in Calibration
+       Assessment through Scalar Annotations". Transactions of the Association for Computational Linguistics
+       (TACL). §5.
+
     Examples
     --------
     >>> quantize_beta([1.0], [1.0], [0.25, 0.5]).round(3).tolist()   # uniform
@@ -290,7 +317,7 @@ def quantize_beta(alpha, beta, cutoffs) -> np.ndarray:
     return np.diff(edges, axis=1)
 
 
-def barycentric(probs, vertices=None) -> np.ndarray:
+def barycentric(probs, *, vertices=None) -> np.ndarray:
     r"""Points of the probability simplex in the plane (barycentric coordinates).
 
     .. math:: (x, y) = \sum_{k=1}^{K} p_k\, v_k
@@ -298,6 +325,12 @@ def barycentric(probs, vertices=None) -> np.ndarray:
     with :math:`v_k` the corner of class :math:`k`; by default the corners of
     an equilateral triangle (0, 0), (1, 0), (1/2, √3/2) for K = 3 (the floor of
     Jiang et al. 2024's Figure 1).
+
+    References
+    ----------
+    .. [1] Zhengping Jiang, Anqi Liu, Benjamin Van Durme. 2024. "Addressing the Binning Problem in Calibration
+       Assessment through Scalar Annotations". Transactions of the Association for Computational Linguistics
+       (TACL). Figure 1.
 
     Examples
     --------
@@ -317,16 +350,22 @@ def barycentric(probs, vertices=None) -> np.ndarray:
     return p @ v
 
 
-def random_logit_baseline(n: int, n_classes: int = 3, *, scale: float = 1.0, seed: Any = None) -> np.ndarray:
+def random_logit_baseline(n: int, *, n_classes: int = 3, scale: float = 1.0, seed: Any = None) -> np.ndarray:
     r"""Logits of a random classifier: i.i.d. :math:`\mathcal N(0, \text{scale}^2)`.
 
     Our stand-in for Jiang et al. 2024's "random" model (an encoder with a
     randomly initialised classifier head, Table 2): its outputs carry no
     information about the item.
 
+    References
+    ----------
+    .. [1] Zhengping Jiang, Anqi Liu, Benjamin Van Durme. 2024. "Addressing the Binning Problem in Calibration
+       Assessment through Scalar Annotations". Transactions of the Association for Computational Linguistics
+       (TACL).
+
     Examples
     --------
-    >>> random_logit_baseline(4, 3, seed=0).shape
+    >>> random_logit_baseline(4, n_classes=3, seed=0).shape
     (4, 3)
     """
     n = check_positive_int(n, "n")
@@ -376,6 +415,12 @@ def calibration_table(probs: Mapping[str, Any], human, values, *, target=None) -
     -------
     DataFrame indexed by model, columns ``CE``, ``MAE``, ``RR``, ``MAE bound``
 
+    References
+    ----------
+    .. [1] Zhengping Jiang, Anqi Liu, Benjamin Van Durme. 2024. "Addressing the Binning Problem in Calibration
+       Assessment through Scalar Annotations". Transactions of the Association for Computational Linguistics
+       (TACL). Table 2.
+
     Examples
     --------
     >>> t = calibration_table({"m": [[0.9, 0.1], [0.2, 0.8]]}, [[6, 4], [0, 10]], [1.0, 0.0])
@@ -394,7 +439,7 @@ def calibration_table(probs: Mapping[str, Any], human, values, *, target=None) -
     for name, p in models.items():
         psi = expected_label(p, v)
         rows[name] = {
-            "CE": classwise_ce(p, h),
+            "CE": human_classwise_ce(p, h),
             "MAE": scalar_mae(psi, s),
             "RR": ranking_risk(psi, s),
             "MAE bound": spread * float(0.5 * np.abs(p - h).sum(axis=1).mean()),
@@ -413,6 +458,12 @@ def ece_table(probs: Mapping[str, Any], labels, *, n_bins: Sequence[int] = (5, 2
     Returns
     -------
     DataFrame indexed by model, with columns ``"<binning>-<M>"`` (e.g. ``"width-5"``)
+
+    References
+    ----------
+    .. [1] Zhengping Jiang, Anqi Liu, Benjamin Van Durme. 2024. "Addressing the Binning Problem in Calibration
+       Assessment through Scalar Annotations". Transactions of the Association for Computational Linguistics
+       (TACL). Table 3.
 
     Examples
     --------
@@ -479,6 +530,12 @@ def ranking_changes(table: pd.DataFrame) -> pd.DataFrame:
     ``discordant pairs``, ``kendall tau``, ``flipped`` (the model pairs whose order flips, as
     ``"i/j"`` text).
 
+    References
+    ----------
+    .. [1] Zhengping Jiang, Anqi Liu, Benjamin Van Durme. 2024. "Addressing the Binning Problem in Calibration
+       Assessment through Scalar Annotations". Transactions of the Association for Computational Linguistics
+       (TACL). §1-2.
+
     Examples
     --------
     >>> t = pd.DataFrame({"a": [1.0, 2.0, 3.0], "b": [2.0, 1.0, 3.0]}, index=["x", "y", "z"])
@@ -508,7 +565,7 @@ def ranking_changes(table: pd.DataFrame) -> pd.DataFrame:
 
 def annotation_cost_study(
     probs: Mapping[str, Any],
-    counts,
+    human,
     values,
     *,
     votes: Sequence[int] = (1, 3, 5, 10),
@@ -533,6 +590,12 @@ def annotation_cost_study(
     DataFrame with one row per (repeat, protocol): ``repeat``, ``protocol``,
     ``metric``, ``annotations per item``, ``kendall tau``
 
+    References
+    ----------
+    .. [1] Zhengping Jiang, Anqi Liu, Benjamin Van Durme. 2024. "Addressing the Binning Problem in Calibration
+       Assessment through Scalar Annotations". Transactions of the Association for Computational Linguistics
+       (TACL). §6.
+
     Examples
     --------
     >>> probs = {"good": [[0.8, 0.2], [0.3, 0.7]], "bad": [[0.2, 0.8], [0.7, 0.3]]}
@@ -543,20 +606,20 @@ def annotation_cost_study(
     models = _check_models(probs)
     names = list(models)
     n, k = next(iter(models.values())).shape
-    c = check_human(counts, n, k, name="counts")
+    c = check_human(human, n, k, name="human")
     v = check_1d_finite(values, "values")
     vote_sizes = [check_positive_int(x, "votes") for x in votes]
     n_repeats = check_positive_int(n_repeats, "n_repeats")
     rng = as_rng(seed)
     h = human_distribution(c)
-    reference = np.array([classwise_ce(models[m], h) for m in names])
+    reference = np.array([human_classwise_ce(models[m], h) for m in names])
     psi = {m: expected_label(models[m], v) for m in names}
     target = expected_label(h, v)
     rows = []
     for r in range(n_repeats):
         for size in vote_sizes:
             few = sample_votes(c, size, seed=rng)
-            score = np.array([classwise_ce(models[m], few) for m in names])
+            score = np.array([human_classwise_ce(models[m], few) for m in names])
             rows.append({"repeat": r, "protocol": f"{size} vote(s)", "metric": "CE",
                          "annotations per item": size, "kendall tau": ranking_agreement(score, reference)})
         labels = simulate_scalar_labels(target, n_annotators=n_scalar_annotators, noise=noise, seed=rng).mean(axis=1)
@@ -587,6 +650,12 @@ def load_circa_examples() -> pd.DataFrame:
     DataFrame with columns ``question``, ``answer``, ``scalar`` (the paper's
     scalar label), ``category`` (Circa's label: Y, PY, M, PN, N) and
     ``category value`` (:data:`CIRCA_VALUES`, the paper's f).
+
+    References
+    ----------
+    .. [1] Zhengping Jiang, Anqi Liu, Benjamin Van Durme. 2024. "Addressing the Binning Problem in Calibration
+       Assessment through Scalar Annotations". Transactions of the Association for Computational Linguistics
+       (TACL). Table 4.
 
     Examples
     --------
@@ -665,7 +734,7 @@ def ece_bins_explorer(probs: Mapping[str, Any], human, *, n_bins: int = 10, max_
     n_bins = check_n_bins(n_bins)
     if n_bins > max_bins:
         raise ValueError(f"n_bins must be at most max_bins ({max_bins}); got {n_bins}.")
-    ce = pd.Series({m: classwise_ce(p, h) for m, p in models.items()})
+    ce = pd.Series({m: human_classwise_ce(p, h) for m, p in models.items()})
     import ipywidgets as w
 
     controls = {
