@@ -30,6 +30,8 @@ __all__ = [
     "check_conf_correct",
     "check_probs",
     "check_labels",
+    "MAX_CLASSES",
+    "MAX_BINS",
     "check_probs_labels",
     "check_human",
     "check_vote_counts",
@@ -249,8 +251,10 @@ def check_probs(probs: Any, name: str = "probs", *, normalize: bool = False, ato
     """Return an (N, K) float64 array of class probabilities.
 
     Values must be finite and non-negative, with K >= 2 classes; each row must
-    sum to 1 within ``atol``. With ``normalize=True`` rows are divided by their
-    sums instead (an all-zero row is still an error).
+    sum to 1 within ``atol``, and values above 1 by at most ``atol`` are
+    clipped to 1 (so a top probability of ``1 + 5e-7`` is a confidence of 1,
+    never a later "outside [0, 1]" error). With ``normalize=True`` rows are
+    divided by their sums instead (an all-zero row is still an error).
 
     >>> check_probs([[0.5, 0.5], [0.2, 0.9]])
     Traceback (most recent call last):
@@ -287,18 +291,35 @@ def check_probs(probs: Any, name: str = "probs", *, normalize: bool = False, ato
         raise ValueError(
             f"{name} has {n_bad} {rows} not sum to 1 (tolerance {atol:g}); first at row {i}: sum {sums[i]:.6g}."
         )
+    if hi > 1.0:  # within the tolerance just accepted: clip, so that no later check sees conf > 1
+        arr = np.minimum(arr, 1.0)
     return arr
 
 
-def check_labels(labels: Any, n: int | None = None, n_classes: int | None = None, name: str = "labels") -> np.ndarray:
+def check_labels(
+    labels: Any, n: int | None = None, n_classes: int | None = None, name: str = "labels", *,
+    other: str = "probs", max_classes: int | None = None,
+) -> np.ndarray:
     """Return integer class labels as a 1-D int64 array with values in [0, n_classes).
 
-    Float arrays are accepted when every value is a whole number.
+    Float arrays are accepted when every value is a whole number. ``n`` is the
+    required length (the number of rows of the argument called ``other``).
+    Without ``n_classes`` (the class count is inferred from the labels) the
+    labels must stay below ``max_classes`` (default :data:`MAX_CLASSES`), so
+    that a stray label such as ``2**40`` is an error naming ``labels``, not a
+    request for terabytes of memory.
+
+    >>> check_labels([0, 2, 1], 3, 3).tolist()
+    [0, 2, 1]
+    >>> check_labels([0, 3], n_classes=3)
+    Traceback (most recent call last):
+    ...
+    ValueError: labels has 1 value outside [0, 3); first at index 1: 3.
     """
     arr = as_numeric_array(labels, name)
     _check_ndim(arr, 1, name, "1-D")
     if n is not None and arr.shape[0] != n:
-        raise ValueError(f"{name} has length {arr.shape[0]} but probs has {n} rows; they must match.")
+        raise ValueError(f"{name} has length {arr.shape[0]} but {other} has {n} rows; they must match.")
     _check_not_empty(arr, name)
     if arr.dtype == np.bool_:
         arr = arr.astype(np.int64)
@@ -310,15 +331,27 @@ def check_labels(labels: Any, n: int | None = None, n_classes: int | None = None
                 f"{name} must hold integer class indices; {_values(int(frac.sum()))} "
                 f"{'is' if frac.sum() == 1 else 'are'} not whole; {_describe_first(arr, frac)}."
             )
+        if np.abs(arr).max() >= 2.0**62:
+            bad = np.abs(arr) >= 2.0**62
+            raise ValueError(f"{name} has {_values(int(bad.sum()))} too large for a class index; "
+                             f"{_describe_first(arr, bad)}.")
     arr = arr.astype(np.int64, copy=False)
-    upper = n_classes if n_classes is not None else None
-    bad = arr < 0 if upper is None else (arr < 0) | (arr >= upper)
+    upper = n_classes if n_classes is not None else (MAX_CLASSES if max_classes is None else max_classes)
+    bad = (arr < 0) | (arr >= upper)
     if bad.any():
-        rng_txt = "[0, ∞)" if upper is None else f"[0, {upper})"
+        limit = "" if n_classes is not None else " (the class count is inferred from the labels; at most " \
+            f"{upper} classes)"
         raise ValueError(
-            f"{name} has {_values(int(bad.sum()))} outside {rng_txt}; {_describe_first(arr, bad)}."
+            f"{name} has {_values(int(bad.sum()))} outside [0, {upper}){limit}; {_describe_first(arr, bad)}."
         )
     return arr
+
+
+#: Largest class count inferred from labels (:func:`check_labels` without ``n_classes``).
+MAX_CLASSES = 100_000
+
+#: Largest number of bins any binned metric or calibrator accepts (:func:`check_n_bins`).
+MAX_BINS = 10**6
 
 
 def check_probs_labels(probs: Any, labels: Any, *, normalize: bool = False) -> tuple[np.ndarray, np.ndarray]:
@@ -378,14 +411,24 @@ def check_positive_int(value: Any, name: str, *, minimum: int = 1) -> int:
 
 
 def check_n_bins(n_bins: Any, name: str = "n_bins") -> int:
-    """Return a positive integer number of bins.
+    """Return a positive integer number of bins, at most :data:`MAX_BINS` (10**6).
+
+    The upper limit keeps a typo such as ``n_bins=10**12`` an error naming
+    the argument instead of an attempt to allocate terabytes.
 
     >>> check_n_bins(0)
     Traceback (most recent call last):
     ...
     ValueError: n_bins must be at least 1; got 0.
+    >>> check_n_bins(10**12)
+    Traceback (most recent call last):
+    ...
+    ValueError: n_bins must be at most 1000000; got 1000000000000.
     """
-    return check_positive_int(n_bins, name)
+    n = check_positive_int(n_bins, name)
+    if n > MAX_BINS:
+        raise ValueError(f"{name} must be at most {MAX_BINS}; got {n}.")
+    return n
 
 
 def check_choice(value: Any, choices: Iterable[str], name: str) -> str:

@@ -174,7 +174,7 @@ def _check_scores(scores: Any, labels: Any) -> tuple[np.ndarray, np.ndarray]:
         if z.shape[1] < 2:
             raise ValueError(f"logits must have at least 2 classes (columns); got shape {z.shape}.")
         z = check_1d_finite(z.reshape(-1), "logits (flattened)").reshape(z.shape)
-        y = check_labels(labels, z.shape[0], z.shape[1])
+        y = check_labels(labels, z.shape[0], z.shape[1], other="logits")
         return z, z.argmax(axis=1) == y
     return check_conf_correct(scores, labels)
 

@@ -6,9 +6,28 @@ from typing import Any
 
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.exceptions import NotFittedError as _SklearnNotFittedError
 
-__all__ = ["Calibrator", "NotFittedError"]
+__all__ = ["Calibrator", "NotFittedError", "CalibrationWarning"]
+
+
+class CalibrationWarning(ConvergenceWarning):
+    """A fit that did not find what it was asked for: an optimum on a search bound, an iteration limit.
+
+    A subclass of :class:`sklearn.exceptions.ConvergenceWarning`, so
+    ``warnings.filterwarnings("error", category=ConvergenceWarning)`` (or
+    ``CalibrationWarning``) turns every such fit into an error, and
+    ``"ignore"`` silences it. The message names the bound or limit that was
+    hit and the option to change.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> from sklearn.exceptions import ConvergenceWarning
+    >>> issubclass(CalibrationWarning, ConvergenceWarning)
+    True
+    """
 
 
 class NotFittedError(_SklearnNotFittedError):

@@ -316,11 +316,10 @@ def evaluate_methods(
 
     z = check_logits(logits)
     n, k = z.shape
-    y = check_labels(labels, n, k)
+    y = check_labels(labels, n, k, other="logits")
     cal = _check_index(calibration_index, n, "calibration_index")
     test = _check_index(test_index, n, "test_index")
-    if np.intersect1d(cal, test).size:
-        raise ValueError("calibration_index and test_index overlap; the splits must be disjoint.")
+    _check_disjoint(cal, test)
     if isinstance(methods, str):
         methods = (methods,)
     methods = tuple(check_choice(m, METHODS, "methods") for m in methods)
@@ -375,6 +374,16 @@ def evaluate_methods(
     table = pd.DataFrame.from_dict(rows, orient="index", columns=list(METRIC_COLUMNS))
     table.index.name = "method"
     return table
+
+
+def _check_disjoint(cal: np.ndarray, test: np.ndarray) -> None:
+    """Refuse calibration and test splits that share rows (a fit scored on its own data)."""
+    both = np.intersect1d(cal, test)
+    if both.size:
+        raise ValueError(
+            f"calibration_index and test_index overlap in {both.size} row(s), first {int(both[0])}; "
+            "the splits must be disjoint."
+        )
 
 
 def _check_index(index: Any, n: int, name: str) -> np.ndarray:
@@ -501,6 +510,7 @@ def spline_figure_data(
     n = p.shape[0]
     cal = _check_index(calibration_index, n, "calibration_index")
     test = _check_index(test_index, n, "test_index")
+    _check_disjoint(cal, test)
     n_knots = check_positive_int(n_knots, "n_knots", minimum=2)
     mode, r = kind
     mode = check_choice(mode, ("top", "within"), "kind[0]")

@@ -31,12 +31,14 @@ from ..data import subsample_votes
 from ..metrics import ece
 from ..metrics import human_distribution
 from ..metrics import human_classwise_ce, expected_label, ranking_risk, scalar_mae, unli_inverse, unli_transform
+from ..metrics.scalar import tie_ranks
 from ..widgets import build_panel
 from ..validation import (
     as_rng,
     check_1d_finite,
     check_choice,
     check_human,
+    check_labels,
     check_n_bins,
     check_positive_int,
     check_probs,
@@ -472,10 +474,8 @@ def ece_table(probs: Mapping[str, Any], labels, *, n_bins: Sequence[int] = (5, 2
     [0.25, 0.35]
     """
     models = _check_models(probs)
-    n = next(iter(models.values())).shape[0]
-    y = np.asarray(labels)
-    if y.shape != (n,):
-        raise ValueError(f"labels must have shape ({n},); got {y.shape}.")
+    n, k = next(iter(models.values())).shape
+    y = check_labels(labels, n, k)
     bins = [check_n_bins(b) for b in n_bins]
     kinds = [check_choice(b, ("width", "mass"), "binning") for b in binnings]
     rows = {}
@@ -491,7 +491,14 @@ def ranking_agreement(a, b) -> float:
     .. math:: \tau_b = \frac{P - Q}{\sqrt{(P + Q + T_a)(P + Q + T_b)}}
 
     with :math:`P`/:math:`Q` concordant/discordant pairs and :math:`T` ties in
-    only one scoring (``scipy.stats.kendalltau``).
+    only one scoring (``scipy.stats.kendalltau``). Values within rounding
+    noise of each other are ties (:func:`calibnb.metrics.scalar.tie_ranks`).
+
+    Raises
+    ------
+    ValueError
+        If ``a`` or ``b`` ties every model (a constant scoring ranks nothing,
+        and :math:`\tau_b` is 0/0): never a silent NaN.
 
     Examples
     --------
@@ -504,7 +511,12 @@ def ranking_agreement(a, b) -> float:
     y = check_1d_finite(b, "b")
     if x.shape != y.shape or x.shape[0] < 2:
         raise ValueError(f"a and b must have the same length, at least 2; got {x.shape[0]} and {y.shape[0]}.")
-    return float(stats.kendalltau(x, y).statistic)
+    rx, ry = tie_ranks(x, "a"), tie_ranks(y, "b")
+    for name, r in (("a", rx), ("b", ry)):
+        if r.max() == 0:
+            raise ValueError(f"{name} gives every model the same value; Kendall's tau is undefined for a constant "
+                             "scoring (nothing is ranked).")
+    return float(stats.kendalltau(rx, ry).statistic)
 
 
 def ranking_changes(table: pd.DataFrame) -> pd.DataFrame:
@@ -546,6 +558,9 @@ def ranking_changes(table: pd.DataFrame) -> pd.DataFrame:
         raise TypeError("table must be a DataFrame with at least 2 models (rows) and 2 settings (columns).")
     t = table.to_numpy(dtype=np.float64)
     check_1d_finite(t.ravel(), "table")
+    for j, col in enumerate(table.columns):
+        if tie_ranks(t[:, j]).max() == 0:
+            raise ValueError(f"table column {col!r} gives every model the same value; there is no ranking to compare.")
     names = np.asarray(table.index, dtype=object)
     iu, ju = np.triu_indices(t.shape[0], k=1)
     rows = []
@@ -583,12 +598,19 @@ def annotation_cost_study(
     vote distribution, averaged per item), then ranks the models by CE against
     the ``k`` votes, and by MAE and RR against the scalar labels; agreement is
     Kendall's :math:`\tau` with the reference ranking (:func:`ranking_agreement`).
-    Cost is counted in annotations per item.
+    Cost is counted in annotations per item. A protocol whose scores tie every
+    model has ranked nothing: its ``kendall tau`` is 0.0 (no agreement, never
+    NaN) and its ``all tied`` column is True.
 
     Returns
     -------
     DataFrame with one row per (repeat, protocol): ``repeat``, ``protocol``,
-    ``metric``, ``annotations per item``, ``kendall tau``
+    ``metric``, ``annotations per item``, ``kendall tau``, ``all tied``
+
+    Raises
+    ------
+    ValueError
+        If the reference (CE against all votes) ties every model in ``probs``.
 
     References
     ----------
@@ -603,6 +625,12 @@ def annotation_cost_study(
     >>> out["kendall tau"].tolist()
     [1.0, 1.0, 1.0]
     """
+
+    def agreement(score: np.ndarray) -> dict:
+        if tie_ranks(score).max() == 0:
+            return {"kendall tau": 0.0, "all tied": True}
+        return {"kendall tau": ranking_agreement(score, reference), "all tied": False}
+
     models = _check_models(probs)
     names = list(models)
     n, k = next(iter(models.values())).shape
@@ -613,6 +641,9 @@ def annotation_cost_study(
     rng = as_rng(seed)
     h = human_distribution(c)
     reference = np.array([human_classwise_ce(models[m], h) for m in names])
+    if len(names) < 2 or tie_ranks(reference).max() == 0:
+        raise ValueError("probs must hold at least 2 models whose CE against all votes differs; "
+                         f"got {len(names)} model(s) with CE {np.unique(reference).tolist()}.")
     psi = {m: expected_label(models[m], v) for m in names}
     target = expected_label(h, v)
     rows = []
@@ -621,13 +652,13 @@ def annotation_cost_study(
             few = sample_votes(c, size, seed=rng)
             score = np.array([human_classwise_ce(models[m], few) for m in names])
             rows.append({"repeat": r, "protocol": f"{size} vote(s)", "metric": "CE",
-                         "annotations per item": size, "kendall tau": ranking_agreement(score, reference)})
+                         "annotations per item": size, **agreement(score)})
         labels = simulate_scalar_labels(target, n_annotators=n_scalar_annotators, noise=noise, seed=rng).mean(axis=1)
         for metric, fn in (("MAE", scalar_mae), ("RR", ranking_risk)):
             score = np.array([fn(psi[m], labels) for m in names])
             rows.append({"repeat": r, "protocol": f"{n_scalar_annotators} scalar label(s)", "metric": metric,
                          "annotations per item": n_scalar_annotators,
-                         "kendall tau": ranking_agreement(score, reference)})
+                         **agreement(score)})
     return pd.DataFrame(rows)
 
 

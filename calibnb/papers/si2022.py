@@ -40,6 +40,7 @@ from ..validation import (
     as_rng,
     check_conf_correct,
     check_correct,
+    check_labels,
     check_n_bins,
     check_positive_int,
     check_scalar_in_range,
@@ -190,9 +191,7 @@ def top_confidence(scores: Any, labels: Any, *, temperature: float = 1.0) -> tup
         with np.errstate(divide="ignore"):
             return special.expit(special.logit(c) / tau), y
     p = softmax(scores, temperature=tau)
-    lab = np.asarray(labels)
-    if lab.ndim != 1 or lab.shape[0] != p.shape[0]:
-        raise ValueError(f"labels must be 1-D with {p.shape[0]} entries (one per row of scores); got shape {lab.shape}.")
+    lab = check_labels(labels, p.shape[0], p.shape[1], other="scores")
     return p.max(axis=1), p.argmax(axis=1) == lab
 
 
