@@ -38,6 +38,7 @@ __all__ = [
     "check_n_bins",
     "check_choice",
     "check_positive_int",
+    "check_bool",
     "check_scalar_in_range",
     "check_same_length",
     "check_1d_finite",
@@ -98,7 +99,7 @@ def as_numeric_array(x: Any, name: str) -> np.ndarray:
 def as_float_array(x: Any, name: str, *, keep_float32: bool = False) -> np.ndarray:
     """Convert to a float64 ndarray (float32 kept as is if asked), refusing strings, objects and None."""
     arr = as_numeric_array(x, name)
-    if keep_float32 and arr.dtype == np.float32:
+    if check_bool(keep_float32, "keep_float32") and arr.dtype == np.float32:
         return arr
     return arr.astype(np.float64, copy=False)
 
@@ -110,7 +111,7 @@ def check_logits(logits: Any, name: str = "logits", *, keep_float32: bool = Fals
     a padded slot of a candidate set, see :func:`calibnb.calibrators.pad_candidates`) as long as
     every row keeps at least one finite value.
     """
-    arr = as_float_array(logits, name, keep_float32=keep_float32)
+    arr = as_float_array(logits, name, keep_float32=check_bool(keep_float32, "keep_float32"))
     if arr.ndim != 2:
         raise ValueError(f"{name} must be 2-D with shape (N, K); got an array of shape {arr.shape}.")
     if arr.size == 0:
@@ -241,8 +242,11 @@ def check_conf_correct(conf: Any, correct: Any) -> tuple[np.ndarray, np.ndarray]
     return c, y
 
 
-def check_same_length(a: np.ndarray, b: np.ndarray, name_a: str, name_b: str) -> None:
-    """Raise if the first dimensions of ``a`` and ``b`` differ."""
+def check_same_length(a: Any, b: Any, name_a: str, name_b: str) -> None:
+    """Raise if the first dimensions of ``a`` and ``b`` differ (both converted with :func:`as_numeric_array`)."""
+    a, b = as_numeric_array(a, name_a), as_numeric_array(b, name_b)
+    if a.ndim == 0 or b.ndim == 0:
+        raise ValueError(f"{name_a if a.ndim == 0 else name_b} must be an array, not a scalar.")
     if a.shape[0] != b.shape[0]:
         raise ValueError(f"{name_b} has length {b.shape[0]} but {name_a} has length {a.shape[0]}; they must match.")
 
@@ -261,6 +265,8 @@ def check_probs(probs: Any, name: str = "probs", *, normalize: bool = False, ato
     ...
     ValueError: probs has 1 row that does not sum to 1 (tolerance 1e-06); first at row 1: sum 1.1.
     """
+    atol = check_scalar_in_range(atol, "atol", low=0.0)
+    normalize = check_bool(normalize, "normalize")
     arr = as_numeric_array(probs, name)
     _check_ndim(arr, 2, name, "2-D with shape (N, K)")
     _check_not_empty(arr, name)
@@ -408,6 +414,24 @@ def check_positive_int(value: Any, name: str, *, minimum: int = 1) -> int:
     if value < minimum:
         raise ValueError(f"{name} must be at least {minimum}; got {int(value)}.")
     return int(value)
+
+
+def check_bool(value: Any, name: str) -> bool:
+    """Return ``value`` if it is a bool (or numpy bool); a TypeError naming ``name`` otherwise.
+
+    Strings such as ``"no"`` are truthy, so an option taking ``True``/``False``
+    refuses them rather than reading them as ``True``.
+
+    >>> check_bool(False, "percent")
+    False
+    >>> check_bool("no", "percent")
+    Traceback (most recent call last):
+    ...
+    TypeError: percent must be True or False; got str 'no'.
+    """
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False; got {type(value).__name__} {_fmt(value)}.")
+    return bool(value)
 
 
 def check_n_bins(n_bins: Any, name: str = "n_bins") -> int:

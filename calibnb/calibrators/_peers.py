@@ -21,6 +21,7 @@ from scipy import optimize, special
 
 from ..validation import (
     check_1d_finite,
+    check_bool,
     check_choice,
     check_conf,
     check_correct,
@@ -267,7 +268,7 @@ class PlattScaling(Calibrator):
         self.logit_input = logit_input
 
     def _x(self, scores: Any) -> np.ndarray:
-        if self.logit_input:
+        if check_bool(self.logit_input, "logit_input"):
             c = check_conf(scores, "scores")
             return special.logit(np.clip(c, 1e-12, 1 - 1e-12))
         return check_1d_finite(scores, "scores")

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from ..validation import as_rng, check_conf, check_positive_int, check_scalar_in_range
+from ..validation import as_rng, check_conf, check_n_bins, check_positive_int, check_scalar_in_range
 
 __all__ = [
     "METHODS",
@@ -326,8 +326,8 @@ def evaluate_methods(
     n_knots = check_positive_int(n_knots, "n_knots", minimum=2)
     n_knots_within = check_positive_int(n_knots_within, "n_knots_within", minimum=2)
     n_knots_ece = check_positive_int(n_knots_ece, "n_knots_ece", minimum=2)
-    n_bins_ece = check_positive_int(n_bins_ece, "n_bins_ece")
-    n_bins_histogram = check_positive_int(n_bins_histogram, "n_bins_histogram")
+    n_bins_ece = check_n_bins(n_bins_ece, "n_bins_ece")
+    n_bins_histogram = check_n_bins(n_bins_histogram, "n_bins_histogram")
 
     z_cal, y_cal, z_test, y_test = z[cal], y[cal], z[test], y[test]
     p_cal, p_test = calibrators.softmax(z_cal), calibrators.softmax(z_test)
@@ -511,6 +511,7 @@ def spline_figure_data(
     cal = _check_index(calibration_index, n, "calibration_index")
     test = _check_index(test_index, n, "test_index")
     _check_disjoint(cal, test)
+    rng = as_rng(seed)
     n_knots = check_positive_int(n_knots, "n_knots", minimum=2)
     mode, r = kind
     mode = check_choice(mode, ("top", "within"), "kind[0]")
@@ -518,7 +519,7 @@ def spline_figure_data(
     if calibration_size is not None:
         calibration_size = check_positive_int(calibration_size, "calibration_size", minimum=n_knots)
         if calibration_size < cal.size:
-            cal = np.sort(as_rng(seed).choice(cal, size=calibration_size, replace=False))
+            cal = np.sort(rng.choice(cal, size=calibration_size, replace=False))
     s_cal, c_cal = _scores(p[cal], y[cal], (mode, r))
     s_test, c_test = _scores(p[test], y[test], (mode, r))
     spline = calibrators.SplineCalibrator(n_knots=n_knots, r=r, mode=mode).fit(s_cal, c_cal)

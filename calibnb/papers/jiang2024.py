@@ -34,6 +34,7 @@ from ..metrics import human_classwise_ce, expected_label, ranking_risk, scalar_m
 from ..metrics.scalar import tie_ranks
 from ..widgets import build_panel
 from ..validation import (
+    as_float_array,
     as_rng,
     check_1d_finite,
     check_choice,
@@ -246,9 +247,9 @@ def fit_beta(labels, *, min_var: float = 1e-3, eps: float = 1e-3) -> tuple[np.nd
     >>> round(float(a[0]), 3), round(float(b[0]), 3)
     (2.0, 3.0)
     """
-    u = np.asarray(labels, dtype=np.float64) if not isinstance(labels, (str, bytes)) else None
-    if u is None or u.ndim != 2 or u.shape[0] == 0 or u.shape[1] == 0:
-        raise ValueError(f"labels must be a non-empty 2-D array (items x labels); got shape {None if u is None else u.shape}.")
+    u = as_float_array(labels, "labels")
+    if u.ndim != 2 or u.shape[0] == 0 or u.shape[1] == 0:
+        raise ValueError(f"labels must be a non-empty 2-D array (items x labels); got shape {u.shape}.")
     flat = check_1d_finite(u.ravel(), "labels")
     bad = (flat < 0) | (flat > 1)
     if bad.any():
@@ -476,8 +477,12 @@ def ece_table(probs: Mapping[str, Any], labels, *, n_bins: Sequence[int] = (5, 2
     models = _check_models(probs)
     n, k = next(iter(models.values())).shape
     y = check_labels(labels, n, k)
+    if isinstance(n_bins, (str, bytes)) or not isinstance(n_bins, Sequence):
+        raise TypeError(f"n_bins must be a sequence of bin counts, e.g. (5, 20, 100); got {n_bins!r}.")
+    if isinstance(binnings, (str, bytes)) or not isinstance(binnings, Sequence):
+        raise TypeError(f"binnings must be a sequence such as ('width', 'mass'); got {binnings!r}.")
     bins = [check_n_bins(b) for b in n_bins]
-    kinds = [check_choice(b, ("width", "mass"), "binning") for b in binnings]
+    kinds = [check_choice(b, ("width", "mass"), "binnings") for b in binnings]
     rows = {}
     for name, p in models.items():
         conf, correct = p.max(axis=1), p.argmax(axis=1) == y
@@ -638,6 +643,7 @@ def annotation_cost_study(
     v = check_1d_finite(values, "values")
     vote_sizes = [check_positive_int(x, "votes") for x in votes]
     n_repeats = check_positive_int(n_repeats, "n_repeats")
+    n_scalar_annotators = check_positive_int(n_scalar_annotators, "n_scalar_annotators")
     rng = as_rng(seed)
     h = human_distribution(c)
     reference = np.array([human_classwise_ce(models[m], h) for m in names])
