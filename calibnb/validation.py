@@ -39,6 +39,7 @@ __all__ = [
     "check_choice",
     "check_positive_int",
     "check_bool",
+    "check_prediction_table",
     "check_scalar_in_range",
     "check_same_length",
     "check_1d_finite",
@@ -414,6 +415,39 @@ def check_positive_int(value: Any, name: str, *, minimum: int = 1) -> int:
     if value < minimum:
         raise ValueError(f"{name} must be at least {minimum}; got {int(value)}.")
     return int(value)
+
+
+def check_prediction_table(predictions: Any, name: str = "predictions") -> np.ndarray:
+    """Return an (N, C) table of per-checkpoint predictions (any labels: ints or strings), C >= 2.
+
+    Missing predictions (NaN, None) are refused.
+
+    >>> check_prediction_table([[0, 1], [2, 2]]).shape
+    (2, 2)
+    """
+    if predictions is None or isinstance(predictions, (str, bytes)):
+        raise TypeError(f"{name} must be an (N, C) array of per-checkpoint predictions.")
+    try:
+        arr = np.asarray(predictions)
+    except Exception as exc:
+        raise TypeError(f"{name} could not be converted to an array: {exc}") from None
+    if arr.ndim != 2:
+        raise ValueError(f"{name} must be 2-D with shape (N, C) (instances x checkpoints); got shape {arr.shape}.")
+    if arr.shape[0] == 0:
+        raise ValueError(f"{name} is empty; at least one instance is needed.")
+    if arr.shape[1] < 2:
+        raise ValueError(f"{name} needs at least 2 checkpoints (columns); got shape {arr.shape}.")
+    if arr.dtype.kind == "f":
+        bad = np.isnan(arr)
+        if bad.any():
+            i, j = np.unravel_index(int(np.flatnonzero(bad.ravel())[0]), arr.shape)
+            raise ValueError(f"{name} has {int(bad.sum())} NaN value(s); first at index ({i}, {j}).")
+    elif arr.dtype == object:
+        none = np.vectorize(lambda v: v is None or (isinstance(v, float) and v != v), otypes=[bool])(arr)
+        if none.any():
+            i, j = np.unravel_index(int(np.flatnonzero(none.ravel())[0]), arr.shape)
+            raise ValueError(f"{name} has {int(none.sum())} missing (None/NaN) value(s); first at index ({i}, {j}).")
+    return arr
 
 
 def check_bool(value: Any, name: str) -> bool:

@@ -47,6 +47,7 @@ from ..validation import (
     check_labels,
     check_n_bins,
     check_positive_int,
+    check_prediction_table,
     check_scalar_in_range,
     seed_int,
 )
@@ -821,12 +822,10 @@ def conscal_threshold_data(
     from .. import metrics
     from ..calibrators import ConsCal
 
-    from ..calibrators._conscal import _check_table
-
     n_bins = check_n_bins(n_bins)
     for pred_name, corr_name, pred, corr in (("dev_predictions", "dev_correct", dev_predictions, dev_correct),
                                              ("test_predictions", "test_correct", test_predictions, test_correct)):
-        check_correct(corr, _check_table(pred, pred_name).shape[0], name=corr_name, other=pred_name)
+        check_correct(corr, check_prediction_table(pred, pred_name).shape[0], name=corr_name, other=pred_name)
     tuned = ConsCal(mode="binary", reference=reference).fit(dev_predictions, dev_correct).threshold_
     rows = []
     for split, pred, corr in (("dev", dev_predictions, dev_correct), ("test", test_predictions, test_correct)):
