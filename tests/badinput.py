@@ -205,6 +205,7 @@ OVERRIDES: dict[str, Gen] = {
     "annotation_cost_study:probs": _g("opaque", lambda: {"a": D["probs"], "b": D["probs"][::-1].copy()}),
     "fit_beta:labels": _g("unit2d", np.clip(np.stack([D["scalar"], D["scalar2"], D["conf"]], 1), 0.05, 0.95)),
     "majority_vote:predictions": _g("table2d", D["predictions"]),
+    "check_prediction_table:predictions": _g("table2d", D["predictions"]),
     "ConsCal.fit:predictions": _g("table2d", D["predictions"]),
     "ConsCal.transform:predictions": _g("table2d", D["predictions"]),
     "conscal_threshold_data:dev_predictions": _g("table2d", D["predictions"]),
