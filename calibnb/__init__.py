@@ -36,6 +36,7 @@ from .plots import (  # noqa: E402,F401
 from .calibrators import (  # noqa: E402
     AverageBaseline,
     BinaryBaseline,
+    CalibrationWarning,
     Calibrator,
     ConsCal,
     CorrectnessClassifier,
@@ -56,6 +57,9 @@ from .training import train_softmax_regression, training_dynamics  # noqa: E402
 # --- reproduction record (calibnb.reproduction) ------------------------------
 from .reproduction import Claim, Reproduction, ReproductionError  # noqa: E402,F401
 
+# --- notebook parameters (calibnb.validation) ---------------------------------
+from .validation import check_parameters  # noqa: E402
+
 # `calibnb.data`, `calibnb.widgets` and `calibnb.papers` are imported as submodules
 # (`from calibnb import data`) so that importing calibnb stays light.
 
@@ -75,11 +79,13 @@ __all__ = [
     "KSGraphData", "ks_graph_data", "plot_ks_graph",
     "HistogramData", "histogram_data", "probability_histograms", "plot_histograms",
     # calibrators
-    "Calibrator", "NotFittedError", "TemperatureScaling", "temperature_curve", "pad_candidates", "softmax",
+    "Calibrator", "NotFittedError", "CalibrationWarning", "TemperatureScaling", "temperature_curve", "pad_candidates", "softmax",
     "SplineCalibrator", "VectorScaling", "PlattScaling", "IsotonicCalibrator", "HistogramBinning",
     "AverageBaseline", "BinaryBaseline", "CorrectnessClassifier", "ConsCal", "majority_vote",
     # training-time calibration (label smoothing) and checkpoints
     "train_softmax_regression", "training_dynamics",
     # reproduction record
     "Claim", "Reproduction", "ReproductionError",
+    # notebooks: check the parameters papermill injected (first statement of the import cell)
+    "check_parameters",
 ]

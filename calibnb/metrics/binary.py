@@ -353,8 +353,13 @@ def ece(conf, correct, *, n_bins: int = 10, binning: str = "width") -> float:
     correct : array-like of shape (N,)
         1/True where the prediction is correct.
     n_bins : int, default 10
+        At most 10**6.
     binning : {"width", "mass"}, default "width"
-        See the module docstring for the exact bin conventions.
+        See the module docstring for the exact bin conventions. Equal-width
+        membership is exact in float64 against the edges ``m / M``
+        (:func:`bin_indices`): float32 confidences are binned by the value
+        they hold (``np.float32(0.3)`` is above 0.3, in bin 3 of 10), so
+        float32 input and its float64 cast give the same ECE.
 
     Returns
     -------
