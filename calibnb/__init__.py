@@ -4,8 +4,24 @@ A thin library behind one executable notebook per paper (see ``notebooks/``).
 ``calibnb`` exposes the generic layer (metrics, calibrators, plot data/draw
 pairs, the reproduction record); loaders are in :mod:`calibnb.data`, panels in
 :mod:`calibnb.widgets`, and the code of one paper's notebook in
-:mod:`calibnb.papers` (never re-exported here). Metrics return fractions (not
-percentages).
+:mod:`calibnb.papers` (never re-exported here).
+
+Conventions (the same in every module):
+
+* **Arguments.** Data arguments come first and positional -- ``conf, correct``
+  (1-D confidences and 0/1 correctness), ``probs, labels`` ((N, K)
+  probabilities and integer labels), ``probs, human`` (``human``: (N, K) human
+  vote counts, always under that name); options are keyword-only.
+* **Seeds.** ``seed=None | int | numpy.random.Generator``: None draws fresh
+  entropy, an int is reproducible, a Generator is used as is
+  (:func:`calibnb.validation.as_rng`).
+* **Units.** Results are fractions, never percentages; a ``percent=`` option
+  exists only where a paper prints percentages.
+* **Errors.** Bad input raises ``ValueError``/``TypeError`` naming the argument
+  (:mod:`calibnb.validation` holds every check); ``transform`` before ``fit``
+  raises :class:`NotFittedError` (a scikit-learn ``NotFittedError``).
+* **Calibrators** are scikit-learn estimators (:class:`Calibrator`).
+* **Figures** are pairs: a pure ``*_data`` function and a ``plot_*`` that draws.
 """
 
 __version__ = "0.1.0"
@@ -20,37 +36,15 @@ from .metrics import (  # noqa: E402
 
 # --- plots (calibnb.plots) ----------------------------------------------------
 from .plots import (  # noqa: E402,F401
-    HistogramData,
-    KSGraphData,
-    ReliabilityDiagramData,
-    histogram_data,
-    ks_graph_data,
-    plot_histograms,
-    plot_ks_graph,
-    plot_reliability_diagram,
-    probability_histograms,
-    reliability_diagram_data,
+    HistogramData, KSGraphData, ReliabilityDiagramData, histogram_data, ks_graph_data, plot_histograms,
+    plot_ks_graph, plot_reliability_diagram, probability_histograms, reliability_diagram_data,
 )
 
 # --- calibrators (calibnb.calibrators, calibnb.training) ---------------------
 from .calibrators import (  # noqa: E402
-    AverageBaseline,
-    BinaryBaseline,
-    CalibrationWarning,
-    Calibrator,
-    ConsCal,
-    CorrectnessClassifier,
-    HistogramBinning,
-    IsotonicCalibrator,
-    NotFittedError,
-    PlattScaling,
-    SplineCalibrator,
-    TemperatureScaling,
-    VectorScaling,
-    majority_vote,
-    pad_candidates,
-    softmax,
-    temperature_curve,
+    AverageBaseline, BinaryBaseline, CalibrationWarning, Calibrator, ConsCal, calibration_scorer, CorrectnessClassifier, HistogramBinning,
+    IsotonicCalibrator, NotFittedError, PlattScaling, SplineCalibrator, TemperatureScaling, VectorScaling,
+    majority_vote, pad_candidates, softmax, temperature_curve,
 )
 from .training import train_softmax_regression, training_dynamics  # noqa: E402
 
@@ -79,7 +73,7 @@ __all__ = [
     "KSGraphData", "ks_graph_data", "plot_ks_graph",
     "HistogramData", "histogram_data", "probability_histograms", "plot_histograms",
     # calibrators
-    "Calibrator", "NotFittedError", "CalibrationWarning", "TemperatureScaling", "temperature_curve", "pad_candidates", "softmax",
+    "Calibrator", "NotFittedError", "CalibrationWarning", "calibration_scorer", "TemperatureScaling", "temperature_curve", "pad_candidates", "softmax",
     "SplineCalibrator", "VectorScaling", "PlattScaling", "IsotonicCalibrator", "HistogramBinning",
     "AverageBaseline", "BinaryBaseline", "CorrectnessClassifier", "ConsCal", "majority_vote",
     # training-time calibration (label smoothing) and checkpoints

@@ -100,9 +100,7 @@ class ReliabilityDiagramData:
 
     References
     ----------
-    .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of
-       Question Answering". In Findings of the Association for Computational Linguistics: EMNLP 2022. Figure
-       1.
+    .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of Question Answering". In Findings of the Association for Computational Linguistics: EMNLP 2022. Figure 1.
     """
 
     table: pd.DataFrame
@@ -146,9 +144,7 @@ def reliability_diagram_data(conf: Any, correct: Any, *, n_bins: int = 10, binni
 
     References
     ----------
-    .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of
-       Question Answering". In Findings of the Association for Computational Linguistics: EMNLP 2022. Figure
-       1.
+    .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of Question Answering". In Findings of the Association for Computational Linguistics: EMNLP 2022. Figure 1.
 
     Examples
     --------
@@ -225,9 +221,7 @@ def plot_reliability_diagram(
 
     References
     ----------
-    .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of
-       Question Answering". In Findings of the Association for Computational Linguistics: EMNLP 2022. Figure
-       1.
+    .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of Question Answering". In Findings of the Association for Computational Linguistics: EMNLP 2022. Figure 1.
     """
     if not isinstance(data, ReliabilityDiagramData):
         raise TypeError(f"data must be a ReliabilityDiagramData (from reliability_diagram_data); got {type(data).__name__}.")
@@ -299,9 +293,7 @@ class KSGraphData:
 
     References
     ----------
-    .. [1] Kartik Gupta, Amir Rahimi, Thalaiyasingam Ajanthan, Thomas Mensink, Cristian Sminchisescu, Richard
-       Hartley. 2021. "Calibration of Neural Networks using Splines". In International Conference on Learning
-       Representations (ICLR). Figure 1, Eq. 11, Eq. 12.
+    .. [1] Kartik Gupta, Amir Rahimi, Thalaiyasingam Ajanthan, Thomas Mensink, Cristian Sminchisescu, Richard Hartley. 2021. "Calibration of Neural Networks using Splines". In International Conference on Learning Representations (ICLR). Figure 1, Eq. 11, Eq. 12.
     """
 
     fractile: np.ndarray
@@ -370,9 +362,7 @@ def ks_graph_data(conf: Any, correct: Any, *, window: float = 0.1) -> KSGraphDat
 
     References
     ----------
-    .. [1] Kartik Gupta, Amir Rahimi, Thalaiyasingam Ajanthan, Thomas Mensink, Cristian Sminchisescu, Richard
-       Hartley. 2021. "Calibration of Neural Networks using Splines". In International Conference on Learning
-       Representations (ICLR). Figure 1, Eq. 11, Proposition 4.1.
+    .. [1] Kartik Gupta, Amir Rahimi, Thalaiyasingam Ajanthan, Thomas Mensink, Cristian Sminchisescu, Richard Hartley. 2021. "Calibration of Neural Networks using Splines". In International Conference on Learning Representations (ICLR). Figure 1, Eq. 11, Proposition 4.1.
 
     Examples
     --------
@@ -450,9 +440,7 @@ def plot_ks_graph(data: KSGraphData, *, panel: str = "a", ax: Any = None) -> Any
 
     References
     ----------
-    .. [1] Kartik Gupta, Amir Rahimi, Thalaiyasingam Ajanthan, Thomas Mensink, Cristian Sminchisescu, Richard
-       Hartley. 2021. "Calibration of Neural Networks using Splines". In International Conference on Learning
-       Representations (ICLR). Figure 1.
+    .. [1] Kartik Gupta, Amir Rahimi, Thalaiyasingam Ajanthan, Thomas Mensink, Cristian Sminchisescu, Richard Hartley. 2021. "Calibration of Neural Networks using Splines". In International Conference on Learning Representations (ICLR). Figure 1.
     """
     if not isinstance(data, KSGraphData):
         raise TypeError(f"data must be a KSGraphData (from ks_graph_data); got {type(data).__name__}.")
@@ -535,9 +523,7 @@ def histogram_data(values: Any, *, bins: int = 30, range: tuple[float, float] | 
 
     References
     ----------
-    .. [1] Joris Baan, Wilker Aziz, Barbara Plank, Raquel Fernández. 2022. "Stop Measuring Calibration When
-       Humans Disagree". In Proceedings of the 2022 Conference on Empirical Methods in Natural Language
-       Processing (EMNLP).
+    .. [1] Joris Baan, Wilker Aziz, Barbara Plank, Raquel Fernández. 2022. "Stop Measuring Calibration When Humans Disagree". In Proceedings of the 2022 Conference on Empirical Methods in Natural Language Processing (EMNLP).
 
     Examples
     --------
@@ -596,9 +582,7 @@ def probability_histograms(probs: Any, *, by: str = "class", bins: int = 30,
 
     References
     ----------
-    .. [1] Joris Baan, Wilker Aziz, Barbara Plank, Raquel Fernández. 2022. "Stop Measuring Calibration When
-       Humans Disagree". In Proceedings of the 2022 Conference on Empirical Methods in Natural Language
-       Processing (EMNLP). Appendix B.
+    .. [1] Joris Baan, Wilker Aziz, Barbara Plank, Raquel Fernández. 2022. "Stop Measuring Calibration When Humans Disagree". In Proceedings of the 2022 Conference on Empirical Methods in Natural Language Processing (EMNLP). Appendix B.
 
     Examples
     --------
@@ -648,9 +632,7 @@ def plot_histograms(datas: HistogramData | Sequence[HistogramData], *, ax: Any =
 
     References
     ----------
-    .. [1] Joris Baan, Wilker Aziz, Barbara Plank, Raquel Fernández. 2022. "Stop Measuring Calibration When
-       Humans Disagree". In Proceedings of the 2022 Conference on Empirical Methods in Natural Language
-       Processing (EMNLP). Figure 2.
+    .. [1] Joris Baan, Wilker Aziz, Barbara Plank, Raquel Fernández. 2022. "Stop Measuring Calibration When Humans Disagree". In Proceedings of the 2022 Conference on Empirical Methods in Natural Language Processing (EMNLP). Figure 2.
     """
     if not isinstance(datas, (HistogramData, list, tuple)):
         raise TypeError(f"datas must be a HistogramData or a sequence of them; got {type(datas).__name__}.")

@@ -123,10 +123,10 @@ def check_logits(logits: Any, name: str = "logits", *, keep_float32: bool = Fals
     if np.isnan(lo) or np.isnan(hi) or hi == np.inf:
         bad = np.isnan(arr) | (arr == np.inf)
         n_bad = int(bad.sum())
-        i, j = np.unravel_index(int(np.flatnonzero(bad.ravel())[0]), arr.shape)
+        verb = "is" if n_bad == 1 else "are"
         raise ValueError(
-            f"{name} has {n_bad} value{'s' if n_bad != 1 else ''} that are NaN or +inf; "
-            f"first at index ({i}, {j}): {arr[i, j]!r}."
+            f"{name} has {_values(n_bad)} that {verb} NaN or infinite (only -inf is allowed, not NaN or +inf); "
+            f"{_describe_first(arr, bad)}."
         )
     if lo == -np.inf:
         empty = ~np.isfinite(arr).any(axis=1)
@@ -167,6 +167,16 @@ def _check_unit_interval(arr: np.ndarray, name: str) -> None:
     bad = (arr < 0.0) | (arr > 1.0)
     n_bad = int(np.count_nonzero(bad))
     raise ValueError(f"{name} has {_values(n_bad)} outside [0, 1]; {_describe_first(arr, bad)}.")
+
+
+def _check_1d_of_length(x: Any, n: int | None, name: str, expected: str) -> np.ndarray:
+    """A non-empty 1-D numeric array, of length ``n`` unless ``n`` is None (``expected`` says why)."""
+    arr = as_numeric_array(x, name)
+    _check_ndim(arr, 1, name, "1-D")
+    if n is not None and arr.shape[0] != n:
+        raise ValueError(f"{name} has length {arr.shape[0]} but {expected}; they must match.")
+    _check_not_empty(arr, name)
+    return arr
 
 
 def check_1d_finite(x: Any, name: str) -> np.ndarray:
@@ -214,11 +224,7 @@ def check_correct(correct: Any, n: int | None = None, name: str = "correct", *, 
     ...
     ValueError: correct must hold only 0/1 or bool; 1 value is not; first at index 1: 0.5.
     """
-    arr = as_numeric_array(correct, name)
-    _check_ndim(arr, 1, name, "1-D")
-    if n is not None and arr.shape[0] != n:
-        raise ValueError(f"{name} has length {arr.shape[0]} but {other} has length {n}; they must match.")
-    _check_not_empty(arr, name)
+    arr = _check_1d_of_length(correct, n, name, f"{other} has length {n}")
     if arr.dtype == np.bool_:
         return arr
     lo, hi = arr.min(), arr.max()
@@ -323,11 +329,7 @@ def check_labels(
     ...
     ValueError: labels has 1 value outside [0, 3); first at index 1: 3.
     """
-    arr = as_numeric_array(labels, name)
-    _check_ndim(arr, 1, name, "1-D")
-    if n is not None and arr.shape[0] != n:
-        raise ValueError(f"{name} has length {arr.shape[0]} but {other} has {n} rows; they must match.")
-    _check_not_empty(arr, name)
+    arr = _check_1d_of_length(labels, n, name, f"{other} has {n} rows")
     if arr.dtype == np.bool_:
         arr = arr.astype(np.int64)
     if arr.dtype.kind == "f":

@@ -31,10 +31,10 @@ import pandas as pd
 
 from . import plots
 from .validation import (
-    check_1d_finite,
     check_choice,
     check_conf_correct,
     check_labels,
+    check_logits,
     check_n_bins,
     check_positive_int,
     check_scalar_in_range,
@@ -170,10 +170,7 @@ def _scaled_top1(scores: np.ndarray, tau: float) -> np.ndarray:
 def _check_scores(scores: Any, labels: Any) -> tuple[np.ndarray, np.ndarray]:
     """(N, K) logits with integer labels, or 1-D confidences with 0/1 correctness."""
     if np.ndim(scores) == 2:
-        z = np.asarray(scores)
-        if z.shape[1] < 2:
-            raise ValueError(f"logits must have at least 2 classes (columns); got shape {z.shape}.")
-        z = check_1d_finite(z.reshape(-1), "logits (flattened)").reshape(z.shape)
+        z = check_logits(scores, "logits")
         y = check_labels(labels, z.shape[0], z.shape[1], other="logits")
         return z, z.argmax(axis=1) == y
     return check_conf_correct(scores, labels)
@@ -235,8 +232,7 @@ def temperature_explorer(
 
     References
     ----------
-    .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of
-       Question Answering". In Findings of the Association for Computational Linguistics: EMNLP 2022. §3.2.
+    .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of Question Answering". In Findings of the Association for Computational Linguistics: EMNLP 2022. §3.2.
 
     Examples
     --------
@@ -309,11 +305,8 @@ def binning_explorer(conf: Any, correct: Any, *, n_bins: int = 10, max_bins: int
 
     References
     ----------
-    .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of
-       Question Answering". In Findings of the Association for Computational Linguistics: EMNLP 2022. §2.1.
-    .. [2] Zhengping Jiang, Anqi Liu, Benjamin Van Durme. 2024. "Addressing the Binning Problem in Calibration
-       Assessment through Scalar Annotations". Transactions of the Association for Computational Linguistics
-       (TACL).
+    .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of Question Answering". In Findings of the Association for Computational Linguistics: EMNLP 2022. §2.1.
+    .. [2] Zhengping Jiang, Anqi Liu, Benjamin Van Durme. 2024. "Addressing the Binning Problem in Calibration Assessment through Scalar Annotations". Transactions of the Association for Computational Linguistics (TACL).
 
     Examples
     --------
@@ -434,9 +427,7 @@ def perturbation_explorer(conf: Any, correct: Any, *, index: int = 0, n_bins: in
 
     References
     ----------
-    .. [1] Tetsuya Sakai. 2024. "Evaluating System Responses Based On Overconfidence and Underconfidence". In
-       EMTCIR '24: The First Workshop on Evaluation Methodologies, Testbeds and Community for Information
-       Access Research. §5.1.
+    .. [1] Tetsuya Sakai. 2024. "Evaluating System Responses Based On Overconfidence and Underconfidence". In EMTCIR '24: The First Workshop on Evaluation Methodologies, Testbeds and Community for Information Access Research. §5.1.
 
     Examples
     --------

@@ -121,3 +121,21 @@ def test_cross_validate_spline_knots_beats_no_recalibration():
                          scoring=_neg_top1_ece, cv=cv)
     raw = np.mean([-cn.ece(p[b].max(axis=1), p[b].argmax(axis=1) == labels[b], n_bins=15) for _, b in cv.split(p)])
     assert res["test_score"].mean() > raw  # the spline recalibrates the too-sharp probabilities
+
+
+def test_calibration_scorer_matches_a_hand_written_scorer_for_every_output_form():
+    z, labels = _logits(seed=4, n=1200)
+    p = cn.softmax(z)
+    scorer = cn.calibration_scorer("ece", n_bins=15)
+    ts = cn.TemperatureScaling().fit(z, labels)  # (N, K) -> (N, K)
+    assert scorer(ts, z, labels) == pytest.approx(_neg_top1_ece(ts, z, labels))
+    sp = cn.SplineCalibrator().fit(p, labels)  # (N, K) -> (N,)
+    assert scorer(sp, p, labels) == pytest.approx(_neg_top1_ece(sp, p, labels))
+    conf, correct = p.max(axis=1), p.argmax(axis=1) == labels
+    iso = cn.IsotonicCalibrator().fit(conf, correct)  # (N,) -> (N,)
+    assert scorer(iso, conf, correct) == pytest.approx(-cn.ece(iso.transform(conf), correct, n_bins=15))
+    assert cn.calibration_scorer("hmr")(iso, conf, correct) == pytest.approx(cn.hmr(iso.transform(conf), correct))
+    search = GridSearchCV(cn.SplineCalibrator(), {"n_knots": [4, 8]}, scoring=scorer, cv=3).fit(p, labels)
+    assert search.best_params_["n_knots"] in (4, 8)
+    with pytest.raises(ValueError, match="metric must be one of"):
+        cn.calibration_scorer("accuracy")

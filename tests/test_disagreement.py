@@ -296,7 +296,7 @@ def test_votes_stability_errors():
         votes_stability({}, counts)
     with pytest.raises(ValueError, match="shape \\(1, 2\\) but human has \\(2, 2\\)"):
         votes_stability({"m": [[0.5, 0.5]]}, counts)
-    with pytest.raises(ValueError, match="fewer than n_groups \\* n_votes = 5"):
+    with pytest.raises(ValueError, match="fewer than n_votes=5 votes"):
         votes_stability({"m": [[0.5, 0.5], [0.5, 0.5]]}, counts, votes_per_item=(5,))
 
 

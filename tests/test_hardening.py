@@ -139,7 +139,7 @@ def test_errors_name_the_argument_the_caller_passed():
     with pytest.raises(ValueError, match="dev_labels has 1 value outside"):
         si2022.accuracy_shift_table(z, np.where(np.arange(40) == 0, 3, y), z, y, dev_accuracy=0.5,
                                     test_accuracy=0.5, seed=0)
-    with pytest.raises(ValueError, match="scores has 1 value that are NaN"):
+    with pytest.raises(ValueError, match="scores has 1 value that is NaN"):
         cn.temperature_curve(np.where(np.arange(120).reshape(40, 3) == 0, np.nan, z), y, [1.0])
 
 

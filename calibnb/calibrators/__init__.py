@@ -9,6 +9,8 @@ calibrated probabilities or confidences; ``fit_transform`` equals
 ``fit(...).transform(...)``; fitted attributes end in ``_``; ``transform``
 before ``fit`` raises :class:`NotFittedError` (a subclass of
 ``sklearn.exceptions.NotFittedError``); inputs are never modified.
+:func:`calibration_scorer` turns a calibnb metric into a scikit-learn scorer
+for such searches.
 
 * :class:`TemperatureScaling`, :func:`temperature_curve`, :func:`pad_candidates`
   -- Guo et al. 2017; Si et al. 2022 §2.2, §3.2 (candidate sets), App. A.
@@ -24,7 +26,7 @@ Label smoothing is a training-time method: see :mod:`calibnb.training`.
 """
 
 from ._baselines import AverageBaseline, BinaryBaseline, CorrectnessClassifier
-from ._base import CalibrationWarning, Calibrator, NotFittedError
+from ._base import CalibrationWarning, Calibrator, NotFittedError, calibration_scorer
 from ._conscal import ConsCal, majority_vote
 from ._peers import HistogramBinning, IsotonicCalibrator, PlattScaling, VectorScaling
 from ._spline import SplineCalibrator, natural_spline_basis
@@ -33,6 +35,7 @@ from ._temperature import TemperatureScaling, pad_candidates, softmax, temperatu
 __all__ = [
     "Calibrator",
     "CalibrationWarning",
+    "calibration_scorer",
     "AverageBaseline",
     "BinaryBaseline",
     "ConsCal",

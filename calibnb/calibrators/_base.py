@@ -9,7 +9,7 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.exceptions import NotFittedError as _SklearnNotFittedError
 
-__all__ = ["Calibrator", "NotFittedError", "CalibrationWarning"]
+__all__ = ["Calibrator", "NotFittedError", "CalibrationWarning", "calibration_scorer"]
 
 
 class CalibrationWarning(ConvergenceWarning):
@@ -89,3 +89,72 @@ class Calibrator(TransformerMixin, BaseEstimator):
         if not self.__sklearn_is_fitted__():
             name = type(self).__name__
             raise NotFittedError(f"This {name} is not fitted yet; call {name}.fit(...) before using it.")
+
+
+_LOWER_IS_BETTER = ("ece", "mce", "ice", "macro_ce", "brier_top", "ks_error")
+_HIGHER_IS_BETTER = ("hmr",)
+
+
+def calibration_scorer(metric: str = "ece", **options: Any):
+    """A scikit-learn scorer ``scorer(calibrator, X, y)`` from a calibnb metric of the top-1 prediction.
+
+    For ``GridSearchCV``, ``cross_validate`` and the like. The fitted
+    calibrator transforms ``X``; the top-1 confidence and its correctness are
+    then scored with ``calibnb.<metric>(conf, correct, **options)``:
+
+    * ``transform`` returns ``(N, K)`` probabilities: ``conf`` is their row
+      maximum and ``correct`` says whether its class is the label ``y``;
+    * ``transform`` returns 1-D scores for ``(N, K)`` input (e.g.
+      :class:`SplineCalibrator` in its default top-1 mode): ``conf`` is the
+      output and ``correct`` says whether the argmax of ``X`` is ``y``;
+    * 1-D input (the binary form): ``conf`` is the output, ``correct`` is ``y``.
+
+    Scores follow scikit-learn's "greater is better": an error (ECE, MCE, ICE,
+    MacroCE, top-1 Brier, KS error) is negated, HMR is returned as is.
+
+    Parameters
+    ----------
+    metric : {"ece", "mce", "ice", "macro_ce", "brier_top", "ks_error", "hmr"}
+    **options
+        Keyword options of the metric (e.g. ``n_bins=15``).
+
+    Examples
+    --------
+    >>> from sklearn.model_selection import cross_val_score
+    >>> from calibnb import TemperatureScaling
+    >>> rng = np.random.default_rng(0)
+    >>> z = rng.normal(size=(600, 3)) * 3
+    >>> y = (rng.random((600, 1)) < np.cumsum(np.exp(z / 2) / np.exp(z / 2).sum(1, keepdims=True), 1)).argmax(1)
+    >>> scores = cross_val_score(TemperatureScaling(), z, y, cv=3, scoring=calibration_scorer("ece", n_bins=10))
+    >>> bool(np.all(scores <= 0))
+    True
+    """
+    import inspect
+
+    from .. import metrics
+    from ..validation import check_choice, check_correct, check_labels
+
+    check_choice(metric, _LOWER_IS_BETTER + _HIGHER_IS_BETTER, "metric")
+    fn = getattr(metrics, metric)
+    sign = 1.0 if metric in _HIGHER_IS_BETTER else -1.0
+    accepted = [p.name for p in inspect.signature(fn).parameters.values() if p.kind == p.KEYWORD_ONLY]
+    unknown = sorted(set(options) - set(accepted))
+    if unknown:
+        raise TypeError(f"options has unknown option(s) {unknown} for calibnb.{metric}; it takes {accepted}.")
+
+    def scorer(calibrator: Any, X: Any, y: Any) -> float:
+        out = np.asarray(calibrator.transform(X))
+        x = np.asarray(X)
+        if out.ndim == 2:
+            y = check_labels(y, out.shape[0], out.shape[1], name="y", other="X")
+            conf, correct = out.max(axis=1), out.argmax(axis=1) == y
+        elif x.ndim == 2:
+            y = check_labels(y, x.shape[0], x.shape[1], name="y", other="X")
+            conf, correct = out, x.argmax(axis=1) == y
+        else:
+            conf, correct = out, check_correct(y, out.shape[0], name="y", other="X")
+        return sign * float(fn(conf, correct, **options))
+
+    scorer.__name__ = f"{'neg_' if sign < 0 else ''}{metric}"
+    return scorer
+

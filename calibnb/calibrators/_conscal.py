@@ -91,8 +91,7 @@ class ConsCal(Calibrator):
 
     References
     ----------
-    .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of
-       Question Answering". In Findings of the Association for Computational Linguistics: EMNLP 2022. §5.2.
+    .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of Question Answering". In Findings of the Association for Computational Linguistics: EMNLP 2022. §5.2.
 
     Examples
     --------

@@ -32,6 +32,7 @@ from ..validation import (
     check_scalar_in_range,
 )
 from ._base import CalibrationWarning, Calibrator
+from ._temperature import softmax
 
 __all__ = ["VectorScaling", "PlattScaling", "IsotonicCalibrator", "HistogramBinning"]
 
@@ -87,11 +88,8 @@ class VectorScaling(Calibrator):
 
     References
     ----------
-    .. [1] Chuan Guo, Geoff Pleiss, Yu Sun, Kilian Q. Weinberger. 2017. "On Calibration of Modern Neural
-       Networks". In Proceedings of the 34th International Conference on Machine Learning (ICML).
-    .. [2] Kartik Gupta, Amir Rahimi, Thalaiyasingam Ajanthan, Thomas Mensink, Cristian Sminchisescu, Richard
-       Hartley. 2021. "Calibration of Neural Networks using Splines". In International Conference on Learning
-       Representations (ICLR). §6.
+    .. [1] Chuan Guo, Geoff Pleiss, Yu Sun, Kilian Q. Weinberger. 2017. "On Calibration of Modern Neural Networks". In Proceedings of the 34th International Conference on Machine Learning (ICML).
+    .. [2] Kartik Gupta, Amir Rahimi, Thalaiyasingam Ajanthan, Thomas Mensink, Cristian Sminchisescu, Richard Hartley. 2021. "Calibration of Neural Networks using Splines". In International Conference on Learning Representations (ICLR). §6.
 
     Examples
     --------
@@ -170,7 +168,7 @@ class VectorScaling(Calibrator):
         z = _finite_logits(logits)
         if z.shape[1] != self.weights_.size:
             raise ValueError(f"logits has {z.shape[1]} columns but the fit had {self.weights_.size}; they must match.")
-        return special.softmax(z * self.weights_ + self.bias_, axis=1)
+        return softmax(z * self.weights_ + self.bias_)
 
 def _vs_objective(theta: np.ndarray, z: np.ndarray, y: np.ndarray, lam: float):
     """Penalised vector-scaling NLL, its gradient and the softmax, from one shifted exp."""
@@ -247,11 +245,8 @@ class PlattScaling(Calibrator):
 
     References
     ----------
-    .. [1] John C. Platt. 1999. "Probabilistic Outputs for Support Vector Machines and Comparisons to
-       Regularized Likelihood Methods". In Advances in Large Margin Classifiers, MIT Press.
-    .. [2] Kartik Gupta, Amir Rahimi, Thalaiyasingam Ajanthan, Thomas Mensink, Cristian Sminchisescu, Richard
-       Hartley. 2021. "Calibration of Neural Networks using Splines". In International Conference on Learning
-       Representations (ICLR). §5.
+    .. [1] John C. Platt. 1999. "Probabilistic Outputs for Support Vector Machines and Comparisons to Regularized Likelihood Methods". In Advances in Large Margin Classifiers, MIT Press.
+    .. [2] Kartik Gupta, Amir Rahimi, Thalaiyasingam Ajanthan, Thomas Mensink, Cristian Sminchisescu, Richard Hartley. 2021. "Calibration of Neural Networks using Splines". In International Conference on Learning Representations (ICLR). §5.
 
     Examples
     --------
@@ -305,9 +300,7 @@ class IsotonicCalibrator(Calibrator):
 
     References
     ----------
-    .. [1] Bianca Zadrozny, Charles Elkan. 2002. "Transforming Classifier Scores into Accurate Multiclass
-       Probability Estimates". In Proceedings of the 8th ACM SIGKDD International Conference on Knowledge
-       Discovery and Data Mining (KDD).
+    .. [1] Bianca Zadrozny, Charles Elkan. 2002. "Transforming Classifier Scores into Accurate Multiclass Probability Estimates". In Proceedings of the 8th ACM SIGKDD International Conference on Knowledge Discovery and Data Mining (KDD).
 
     Examples
     --------
@@ -351,9 +344,7 @@ class HistogramBinning(Calibrator):
 
     References
     ----------
-    .. [1] Bianca Zadrozny, Charles Elkan. 2001. "Obtaining Calibrated Probability Estimates from Decision
-       Trees and Naive Bayesian Classifiers". In Proceedings of the 18th International Conference on Machine
-       Learning (ICML).
+    .. [1] Bianca Zadrozny, Charles Elkan. 2001. "Obtaining Calibrated Probability Estimates from Decision Trees and Naive Bayesian Classifiers". In Proceedings of the 18th International Conference on Machine Learning (ICML).
 
     Examples
     --------

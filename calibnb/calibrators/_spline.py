@@ -61,9 +61,7 @@ def natural_spline_basis(t: Any, knots: Any, *, derivative: int = 0) -> np.ndarr
 
     References
     ----------
-    .. [1] Kartik Gupta, Amir Rahimi, Thalaiyasingam Ajanthan, Thomas Mensink, Cristian Sminchisescu, Richard
-       Hartley. 2021. "Calibration of Neural Networks using Splines". In International Conference on Learning
-       Representations (ICLR). §4.1, Appendix C.
+    .. [1] Kartik Gupta, Amir Rahimi, Thalaiyasingam Ajanthan, Thomas Mensink, Cristian Sminchisescu, Richard Hartley. 2021. "Calibration of Neural Networks using Splines". In International Conference on Learning Representations (ICLR). §4.1, Appendix C.
     """
     x = check_1d_finite(t, "t")
     k = check_1d_finite(knots, "knots")
@@ -122,9 +120,7 @@ class SplineCalibrator(Calibrator):
 
     References
     ----------
-    .. [1] Kartik Gupta, Amir Rahimi, Thalaiyasingam Ajanthan, Thomas Mensink, Cristian Sminchisescu, Richard
-       Hartley. 2021. "Calibration of Neural Networks using Splines". In International Conference on Learning
-       Representations (ICLR). Eq. 13-14, Proposition 4.1, Eq. 3-4.
+    .. [1] Kartik Gupta, Amir Rahimi, Thalaiyasingam Ajanthan, Thomas Mensink, Cristian Sminchisescu, Richard Hartley. 2021. "Calibration of Neural Networks using Splines". In International Conference on Learning Representations (ICLR). Eq. 13-14, Proposition 4.1, Eq. 3-4.
 
     Examples
     --------
@@ -236,9 +232,7 @@ class SplineCalibrator(Calibrator):
 
         References
         ----------
-        .. [1] Kartik Gupta, Amir Rahimi, Thalaiyasingam Ajanthan, Thomas Mensink, Cristian Sminchisescu,
-           Richard Hartley. 2021. "Calibration of Neural Networks using Splines". In International Conference
-           on Learning Representations (ICLR). §3.
+        .. [1] Kartik Gupta, Amir Rahimi, Thalaiyasingam Ajanthan, Thomas Mensink, Cristian Sminchisescu, Richard Hartley. 2021. "Calibration of Neural Networks using Splines". In International Conference on Learning Representations (ICLR). §3.
         """
         self._check_fitted()
         if self.mode != "top" or self.r != 1:

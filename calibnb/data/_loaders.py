@@ -94,9 +94,7 @@ class ChaosNLI:
 
     References
     ----------
-    .. [1] Yixin Nie, Xiang Zhou, Mohit Bansal. 2020. "What Can We Learn from Collective Human Opinions on
-       Natural Language Inference Data?". In Proceedings of the 2020 Conference on Empirical Methods in
-       Natural Language Processing (EMNLP).
+    .. [1] Yixin Nie, Xiang Zhou, Mohit Bansal. 2020. "What Can We Learn from Collective Human Opinions on Natural Language Inference Data?". In Proceedings of the 2020 Conference on Empirical Methods in Natural Language Processing (EMNLP).
     """
 
     subset: str
@@ -187,9 +185,7 @@ def chaosnli_prediction_models() -> list[tuple[str, str, int]]:
 
     References
     ----------
-    .. [1] Joris Baan, Wilker Aziz, Barbara Plank, Raquel Fernández. 2022. "Stop Measuring Calibration When
-       Humans Disagree". In Proceedings of the 2022 Conference on Empirical Methods in Natural Language
-       Processing (EMNLP).
+    .. [1] Joris Baan, Wilker Aziz, Barbara Plank, Raquel Fernández. 2022. "Stop Measuring Calibration When Humans Disagree". In Proceedings of the 2022 Conference on Empirical Methods in Natural Language Processing (EMNLP).
     """
     found = set()
     for name in registry()["file"]:
@@ -231,9 +227,7 @@ class ChaosNLIPredictions:
 
     References
     ----------
-    .. [1] Joris Baan, Wilker Aziz, Barbara Plank, Raquel Fernández. 2022. "Stop Measuring Calibration When
-       Humans Disagree". In Proceedings of the 2022 Conference on Empirical Methods in Natural Language
-       Processing (EMNLP).
+    .. [1] Joris Baan, Wilker Aziz, Barbara Plank, Raquel Fernández. 2022. "Stop Measuring Calibration When Humans Disagree". In Proceedings of the 2022 Conference on Empirical Methods in Natural Language Processing (EMNLP).
     """
 
     subset: str
@@ -278,9 +272,7 @@ def load_chaosnli_predictions(subset: str, model: str, seed: int, *, cache_dir: 
 
     References
     ----------
-    .. [1] Joris Baan, Wilker Aziz, Barbara Plank, Raquel Fernández. 2022. "Stop Measuring Calibration When
-       Humans Disagree". In Proceedings of the 2022 Conference on Empirical Methods in Natural Language
-       Processing (EMNLP).
+    .. [1] Joris Baan, Wilker Aziz, Barbara Plank, Raquel Fernández. 2022. "Stop Measuring Calibration When Humans Disagree". In Proceedings of the 2022 Conference on Empirical Methods in Natural Language Processing (EMNLP).
 
     Examples
     --------
@@ -417,8 +409,7 @@ def load_cifar(dataset: str, model: str, *, cache_dir: PathLike = None) -> Cifar
 
     References
     ----------
-    .. [1] Ananya Kumar, Percy Liang, Tengyu Ma. 2019. "Verified Uncertainty Calibration". In Advances in
-       Neural Information Processing Systems (NeurIPS).
+    .. [1] Ananya Kumar, Percy Liang, Tengyu Ma. 2019. "Verified Uncertainty Calibration". In Advances in Neural Information Processing Systems (NeurIPS).
 
     Examples
     --------
@@ -495,9 +486,7 @@ def load_cifar10h(*, cache_dir: PathLike = None) -> np.ndarray:
 
     References
     ----------
-    .. [1] Joshua C. Peterson, Ruairidh M. Battleday, Thomas L. Griffiths, Olga Russakovsky. 2019. "Human
-       Uncertainty Makes Classification More Robust". In Proceedings of the IEEE/CVF International Conference
-       on Computer Vision (ICCV).
+    .. [1] Joshua C. Peterson, Ruairidh M. Battleday, Thomas L. Griffiths, Olga Russakovsky. 2019. "Human Uncertainty Makes Classification More Robust". In Proceedings of the IEEE/CVF International Conference on Computer Vision (ICCV).
     """
     counts = np.load(fetch("cifar10h/cifar10h-counts.npy", cache_dir=cache_dir), allow_pickle=False)
     return np.asarray(counts, dtype=np.int64)
@@ -560,9 +549,7 @@ def load_qa_confidences(dataset: str, expert: str, *, cache_dir: PathLike = None
 
     References
     ----------
-    .. [1] Chenglei Si, Weijia Shi, Chen Zhao, Luke Zettlemoyer, Jordan Boyd-Graber. 2023. "Getting MoRE out
-       of Mixture of Language Model Reasoning Experts". In Findings of the Association for Computational
-       Linguistics: EMNLP 2023.
+    .. [1] Chenglei Si, Weijia Shi, Chen Zhao, Luke Zettlemoyer, Jordan Boyd-Graber. 2023. "Getting MoRE out of Mixture of Language Model Reasoning Experts". In Findings of the Association for Computational Linguistics: EMNLP 2023.
 
     Examples
     --------
@@ -639,9 +626,7 @@ def load_codex_triviaqa(*, cache_dir: PathLike = None):
 
     References
     ----------
-    .. [1] Chenglei Si, Weijia Shi, Chen Zhao, Luke Zettlemoyer, Jordan Boyd-Graber. 2023. "Getting MoRE out
-       of Mixture of Language Model Reasoning Experts". In Findings of the Association for Computational
-       Linguistics: EMNLP 2023.
+    .. [1] Chenglei Si, Weijia Shi, Chen Zhao, Luke Zettlemoyer, Jordan Boyd-Graber. 2023. "Getting MoRE out of Mixture of Language Model Reasoning Experts". In Findings of the Association for Computational Linguistics: EMNLP 2023.
 
     Examples
     --------

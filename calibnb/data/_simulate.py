@@ -82,9 +82,7 @@ class SimulatedODQA:
 
         References
         ----------
-        .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The
-           Case of Question Answering". In Findings of the Association for Computational Linguistics: EMNLP
-           2022. §3.2.
+        .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of Question Answering". In Findings of the Association for Computational Linguistics: EMNLP 2022. §3.2.
 
         Examples
         --------
@@ -175,8 +173,7 @@ def simulate_odqa(
 
     References
     ----------
-    .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of
-       Question Answering". In Findings of the Association for Computational Linguistics: EMNLP 2022. §3.2.
+    .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of Question Answering". In Findings of the Association for Computational Linguistics: EMNLP 2022. §3.2.
 
     Examples
     --------

@@ -50,9 +50,7 @@ def subsample_votes(human: Any, n_votes: int, *, n_groups: int = 2, seed: Any = 
 
     References
     ----------
-    .. [1] Joris Baan, Wilker Aziz, Barbara Plank, Raquel Fernández. 2022. "Stop Measuring Calibration When
-       Humans Disagree". In Proceedings of the 2022 Conference on Empirical Methods in Natural Language
-       Processing (EMNLP). §5.2.
+    .. [1] Joris Baan, Wilker Aziz, Barbara Plank, Raquel Fernández. 2022. "Stop Measuring Calibration When Humans Disagree". In Proceedings of the 2022 Conference on Empirical Methods in Natural Language Processing (EMNLP). §5.2.
 
     Examples
     --------
@@ -73,7 +71,8 @@ def subsample_votes(human: Any, n_votes: int, *, n_groups: int = 2, seed: Any = 
     if short.any():
         i = int(np.flatnonzero(short)[0])
         raise ValueError(
-            f"human has {int(short.sum())} item(s) with fewer than n_groups * n_votes = {need} votes; "
+            f"human has {int(short.sum())} item(s) with fewer than "
+            f"{f'n_votes={n_votes}' if n_groups == 1 else f'n_groups * n_votes = {need}'} votes; "
             f"first at row {i}: {int(totals[i])} votes."
         )
     # One entry per vote: its item and its class, items in order.

@@ -46,9 +46,7 @@ def human_distribution(human) -> np.ndarray:
 
     References
     ----------
-    .. [1] Joris Baan, Wilker Aziz, Barbara Plank, Raquel Fernández. 2022. "Stop Measuring Calibration When
-       Humans Disagree". In Proceedings of the 2022 Conference on Empirical Methods in Natural Language
-       Processing (EMNLP). Section 3.
+    .. [1] Joris Baan, Wilker Aziz, Barbara Plank, Raquel Fernández. 2022. "Stop Measuring Calibration When Humans Disagree". In Proceedings of the 2022 Conference on Empirical Methods in Natural Language Processing (EMNLP). Section 3.
 
     Examples
     --------
@@ -143,9 +141,7 @@ def dist_ce(probs, human) -> np.ndarray:
 
     References
     ----------
-    .. [1] Joris Baan, Wilker Aziz, Barbara Plank, Raquel Fernández. 2022. "Stop Measuring Calibration When
-       Humans Disagree". In Proceedings of the 2022 Conference on Empirical Methods in Natural Language
-       Processing (EMNLP). Eq. 7.
+    .. [1] Joris Baan, Wilker Aziz, Barbara Plank, Raquel Fernández. 2022. "Stop Measuring Calibration When Humans Disagree". In Proceedings of the 2022 Conference on Empirical Methods in Natural Language Processing (EMNLP). Eq. 7.
 
     Examples
     --------
@@ -168,9 +164,7 @@ def ent_ce(probs, human) -> np.ndarray:
 
     References
     ----------
-    .. [1] Joris Baan, Wilker Aziz, Barbara Plank, Raquel Fernández. 2022. "Stop Measuring Calibration When
-       Humans Disagree". In Proceedings of the 2022 Conference on Empirical Methods in Natural Language
-       Processing (EMNLP). Eq. 5.
+    .. [1] Joris Baan, Wilker Aziz, Barbara Plank, Raquel Fernández. 2022. "Stop Measuring Calibration When Humans Disagree". In Proceedings of the 2022 Conference on Empirical Methods in Natural Language Processing (EMNLP). Eq. 5.
 
     Examples
     --------
@@ -222,9 +216,7 @@ def rank_cs(probs, human, *, ties: str = "strict") -> float:
 
     References
     ----------
-    .. [1] Joris Baan, Wilker Aziz, Barbara Plank, Raquel Fernández. 2022. "Stop Measuring Calibration When
-       Humans Disagree". In Proceedings of the 2022 Conference on Empirical Methods in Natural Language
-       Processing (EMNLP). Eq. 6.
+    .. [1] Joris Baan, Wilker Aziz, Barbara Plank, Raquel Fernández. 2022. "Stop Measuring Calibration When Humans Disagree". In Proceedings of the 2022 Conference on Empirical Methods in Natural Language Processing (EMNLP). Eq. 6.
 
     Examples
     --------
@@ -264,9 +256,7 @@ def human_classwise_ce(probs, human) -> float:
 
     References
     ----------
-    .. [1] Zhengping Jiang, Anqi Liu, Benjamin Van Durme. 2024. "Addressing
-       the Binning Problem in Calibration Assessment through Scalar
-       Annotations". Transactions of the ACL (TACL). Definition 1.
+    .. [1] Zhengping Jiang, Anqi Liu, Benjamin Van Durme. 2024. "Addressing the Binning Problem in Calibration Assessment through Scalar Annotations". Transactions of the ACL (TACL). Definition 1.
 
     Examples
     --------

@@ -51,9 +51,7 @@ def top_r(probs, labels, *, r: int = 1):
 
     References
     ----------
-    .. [1] Kartik Gupta, Amir Rahimi, Thalaiyasingam Ajanthan, Thomas Mensink, Cristian Sminchisescu, Richard
-       Hartley. 2021. "Calibration of Neural Networks using Splines". In International Conference on Learning
-       Representations (ICLR). Eqs. 3-4.
+    .. [1] Kartik Gupta, Amir Rahimi, Thalaiyasingam Ajanthan, Thomas Mensink, Cristian Sminchisescu, Richard Hartley. 2021. "Calibration of Neural Networks using Splines". In International Conference on Learning Representations (ICLR). Eqs. 3-4.
 
     Examples
     --------
@@ -83,9 +81,7 @@ def within_top_r(probs, labels, *, r: int = 2):
 
     References
     ----------
-    .. [1] Kartik Gupta, Amir Rahimi, Thalaiyasingam Ajanthan, Thomas Mensink, Cristian Sminchisescu, Richard
-       Hartley. 2021. "Calibration of Neural Networks using Splines". In International Conference on Learning
-       Representations (ICLR). Eq. 5.
+    .. [1] Kartik Gupta, Amir Rahimi, Thalaiyasingam Ajanthan, Thomas Mensink, Cristian Sminchisescu, Richard Hartley. 2021. "Calibration of Neural Networks using Splines". In International Conference on Learning Representations (ICLR). Eq. 5.
 
     Examples
     --------
@@ -121,9 +117,7 @@ def classwise_ece(probs, labels, *, n_bins: int = 10, binning: str = "width") ->
 
     References
     ----------
-    .. [1] Joris Baan, Wilker Aziz, Barbara Plank, Raquel Fernández. 2022.
-       "Stop Measuring Calibration When Humans Disagree". In Proceedings of
-       EMNLP 2022. Eq. 8.
+    .. [1] Joris Baan, Wilker Aziz, Barbara Plank, Raquel Fernández. 2022. "Stop Measuring Calibration When Humans Disagree". In Proceedings of EMNLP 2022. Eq. 8.
 
     Examples
     --------
@@ -151,9 +145,7 @@ def nbr(probs, labels) -> float:
 
     References
     ----------
-    .. [1] Tetsuya Sakai. 2024. "Evaluating System Responses Based On Overconfidence and Underconfidence". In
-       EMTCIR '24: The First Workshop on Evaluation Methodologies, Testbeds and Community for Information
-       Access Research. Eq. 2.
+    .. [1] Tetsuya Sakai. 2024. "Evaluating System Responses Based On Overconfidence and Underconfidence". In EMTCIR '24: The First Workshop on Evaluation Methodologies, Testbeds and Community for Information Access Research. Eq. 2.
 
     Examples
     --------

@@ -88,9 +88,7 @@ def expected_label(probs, values) -> np.ndarray:
 
     References
     ----------
-    .. [1] Zhengping Jiang, Anqi Liu, Benjamin Van Durme. 2024. "Addressing the Binning Problem in Calibration
-       Assessment through Scalar Annotations". Transactions of the Association for Computational Linguistics
-       (TACL). Definition 2.
+    .. [1] Zhengping Jiang, Anqi Liu, Benjamin Van Durme. 2024. "Addressing the Binning Problem in Calibration Assessment through Scalar Annotations". Transactions of the Association for Computational Linguistics (TACL). Definition 2.
 
     Examples
     --------
@@ -115,9 +113,7 @@ def scalar_mae(pred_scalar, target_scalar) -> float:
 
     References
     ----------
-    .. [1] Zhengping Jiang, Anqi Liu, Benjamin Van Durme. 2024. "Addressing the Binning Problem in Calibration
-       Assessment through Scalar Annotations". Transactions of the Association for Computational Linguistics
-       (TACL). Section 4.
+    .. [1] Zhengping Jiang, Anqi Liu, Benjamin Van Durme. 2024. "Addressing the Binning Problem in Calibration Assessment through Scalar Annotations". Transactions of the Association for Computational Linguistics (TACL). Section 4.
 
     Examples
     --------
@@ -214,9 +210,7 @@ def ranking_risk(pred_scalar, target_scalar) -> float:
 
     References
     ----------
-    .. [1] Zhengping Jiang, Anqi Liu, Benjamin Van Durme. 2024. "Addressing the Binning Problem in Calibration
-       Assessment through Scalar Annotations". Transactions of the Association for Computational Linguistics
-       (TACL). Section 4.
+    .. [1] Zhengping Jiang, Anqi Liu, Benjamin Van Durme. 2024. "Addressing the Binning Problem in Calibration Assessment through Scalar Annotations". Transactions of the Association for Computational Linguistics (TACL). Section 4.
 
     Examples
     --------
@@ -281,12 +275,8 @@ def unli_transform(slider) -> np.ndarray:
 
     References
     ----------
-    .. [1] Zhengping Jiang, Anqi Liu, Benjamin Van Durme. 2024. "Addressing the Binning Problem in Calibration
-       Assessment through Scalar Annotations". Transactions of the Association for Computational Linguistics
-       (TACL).
-    .. [2] Tongfei Chen, Zhengping Jiang, Adam Poliak, Keisuke Sakaguchi, Benjamin Van Durme. 2020. "Uncertain
-       Natural Language Inference". In Proceedings of the 58th Annual Meeting of the Association for
-       Computational Linguistics (ACL).
+    .. [1] Zhengping Jiang, Anqi Liu, Benjamin Van Durme. 2024. "Addressing the Binning Problem in Calibration Assessment through Scalar Annotations". Transactions of the Association for Computational Linguistics (TACL).
+    .. [2] Tongfei Chen, Zhengping Jiang, Adam Poliak, Keisuke Sakaguchi, Benjamin Van Durme. 2020. "Uncertain Natural Language Inference". In Proceedings of the 58th Annual Meeting of the Association for Computational Linguistics (ACL).
 
     Examples
     --------

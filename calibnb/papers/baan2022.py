@@ -110,9 +110,7 @@ def histogram_divergence(
 
     References
     ----------
-    .. [1] Joris Baan, Wilker Aziz, Barbara Plank, Raquel Fernández. 2022. "Stop Measuring Calibration When
-       Humans Disagree". In Proceedings of the 2022 Conference on Empirical Methods in Natural Language
-       Processing (EMNLP). Table 2.
+    .. [1] Joris Baan, Wilker Aziz, Barbara Plank, Raquel Fernández. 2022. "Stop Measuring Calibration When Humans Disagree". In Proceedings of the 2022 Conference on Empirical Methods in Natural Language Processing (EMNLP). Table 2.
 
     Examples
     --------
@@ -174,9 +172,7 @@ def kth_guess(probs: Any, *, k: int = 1) -> np.ndarray:
 
     References
     ----------
-    .. [1] Joris Baan, Wilker Aziz, Barbara Plank, Raquel Fernández. 2022. "Stop Measuring Calibration When
-       Humans Disagree". In Proceedings of the 2022 Conference on Empirical Methods in Natural Language
-       Processing (EMNLP).
+    .. [1] Joris Baan, Wilker Aziz, Barbara Plank, Raquel Fernández. 2022. "Stop Measuring Calibration When Humans Disagree". In Proceedings of the 2022 Conference on Empirical Methods in Natural Language Processing (EMNLP).
 
     Examples
     --------
@@ -237,12 +233,8 @@ def classwise_ece_nonzero(probs: Any, labels: Any, *, n_bins: int = 10) -> float
 
     References
     ----------
-    .. [1] Joris Baan, Wilker Aziz, Barbara Plank, Raquel Fernández. 2022. "Stop Measuring Calibration When
-       Humans Disagree". In Proceedings of the 2022 Conference on Empirical Methods in Natural Language
-       Processing (EMNLP). Eq. 8.
-    .. [2] Zhengping Jiang, Anqi Liu, Benjamin Van Durme. 2024. "Addressing the Binning Problem in Calibration
-       Assessment through Scalar Annotations". Transactions of the Association for Computational Linguistics
-       (TACL). Definition 1.
+    .. [1] Joris Baan, Wilker Aziz, Barbara Plank, Raquel Fernández. 2022. "Stop Measuring Calibration When Humans Disagree". In Proceedings of the 2022 Conference on Empirical Methods in Natural Language Processing (EMNLP). Eq. 8.
+    .. [2] Zhengping Jiang, Anqi Liu, Benjamin Van Durme. 2024. "Addressing the Binning Problem in Calibration Assessment through Scalar Annotations". Transactions of the Association for Computational Linguistics (TACL). Definition 1.
 
     Examples
     --------
@@ -304,9 +296,7 @@ def human_calibration_summary(probs: Any, human: Any, *, n_bins: int = 10) -> di
 
     References
     ----------
-    .. [1] Joris Baan, Wilker Aziz, Barbara Plank, Raquel Fernández. 2022. "Stop Measuring Calibration When
-       Humans Disagree". In Proceedings of the 2022 Conference on Empirical Methods in Natural Language
-       Processing (EMNLP). Table 1.
+    .. [1] Joris Baan, Wilker Aziz, Barbara Plank, Raquel Fernández. 2022. "Stop Measuring Calibration When Humans Disagree". In Proceedings of the 2022 Conference on Empirical Methods in Natural Language Processing (EMNLP). Table 1.
 
     Examples
     --------
@@ -378,9 +368,7 @@ def votes_stability(
 
     References
     ----------
-    .. [1] Joris Baan, Wilker Aziz, Barbara Plank, Raquel Fernández. 2022. "Stop Measuring Calibration When
-       Humans Disagree". In Proceedings of the 2022 Conference on Empirical Methods in Natural Language
-       Processing (EMNLP).
+    .. [1] Joris Baan, Wilker Aziz, Barbara Plank, Raquel Fernández. 2022. "Stop Measuring Calibration When Humans Disagree". In Proceedings of the 2022 Conference on Empirical Methods in Natural Language Processing (EMNLP).
 
     Examples
     --------
@@ -524,9 +512,7 @@ def human_temperature_explorer(
 
     References
     ----------
-    .. [1] Joris Baan, Wilker Aziz, Barbara Plank, Raquel Fernández. 2022. "Stop Measuring Calibration When
-       Humans Disagree". In Proceedings of the 2022 Conference on Empirical Methods in Natural Language
-       Processing (EMNLP). Figure 1.
+    .. [1] Joris Baan, Wilker Aziz, Barbara Plank, Raquel Fernández. 2022. "Stop Measuring Calibration When Humans Disagree". In Proceedings of the 2022 Conference on Empirical Methods in Natural Language Processing (EMNLP). Figure 1.
     """
     from .. import plots
     from ..calibrators import softmax
@@ -582,9 +568,7 @@ def votes_explorer(probs: Any, human: Any, *, hist_bins: int = 30, seed: Any = N
 
     References
     ----------
-    .. [1] Joris Baan, Wilker Aziz, Barbara Plank, Raquel Fernández. 2022. "Stop Measuring Calibration When
-       Humans Disagree". In Proceedings of the 2022 Conference on Empirical Methods in Natural Language
-       Processing (EMNLP). §5.2.
+    .. [1] Joris Baan, Wilker Aziz, Barbara Plank, Raquel Fernández. 2022. "Stop Measuring Calibration When Humans Disagree". In Proceedings of the 2022 Conference on Empirical Methods in Natural Language Processing (EMNLP). §5.2.
     """
     from .. import plots
     from ..metrics import dist_ce, human_distribution

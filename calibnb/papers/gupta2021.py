@@ -86,9 +86,7 @@ class SyntheticPopulation:
 
     References
     ----------
-    .. [1] Kartik Gupta, Amir Rahimi, Thalaiyasingam Ajanthan, Thomas Mensink, Cristian Sminchisescu, Richard
-       Hartley. 2021. "Calibration of Neural Networks using Splines". In International Conference on Learning
-       Representations (ICLR). Eq. 8.
+    .. [1] Kartik Gupta, Amir Rahimi, Thalaiyasingam Ajanthan, Thomas Mensink, Cristian Sminchisescu, Richard Hartley. 2021. "Calibration of Neural Networks using Splines". In International Conference on Learning Representations (ICLR). Eq. 8.
 
     Examples
     --------
@@ -292,9 +290,7 @@ def evaluate_methods(
 
     References
     ----------
-    .. [1] Kartik Gupta, Amir Rahimi, Thalaiyasingam Ajanthan, Thomas Mensink, Cristian Sminchisescu, Richard
-       Hartley. 2021. "Calibration of Neural Networks using Splines". In International Conference on Learning
-       Representations (ICLR).
+    .. [1] Kartik Gupta, Amir Rahimi, Thalaiyasingam Ajanthan, Thomas Mensink, Cristian Sminchisescu, Richard Hartley. 2021. "Calibration of Neural Networks using Splines". In International Conference on Learning Representations (ICLR).
 
     Examples
     --------
@@ -427,9 +423,7 @@ class SplineFigureData:
 
     References
     ----------
-    .. [1] Kartik Gupta, Amir Rahimi, Thalaiyasingam Ajanthan, Thomas Mensink, Cristian Sminchisescu, Richard
-       Hartley. 2021. "Calibration of Neural Networks using Splines". In International Conference on Learning
-       Representations (ICLR). Figure 2.
+    .. [1] Kartik Gupta, Amir Rahimi, Thalaiyasingam Ajanthan, Thomas Mensink, Cristian Sminchisescu, Richard Hartley. 2021. "Calibration of Neural Networks using Splines". In International Conference on Learning Representations (ICLR). Figure 2.
     """
 
     calibration: Any
@@ -489,9 +483,7 @@ def spline_figure_data(
 
     References
     ----------
-    .. [1] Kartik Gupta, Amir Rahimi, Thalaiyasingam Ajanthan, Thomas Mensink, Cristian Sminchisescu, Richard
-       Hartley. 2021. "Calibration of Neural Networks using Splines". In International Conference on Learning
-       Representations (ICLR). §4.2.
+    .. [1] Kartik Gupta, Amir Rahimi, Thalaiyasingam Ajanthan, Thomas Mensink, Cristian Sminchisescu, Richard Hartley. 2021. "Calibration of Neural Networks using Splines". In International Conference on Learning Representations (ICLR). §4.2.
 
     Examples
     --------
@@ -554,9 +546,7 @@ def plot_spline_figure(data: SplineFigureData, *, axes: Any = None, title: str |
 
     References
     ----------
-    .. [1] Kartik Gupta, Amir Rahimi, Thalaiyasingam Ajanthan, Thomas Mensink, Cristian Sminchisescu, Richard
-       Hartley. 2021. "Calibration of Neural Networks using Splines". In International Conference on Learning
-       Representations (ICLR).
+    .. [1] Kartik Gupta, Amir Rahimi, Thalaiyasingam Ajanthan, Thomas Mensink, Cristian Sminchisescu, Richard Hartley. 2021. "Calibration of Neural Networks using Splines". In International Conference on Learning Representations (ICLR).
     """
     from .. import plots
 
@@ -639,9 +629,7 @@ def spline_recovery_error(
 
     References
     ----------
-    .. [1] Kartik Gupta, Amir Rahimi, Thalaiyasingam Ajanthan, Thomas Mensink, Cristian Sminchisescu, Richard
-       Hartley. 2021. "Calibration of Neural Networks using Splines". In International Conference on Learning
-       Representations (ICLR).
+    .. [1] Kartik Gupta, Amir Rahimi, Thalaiyasingam Ajanthan, Thomas Mensink, Cristian Sminchisescu, Richard Hartley. 2021. "Calibration of Neural Networks using Splines". In International Conference on Learning Representations (ICLR).
 
     Examples
     --------

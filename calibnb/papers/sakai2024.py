@@ -95,9 +95,7 @@ def perturb_confidence(probs: Any, index: int, new_top: float, *, others: Any = 
 
     References
     ----------
-    .. [1] Tetsuya Sakai. 2024. "Evaluating System Responses Based On Overconfidence and Underconfidence". In
-       EMTCIR '24: The First Workshop on Evaluation Methodologies, Testbeds and Community for Information
-       Access Research. Section 4.1, Table 1.
+    .. [1] Tetsuya Sakai. 2024. "Evaluating System Responses Based On Overconfidence and Underconfidence". In EMTCIR '24: The First Workshop on Evaluation Methodologies, Testbeds and Community for Information Access Research. Section 4.1, Table 1.
 
     Examples
     --------
@@ -170,9 +168,7 @@ class SakaiExample:
 
     References
     ----------
-    .. [1] Tetsuya Sakai. 2024. "Evaluating System Responses Based On Overconfidence and Underconfidence". In
-       EMTCIR '24: The First Workshop on Evaluation Methodologies, Testbeds and Community for Information
-       Access Research.
+    .. [1] Tetsuya Sakai. 2024. "Evaluating System Responses Based On Overconfidence and Underconfidence". In EMTCIR '24: The First Workshop on Evaluation Methodologies, Testbeds and Community for Information Access Research.
     """
 
     number: int
@@ -204,9 +200,7 @@ def load_sakai_example(number: int) -> SakaiExample:
 
     References
     ----------
-    .. [1] Tetsuya Sakai. 2024. "Evaluating System Responses Based On Overconfidence and Underconfidence". In
-       EMTCIR '24: The First Workshop on Evaluation Methodologies, Testbeds and Community for Information
-       Access Research. Table 1, Table 4, Table 9.
+    .. [1] Tetsuya Sakai. 2024. "Evaluating System Responses Based On Overconfidence and Underconfidence". In EMTCIR '24: The First Workshop on Evaluation Methodologies, Testbeds and Community for Information Access Research. Table 1, Table 4, Table 9.
 
     Examples
     --------

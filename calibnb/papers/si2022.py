@@ -125,9 +125,7 @@ def resample_indices(correct: Any, accuracy: float, *, n: int | None = None, see
 
     References
     ----------
-    .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of
-       Question Answering". In Findings of the Association for Computational Linguistics: EMNLP 2022. Section
-       4.2, Table 5, Figure 2.
+    .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of Question Answering". In Findings of the Association for Computational Linguistics: EMNLP 2022. Section 4.2, Table 5, Figure 2.
 
     Examples
     --------
@@ -227,6 +225,29 @@ def _stage_row(conf: np.ndarray, correct: np.ndarray, n_bins: int) -> dict[str, 
             "macro_ce": s["macro_ce"], "n": int(conf.shape[0])}
 
 
+def _resampler(dev: tuple[Any, Any], test: tuple[Any, Any], *, seed: Any, n_bins: int):
+    """``resample(dev_accuracy, test_accuracy) -> ((dev scores, labels), (test scores, labels), tau)``.
+
+    Each call re-samples the dev and the test predictions to the given
+    accuracies (:func:`resample_indices`, one Generator for all calls) and fits
+    the dev-ECE temperature on the dev sample.
+    """
+    rng = as_rng(seed)
+    n_bins = check_n_bins(n_bins)
+    y_dev = _top(*dev, 1.0, ("dev_scores", "dev_labels"))[1]
+    y_test = _top(*test, 1.0, ("test_scores", "test_labels"))[1]
+
+    def resample(dev_accuracy: float, test_accuracy: float):
+        dev_accuracy = check_scalar_in_range(dev_accuracy, "dev_accuracy", low=0.0, high=1.0)
+        test_accuracy = check_scalar_in_range(test_accuracy, "test_accuracy", low=0.0, high=1.0)
+        d_idx = resample_indices(y_dev, dev_accuracy, seed=rng)
+        t_idx = resample_indices(y_test, test_accuracy, seed=rng)
+        ds, dl = _take(*dev, d_idx)
+        return (ds, dl), _take(*test, t_idx), _fit_tau(ds, dl, n_bins)
+
+    return resample
+
+
 def resampling_table(dev_scores: Any, dev_labels: Any, test_scores: Any, test_labels: Any, *,
                      accuracies: Any = (0.1, 0.5, 0.9), seed: Any = None, n_bins: int = 10):
     r"""Temperature scaling at re-sampled accuracy levels (Si et al. 2022, Table 5, Figure 2).
@@ -258,25 +279,18 @@ def resampling_table(dev_scores: Any, dev_labels: Any, test_scores: Any, test_la
 
     References
     ----------
-    .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of
-       Question Answering". In Findings of the Association for Computational Linguistics: EMNLP 2022. Table 5,
-       Figure 2.
+    .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of Question Answering". In Findings of the Association for Computational Linguistics: EMNLP 2022. Table 5, Figure 2.
     """
     import pandas as pd
 
-    rng = as_rng(seed)
     n_bins = check_n_bins(n_bins)
-    _, y_dev = _top(dev_scores, dev_labels, 1.0, ("dev_scores", "dev_labels"))
-    _, y_test = _top(test_scores, test_labels, 1.0, ("test_scores", "test_labels"))
+    resample = _resampler((dev_scores, dev_labels), (test_scores, test_labels), seed=seed, n_bins=n_bins)
     levels = as_float_array(accuracies, "accuracies").ravel()
     for a in levels:
         check_scalar_in_range(a, "accuracies", low=0.0, high=1.0)
     rows = []
     for a in levels:
-        d_idx = resample_indices(y_dev, float(a), seed=rng)
-        t_idx = resample_indices(y_test, float(a), seed=rng)
-        tau = _fit_tau(*_take(dev_scores, dev_labels, d_idx), n_bins)
-        ts, tl = _take(test_scores, test_labels, t_idx)
+        _, (ts, tl), tau = resample(float(a), float(a))
         for stage, t in (("before", 1.0), ("after TS", tau)):
             c, y = top_confidence(ts, tl, temperature=t)
             rows.append({"accuracy": float(a), "stage": stage, "temperature": t, **_stage_row(c, y, n_bins)})
@@ -300,24 +314,15 @@ def accuracy_shift_table(dev_scores: Any, dev_labels: Any, test_scores: Any, tes
 
     References
     ----------
-    .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of
-       Question Answering". In Findings of the Association for Computational Linguistics: EMNLP 2022. Table 6,
-       Figure 3.
+    .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of Question Answering". In Findings of the Association for Computational Linguistics: EMNLP 2022. Table 6, Figure 3.
     """
     import pandas as pd
 
-    rng = as_rng(seed)
     n_bins = check_n_bins(n_bins)
-    dev_accuracy = check_scalar_in_range(dev_accuracy, "dev_accuracy", low=0.0, high=1.0)
-    test_accuracy = check_scalar_in_range(test_accuracy, "test_accuracy", low=0.0, high=1.0)
-    _, y_dev = _top(dev_scores, dev_labels, 1.0, ("dev_scores", "dev_labels"))
-    _, y_test = _top(test_scores, test_labels, 1.0, ("test_scores", "test_labels"))
-    d_idx = resample_indices(y_dev, dev_accuracy, seed=rng)
-    t_idx = resample_indices(y_test, test_accuracy, seed=rng)
-    ds, dl = _take(dev_scores, dev_labels, d_idx)
-    tau = _fit_tau(ds, dl, n_bins)
+    resample = _resampler((dev_scores, dev_labels), (test_scores, test_labels), seed=seed, n_bins=n_bins)
+    dev, test, tau = resample(dev_accuracy, test_accuracy)
     rows = []
-    for split, (s, l), a in (("dev", (ds, dl), dev_accuracy), ("test", _take(test_scores, test_labels, t_idx), test_accuracy)):
+    for split, (s, l), a in (("dev", dev, dev_accuracy), ("test", test, test_accuracy)):
         c, y = top_confidence(s, l, temperature=tau)
         rows.append({"split": split, "accuracy": float(a), "temperature": tau, **_stage_row(c, y, n_bins)})
     return pd.DataFrame(rows)
@@ -372,9 +377,7 @@ def trust_scores(conf: Any, correct: Any, *, threshold: float = 0.5) -> TrustSco
 
     References
     ----------
-    .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of
-       Question Answering". In Findings of the Association for Computational Linguistics: EMNLP 2022. Section
-       5.4, Table 3.
+    .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of Question Answering". In Findings of the Association for Computational Linguistics: EMNLP 2022. Section 5.4, Table 3.
 
     Examples
     --------
@@ -414,10 +417,8 @@ def calibration_summary(conf: Any, correct: Any, *, n_bins: int = 10) -> dict[st
 
     Parameters
     ----------
-    conf : array-like of shape (N,)
-        Confidences in [0, 1].
-    correct : array-like of shape (N,)
-        0/1 or bool correctness.
+    conf, correct :
+        As in :func:`calibnb.ece`.
     n_bins : int, default 10
         Number of bins of both ECE variants.
 
@@ -430,9 +431,7 @@ def calibration_summary(conf: Any, correct: Any, *, n_bins: int = 10) -> dict[st
 
     References
     ----------
-    .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of
-       Question Answering". In Findings of the Association for Computational Linguistics: EMNLP 2022. Section
-       4.2.
+    .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of Question Answering". In Findings of the Association for Computational Linguistics: EMNLP 2022. Section 4.2.
 
     Examples
     --------
@@ -479,8 +478,7 @@ def calibration_summary_table(rows: Mapping[Any, tuple[Any, Any]], *, n_bins: in
 
     References
     ----------
-    .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of
-       Question Answering". In Findings of the Association for Computational Linguistics: EMNLP 2022.
+    .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of Question Answering". In Findings of the Association for Computational Linguistics: EMNLP 2022.
 
     Examples
     --------
@@ -530,8 +528,7 @@ def relative_reduction(before: Any, after: Any) -> np.ndarray | float:
 
     References
     ----------
-    .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of
-       Question Answering". In Findings of the Association for Computational Linguistics: EMNLP 2022.
+    .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of Question Answering". In Findings of the Association for Computational Linguistics: EMNLP 2022.
 
     Examples
     --------
@@ -625,9 +622,7 @@ def expert_agreement(answers: Any, expert: int) -> np.ndarray:
 
     References
     ----------
-    .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of
-       Question Answering". In Findings of the Association for Computational Linguistics: EMNLP 2022. Section
-       5.2.
+    .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of Question Answering". In Findings of the Association for Computational Linguistics: EMNLP 2022. Section 5.2.
 
     Examples
     --------
@@ -674,9 +669,7 @@ def expert_features(answers: Any, confidences: Any, expert: int) -> np.ndarray:
 
     References
     ----------
-    .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of
-       Question Answering". In Findings of the Association for Computational Linguistics: EMNLP 2022. Section
-       5.1, Appendix B.
+    .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of Question Answering". In Findings of the Association for Computational Linguistics: EMNLP 2022. Section 5.1, Appendix B.
 
     Examples
     --------
@@ -722,9 +715,7 @@ def resampling_explorer(conf: Any, correct: Any, *, seed: Any = None, n_bins: in
 
     References
     ----------
-    .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of
-       Question Answering". In Findings of the Association for Computational Linguistics: EMNLP 2022. Section
-       4.2.
+    .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of Question Answering". In Findings of the Association for Computational Linguistics: EMNLP 2022. Section 4.2.
     """
     import ipywidgets as w
     import pandas as pd
@@ -806,9 +797,7 @@ def conscal_threshold_data(
 
     References
     ----------
-    .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of
-       Question Answering". In Findings of the Association for Computational Linguistics: EMNLP 2022. Section
-       5.2.
+    .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of Question Answering". In Findings of the Association for Computational Linguistics: EMNLP 2022. Section 5.2.
 
     Examples
     --------
@@ -902,9 +891,7 @@ def conscal_explorer(table: Any, *, n: int | None = None) -> Any:
 
     References
     ----------
-    .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of
-       Question Answering". In Findings of the Association for Computational Linguistics: EMNLP 2022. Section
-       5.2.
+    .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of Question Answering". In Findings of the Association for Computational Linguistics: EMNLP 2022. Section 5.2.
     """
     import ipywidgets as w
     import pandas as pd
