@@ -493,11 +493,8 @@ def _calibrator_targets(qualname: str, cls) -> list[Target]:
 
     fitted = cls(**opts).fit(**fit_args)
 
-    order = list(inspect.signature(cls.transform).parameters)[1:]
-
-    def transform(**kw):  # X positional: scikit-learn's set_output wrapper names it X, whatever the signature says
-        args = [kw.pop(k) for k in order if k in kw]
-        return fitted.transform(*args, **kw)
+    def transform(**kw):  # by keyword, as documented
+        return fitted.transform(**kw)
 
     init_sig = inspect.signature(cls.__init__)
     init_sig = init_sig.replace(parameters=list(init_sig.parameters.values())[1:])

@@ -265,3 +265,12 @@ def test_float32_input_equals_its_float64_cast_on_vote_shares():
         pd.testing.assert_frame_equal(cn.reliability_table(conf32, correct, n_bins=m),
                                       cn.reliability_table(cast, correct, n_bins=m))
         assert np.array_equal(cn.bin_indices(conf32, n_bins=m), _exact_bins(cast, m))
+
+
+def test_transform_takes_its_documented_keyword():
+    """scikit-learn's set_output wrapper renamed every transform's argument to X; calibnb's keep theirs."""
+    z, y = _calibrated(200, 3, 9)
+    ts = TemperatureScaling().fit(logits=z, labels=y)
+    assert np.array_equal(ts.transform(logits=z), ts.transform(z))
+    hb = HistogramBinning().fit(conf=cn.softmax(z).max(1), correct=y == z.argmax(1))
+    assert hb.transform(conf=[0.5]).shape == (1,)

@@ -39,7 +39,7 @@ class NotFittedError(_SklearnNotFittedError):
     """
 
 
-class Calibrator(TransformerMixin, BaseEstimator):
+class Calibrator(TransformerMixin, BaseEstimator, auto_wrap_output_keys=None):
     """Base class of calibnb's calibrators (scikit-learn estimator API).
 
     A calibrator is fitted on calibration data and maps new scores to
@@ -53,7 +53,11 @@ class Calibrator(TransformerMixin, BaseEstimator):
       ending in ``_``;
     * ``transform(X)`` before ``fit`` raises :class:`NotFittedError`;
     * ``fit_transform(X, y)`` equals ``fit(X, y).transform(X)``;
-    * inputs are never modified.
+    * inputs are never modified;
+    * ``transform`` keeps its documented signature (``ts.transform(logits=z)``
+      works): scikit-learn's ``set_output`` wrapping, which would rename its
+      argument ``X``, is switched off (``auto_wrap_output_keys=None``);
+      calibrators return NumPy arrays.
 
     Subclasses implement ``fit`` and ``transform`` and name, in
     ``_fitted_attribute``, the attribute whose presence means "fitted".
@@ -70,6 +74,10 @@ class Calibrator(TransformerMixin, BaseEstimator):
     """
 
     _fitted_attribute: str = ""
+
+    def __init_subclass__(cls, auto_wrap_output_keys=None, **kwargs: Any) -> None:
+        # no set_output wrapping for any calibrator (it would rename transform's argument to X)
+        super().__init_subclass__(auto_wrap_output_keys=auto_wrap_output_keys, **kwargs)
 
     def fit(self, X: Any, y: Any = None) -> "Calibrator":  # pragma: no cover - every subclass overrides it
         raise NotImplementedError
