@@ -48,8 +48,8 @@ from ..validation import (
     check_n_bins,
     check_positive_int,
     check_probs,
+    check_enough_votes,
     check_scalar_in_range,
-    check_vote_counts,
 )
 
 __all__ = [
@@ -198,16 +198,8 @@ def sample_votes(human, n_votes: int, *, seed: Any = None) -> np.ndarray:
     >>> sample_votes([[3, 0, 1], [0, 5, 0]], 4, seed=0)[0].tolist()
     [3, 0, 1]
     """
-    c = check_vote_counts(human, name="human")
     n_votes = check_positive_int(n_votes, "n_votes")
-    totals = c.sum(axis=1)
-    short = totals < n_votes
-    if short.any():
-        i = int(np.flatnonzero(short)[0])
-        raise ValueError(
-            f"human has {int(short.sum())} item(s) with fewer than n_votes={n_votes} votes; "
-            f"first at index {i}: {int(totals[i])} votes."
-        )
+    c, totals = check_enough_votes(human, n_votes)
     rng = as_rng(seed)
     left = c.astype(np.int64)
     out = np.zeros_like(left)
