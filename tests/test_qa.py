@@ -377,3 +377,18 @@ def test_resampling_table_draws_fresh_wrong_predictions_and_flags_bounds():
     assert tau_on_bound(TAU_BOUNDS[1]) and tau_on_bound(TAU_BOUNDS[0]) and not tau_on_bound(1.0)
     with pytest.raises(ValueError, match="sample_fraction"):
         resampling_table(z[:2000], labels[:2000], z[2000:], labels[2000:], sample_fraction=0.0)
+
+
+def test_resampling_table_returns_the_samples_it_scored():
+    from calibnb.metrics import macro_ce
+    from calibnb.papers.si2022 import resampling_table, top_confidence
+
+    z, labels = _toy_logits()
+    t, samples = resampling_table(z[:2000], labels[:2000], z[2000:], labels[2000:], accuracies=[0.2, 0.8], seed=0,
+                                  return_samples=True)
+    assert sorted(samples) == [0.2, 0.8]
+    for a, (s, l) in samples.items():
+        c, y = top_confidence(s, l)
+        assert abs(y.mean() - a) < 0.01
+        row = t[(t.accuracy == a) & (t.stage == "before")].iloc[0]
+        assert abs(row.macro_ce - macro_ce(c, y)) < 1e-12 and row.n == len(y)

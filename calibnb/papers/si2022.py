@@ -258,7 +258,7 @@ def _resampler(dev: tuple[Any, Any], test: tuple[Any, Any], *, seed: Any, n_bins
 
 def resampling_table(dev_scores: Any, dev_labels: Any, test_scores: Any, test_labels: Any, *,
                      accuracies: Any = (0.1, 0.5, 0.9), seed: Any = None, n_bins: int = 10,
-                     sample_fraction: float = 0.5):
+                     sample_fraction: float = 0.5, return_samples: bool = False):
     r"""Temperature scaling at re-sampled accuracy levels (Si et al. 2022, Table 5, Figure 2).
 
     For each target accuracy :math:`a`, the dev and the test predictions are
@@ -288,6 +288,9 @@ def resampling_table(dev_scores: Any, dev_labels: Any, test_scores: Any, test_la
         ECE bins (also of the dev-ECE objective).
     sample_fraction : float in (0, 1]
         Share of the largest common sample size drawn at each level.
+    return_samples : bool
+        Also return ``{accuracy: (test scores, test labels)}``, the re-sampled
+        test sets the rows were computed on (for bootstrap intervals).
 
     Returns
     -------
@@ -307,14 +310,15 @@ def resampling_table(dev_scores: Any, dev_labels: Any, test_scores: Any, test_la
     sizes = tuple(max(1, int(frac * _max_size(top_confidence(sc, lb)[1], levels)))
                   for sc, lb in ((dev_scores, dev_labels), (test_scores, test_labels)))
     resample = _resampler((dev_scores, dev_labels), (test_scores, test_labels), seed=seed, n_bins=n_bins, sizes=sizes)
-    rows = []
+    rows, samples = [], {}
     for a in levels:
         _, (ts, tl), tau = resample(float(a), float(a))
         for stage, t in (("before", 1.0), ("after TS", tau)):
             c, y = top_confidence(ts, tl, temperature=t)
             rows.append({"accuracy": float(a), "stage": stage, "temperature": t, **_stage_row(c, y, n_bins),
                          "tau_on_bound": stage == "after TS" and tau_on_bound(tau)})
-    return pd.DataFrame(rows)
+        samples[float(a)] = (ts, tl)
+    return (pd.DataFrame(rows), samples) if return_samples else pd.DataFrame(rows)
 
 
 def accuracy_shift_table(dev_scores: Any, dev_labels: Any, test_scores: Any, test_labels: Any, *,

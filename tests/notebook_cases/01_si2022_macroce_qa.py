@@ -9,7 +9,7 @@ REQUIRED_RESULTS = (
     "table3_trust_trained", "table3_trust_qa", "metric_f1_agreement",
     "ts_trained_runs", "ts_trained_spread", "conscal_threshold",
     "ts_bootstrap", "table4_width_mass", "codex_cut_spread", "table5_tau_on_bound", "conscal_margins",
-    "generalise", "generalise_spearman",
+    "generalise", "generalise_spearman", "table5_slopes",
 )
 
 
@@ -86,6 +86,11 @@ def check_default(results):
     # ConsCal's lead comes with a paired bootstrap interval
     lead = _by_source(claims["conscal_margin_over_best_baseline"])["trained model"]
     assert lead["interval"][0] <= lead["ours"] <= lead["interval"][1]
+    # the slopes across accuracy carry bootstrap intervals computed on the re-sampled sets of Table 5
+    slopes = _table(results, "table5_slopes")
+    assert (slopes["low"] <= slopes["high"]).all() and len(slopes) == 4
+    for cid in ("resample_ece_slope", "resample_macroce_slope_small"):
+        assert all(s["interval"] is not None for s in claims[cid]["sources"]), cid
     # at least 28 claims, the reranker and the human study among the not-checkable ones
     assert len(claims) >= 28
     assert claims["neural_reranker"]["status"] == "not-checkable"
