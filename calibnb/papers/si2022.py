@@ -227,7 +227,12 @@ def tau_on_bound(tau: float, bounds: tuple[float, float] = TAU_BOUNDS, *, rtol: 
     >>> tau_on_bound(1e4), tau_on_bound(2.5)
     (True, False)
     """
-    lo, hi = bounds
+    tau = check_scalar_in_range(tau, "tau", low=0.0, low_inclusive=False)
+    try:
+        lo, hi = (check_scalar_in_range(b, "bounds", low=0.0, low_inclusive=False) for b in bounds)
+    except TypeError:
+        raise TypeError(f"bounds must be a pair (low, high) of positive numbers; got {bounds!r}.") from None
+    rtol = check_scalar_in_range(rtol, "rtol", low=0.0)
     return bool(abs(np.log(tau) - np.log(lo)) <= rtol or abs(np.log(tau) - np.log(hi)) <= rtol)
 
 
@@ -326,6 +331,7 @@ def resampling_table(dev_scores: Any, dev_labels: Any, test_scores: Any, test_la
     for a in levels:
         check_scalar_in_range(a, "accuracies", low=0.0, high=1.0)
     frac = check_scalar_in_range(sample_fraction, "sample_fraction", low=0.0, high=1.0, low_inclusive=False)
+    return_samples = check_bool(return_samples, "return_samples")
     sizes = tuple(max(1, int(frac * _max_size(_top(sc, lb, 1.0, names)[1], levels)))
                   for sc, lb, names in ((dev_scores, dev_labels, ("dev_scores", "dev_labels")),
                                         (test_scores, test_labels, ("test_scores", "test_labels"))))
