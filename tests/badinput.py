@@ -214,6 +214,8 @@ OVERRIDES: dict[str, Gen] = {
     "CorrectnessClassifier.transform:features": _g("features", D["features"]),
     "temperature_curve:labels": _g("qa_labels", D["labels"]),
     "train_softmax_regression:y": _g("inferred_labels", D["labels"]),
+    "train_mlp:y": _g("inferred_labels", D["labels"]),
+    "tau_on_bound:tau": _g("float", 2.0),
     "check_labels:labels": _g("inferred_labels", D["labels"]),
     "expert_features:answers": _g("opaque", [["a", "a", "b"], ["x", "y", "y"]]),
     "resample_indices:correct": _g("correct", np.arange(N) % 2 == 0),
@@ -231,6 +233,7 @@ OVERRIDES: dict[str, Gen] = {
 BASE_OPTIONS: dict[str, dict[str, Any]] = {
     "training_dynamics": dict(n_checkpoints=2, n_seeds=2, epochs_per_checkpoint=1),
     "train_softmax_regression": dict(epochs=2),
+    "train_mlp": dict(epochs=2),
     "spline_recovery_error": dict(n_calibration=300, n_grid=20),
     "votes_stability": dict(votes_per_item=(1, 3), n_draws=2),
     "annotation_cost_study": dict(votes=(1, 3), n_repeats=1),
