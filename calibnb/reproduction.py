@@ -735,6 +735,21 @@ def _fmt_short(value: Any) -> str:
     return str(value)
 
 
+def _criterion(kind: str, paper: Any, tol: Any) -> str:
+    """The test a claim's value must pass, in words: the paper's number is in the
+    claim's wording; for a range or a count the bounds are the ledger's reading of
+    it (with its reason), not a number the paper printed."""
+    if kind == "number":
+        return f"{_fmt_short(paper)} ± {_fmt_short(tol)}" if tol is not None else _fmt_short(paper)
+    if kind == "range" and isinstance(paper, (list, tuple)):
+        return f"within [{_fmt_short(paper[0])}, {_fmt_short(paper[1])}]"
+    if kind == "count" and isinstance(paper, (list, tuple)):
+        return f"share in [{_fmt_short(paper[0])}, {_fmt_short(paper[1])}]"
+    if kind == "verdict":
+        return f"is {_fmt_short(paper)}"
+    return _fmt_short(paper)
+
+
 def _fmt_ours(kind: str, ours: Any) -> str:
     if kind == "count" and isinstance(ours, (list, tuple)) and len(ours) == 2:
         k, n = ours
@@ -820,7 +835,7 @@ table.calibnb-claims td.mismatch { background: #fee; }
 </style>"""
 
 #: Relative widths (percent) of the claims table's columns.
-_TABLE_COLUMNS = [("claim", 17), ("locator", 8), ("paper", 8), ("ours", 13), ("interval", 10),
+_TABLE_COLUMNS = [("claim (the paper's words)", 17), ("locator", 8), ("criterion", 8), ("ours", 13), ("interval", 10),
                   ("outcome", 8), ("status", 9), ("expected", 9), ("reason", 18)]
 
 
@@ -847,9 +862,7 @@ def claims_table_html(claims: Sequence[dict]) -> str:
     for _, c in ranked:
         sources = c.get("sources") or []
         tag = lambda s: f"{s['source']}: " if s.get("source") else ""  # noqa: E731
-        paper = _fmt_short(c.get("paper"))
-        if c.get("tol") is not None:
-            paper += f" ± {_fmt_short(c['tol'])}"
+        paper = _criterion(c.get("kind"), c.get("paper"), c.get("tol"))
         ours = lines(tag(s) + _fmt_ours(c.get("kind"), s.get("ours")) for s in sources)
         interval = lines(tag(s) + _fmt_short(s.get("interval")) if s.get("interval") is not None else ""
                          for s in sources)
@@ -904,9 +917,7 @@ def did_not_reproduce_markdown(results: dict) -> str:
         return "; ".join(parts)
 
     def item(c: dict) -> str:
-        paper = _fmt_short(c.get("paper"))
-        if c.get("tol") is not None:
-            paper += f" ± {_fmt_short(c['tol'])}"
+        paper = _criterion(c.get("kind"), c.get("paper"), c.get("tol"))
         return (f"- **{c['id']}** ({c.get('locator')}): “{c.get('quote')}” — paper {paper}; ours {values(c)}. "
                 f"{c.get('reason')}")
 
