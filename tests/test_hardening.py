@@ -75,16 +75,26 @@ def test_ranking_agreement_refuses_constant_scorings_and_cost_study_never_return
         jiang2024.ranking_agreement([1, 2, 3], [0.3, 0.1 + 0.2, 0.3])
     with pytest.raises(ValueError, match="table column 's2'"):
         jiang2024.ranking_changes(pd.DataFrame({"s1": [1.0, 2.0], "s2": [0.5, 0.5]}))
-    # two models with identical predictions on every sub-sample tie: tau is 0.0 and flagged, never NaN
-    p = np.array([[0.8, 0.2], [0.3, 0.7], [0.6, 0.4]])
-    q = np.array([[0.2, 0.8], [0.3, 0.7], [0.6, 0.4]])
-    out = jiang2024.annotation_cost_study({"a": p, "b": q}, [[8, 2], [3, 7], [5, 5]], [1.0, 0.0],
-                                          votes=(1, 3), n_repeats=3, seed=0)
-    assert not out["kendall tau"].isna().any()
-    assert set(out.columns) >= {"kendall tau", "all tied"}
-    assert (out.loc[out["all tied"], "kendall tau"] == 0.0).all()
-    with pytest.raises(ValueError, match="probs must hold at least 2 models whose CE"):
-        jiang2024.annotation_cost_study({"a": p, "b": p}, [[8, 2], [3, 7], [5, 5]], [1.0, 0.0], seed=0)
+    # a protocol whose scores tie every model (here: few votes on few items) gets tau 0.0, flagged, never NaN;
+    # the study used to crash on it (ranking_agreement refuses constant scorings)
+    h = np.array([[6, 4], [3, 7], [8, 2], [2, 8], [5, 5], [9, 1]])
+    a = np.array([[.7, .3], [.2, .8], [.9, .1], [.3, .7], [.5, .5], [.8, .2]])
+    b = np.array([[.5, .5], [.5, .5], [.6, .4], [.4, .6], [.5, .5], [.6, .4]])
+    out = jiang2024.like_for_like_cost_study({"a": a, "b": b}, h, [1.0, 0.0], budgets=(1,), n_draws=6,
+                                             cutoffs=[0.5], seed=2)
+    assert not out[["tau votes", "tau scalar", "difference"]].isna().any().any()
+    tied = out["votes tied"] | out["scalar tied"]
+    assert tied.any() and not tied.all()
+    assert (out.loc[out["votes tied"], "tau votes"] == 0.0).all()
+    assert (out.loc[out["scalar tied"], "tau scalar"] == 0.0).all()
+    # budget-1 votes that give every resampled item the same target: RR ranks nothing, a tie, not a crash
+    out = jiang2024.like_for_like_cost_study({"a": a, "b": b}, h, [1.0, 0.0], budgets=(1,), n_draws=6,
+                                             cutoffs=[0.5], seed=1)
+    assert not out[["tau votes", "tau scalar"]].isna().any().any()
+    # a reference that ties every model leaves nothing to agree with: a clear error
+    with pytest.raises(ValueError, match="reference CE scores tie every model on draw 0"):
+        jiang2024.like_for_like_cost_study({"a": a, "b": a.copy()}, h, [1.0, 0.0], budgets=(2,), n_draws=2,
+                                           cutoffs=[0.5], seed=0)
 
 
 # ------------------------------------------------------------------ splits, NaN
