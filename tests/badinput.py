@@ -594,6 +594,16 @@ def _paired_bootstrap_ci(metric, conf_a, correct_a, conf_b, correct_b, *, n_resa
                                level=level, method=method, seed=seed, vectorized=vectorized, **options)
 
 
+#: Names an error may use for an adapter's argument: the way the user passed it (``arrays[0]`` of
+#: ``bootstrap_ci(metric, *arrays)``, ``a[0]`` of ``paired_bootstrap_ci(metric, a, b)``), or the
+#: metric's own argument name when the metric refuses the value.
+ALIASES: dict[str, tuple[str, ...]] = {
+    "bootstrap_ci:conf": ("arrays[0]",), "bootstrap_ci:correct": ("arrays[1]",),
+    "paired_bootstrap_ci:conf_a": ("a[0]", "conf"), "paired_bootstrap_ci:correct_a": ("a[1]", "correct"),
+    "paired_bootstrap_ci:conf_b": ("b[0]", "conf"), "paired_bootstrap_ci:correct_b": ("b[1]", "correct"),
+}
+
+
 #: Callables whose arrays travel in ``*args`` or tuples: called through a wrapper naming each array.
 ADAPTERS: dict[str, Callable[..., Any]] = {
     "calibnb.uncertainty.bootstrap_ci": _bootstrap_ci,
@@ -836,7 +846,8 @@ def run_target(target: Target) -> tuple[list[Outcome], int]:
             result, exc = _call(target, {**base, p.name: bad})
             calls += 1
             partner = pair_second.get(p.name) or pair_first.get(p.name)
-            names = (p.name,) + ((partner,) if partner else ()) + label_names
+            names = ((p.name,) + ALIASES.get(f"{target.qual}:{p.name}", ()) + ((partner,) if partner else ())
+                     + label_names)
             outcomes.append(_classify(target.name, p.name, fam, expect, result, exc, baseline, names, reference))
         # a shorter partner: lengths must match
         if (p.name in pair_second or p.name in pair_first) and len(_shape(base[p.name])) >= 1:
@@ -845,7 +856,7 @@ def run_target(target: Target) -> tuple[list[Outcome], int]:
             calls += 1
             partner = pair_second.get(p.name) or pair_first.get(p.name)
             outcomes.append(_classify(target.name, p.name, "one row short", "error", result, exc, baseline,
-                                      (p.name, partner)))
+                                      (p.name, partner) + ALIASES.get(f"{target.qual}:{p.name}", ())))
     # whole-call families: one item, all correct, all wrong
     rows = [n for n in base if kinds.get(n) in ("conf", "correct", "probs", "labels", "logits", "human", "real2d",
                                                  "int2d") and len(_shape(base[n])) >= 1 and _shape(base[n])[0] == N]

@@ -827,6 +827,7 @@ def fit_annotator_noise(target, r: float, *, n_annotators: int = 3, seed: Any = 
     lo, hi = (check_scalar_in_range(b, "bounds", low=0.0, low_inclusive=False) for b in bounds)
     if not lo < hi:
         raise ValueError(f"bounds must be increasing; got {bounds!r}.")
+    xtol = check_scalar_in_range(xtol, "xtol", low=0.0, low_inclusive=False)
 
     def gap(noise: float) -> float:
         return scalar_label_correlation(u, noise, n_annotators=n_annotators, seed=int(seed)) - r
