@@ -1,8 +1,8 @@
 """The machinery of calibnb's bad-input harness (issue 14); the test is ``tests/test_bad_input.py``.
 
-Every public callable (the ``__all__`` of every module under :mod:`calibnb`,
-walked with :mod:`pkgutil`, plus every calibrator's constructor options,
-``fit`` and ``transform``) is called with valid baseline arguments, then with
+Every public callable (the ``__all__`` of every public module under
+:mod:`calibnb`, walked with :mod:`pkgutil`, plus every calibrator's constructor
+options, ``fit`` and ``transform``) is called with valid baseline arguments, then with
 one argument at a time replaced by a member of a family of bad (or unusual
 but valid) inputs. Each call is classified:
 
@@ -15,6 +15,14 @@ but valid) inputs. Each call is classified:
 * anything else is a **defect**: a silent answer to a bad input, an error of
   another type (``MemoryError``, ``IndexError``, ...), a message that does not
   name the argument, a NaN, or a result that differs from the baseline.
+
+Private modules (a name component starting with ``_``: ``calibnb._streaming``,
+``calibnb.data._arrays``, ...) are not walked by rule: they are not public API
+(their ``__all__`` exists for ``tests/test_api.py``) and are exercised through
+the public functions that call them; an object they define is walked only when
+a public module re-exports it, under that public name. Callables that take
+their arrays through ``*args`` or tuples (``bootstrap_ci``,
+``paired_bootstrap_ci``) are called through adapters naming each array.
 
 Baseline values come from generators keyed by parameter name (``conf``,
 ``correct``, ``probs``, ``labels``, ``logits``, ``human``, ``n_bins``, ``seed``,
