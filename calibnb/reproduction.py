@@ -81,7 +81,7 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from .validation import check_scalar_in_range
+from .validation import check_choice, check_scalar_in_range
 
 __all__ = [
     "Claim",
@@ -689,6 +689,7 @@ def claim_status(kind: str, outcomes: Sequence[str]) -> str:
     >>> claim_status("verdict", ["fails", "inconclusive"])
     'does-not-reproduce'
     """
+    kind = check_choice(kind, KINDS, "kind")
     if kind == "identity":
         return "identity"
     if kind == "not-checkable":
@@ -701,6 +702,17 @@ def claim_status(kind: str, outcomes: Sequence[str]) -> str:
     return "partly" if n_holds else "does-not-reproduce"
 
 
+def _interval_pair(value: Any, name: str) -> tuple[float, float]:
+    """``(low, high)`` of two finite numbers with low <= high, or an error naming ``name``."""
+    try:
+        lo, hi = (float(v) for v in value)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be a pair (low, high) of numbers; got {value!r}.") from None
+    if not (math.isfinite(lo) and math.isfinite(hi)) or lo > hi:
+        raise ValueError(f"{name} must be a pair (low, high) of finite numbers with low <= high; got {value!r}.")
+    return lo, hi
+
+
 def interval_outcome(interval: tuple[float, float], target: tuple[float, float]) -> str:
     """``holds`` iff ``interval`` lies inside ``target``, ``fails`` iff disjoint, else ``inconclusive``.
 
@@ -709,8 +721,8 @@ def interval_outcome(interval: tuple[float, float], target: tuple[float, float])
     >>> interval_outcome((0.4, 0.7), (0.0, 0.5))
     'inconclusive'
     """
-    lo, hi = interval
-    t_lo, t_hi = target
+    lo, hi = _interval_pair(interval, "interval")
+    t_lo, t_hi = _interval_pair(target, "target")
     if t_lo <= lo and hi <= t_hi:
         return "holds"
     if hi < t_lo or lo > t_hi:

@@ -568,6 +568,8 @@ def check_sample_weight(sample_weight: Any, shape: tuple, name: str = "sample_we
     ...
     ValueError: sample_weight has 1 value below 0; first at index 1: -2.0.
     """
+    if not isinstance(shape, tuple) or not shape:
+        raise TypeError(f"shape must be the non-empty shape tuple of the arrays weighted; got {shape!r}.")
     if sample_weight is None:
         return None
     arr = as_numeric_array(sample_weight, name)
