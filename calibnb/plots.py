@@ -302,7 +302,9 @@ def plot_reliability_diagram(
     ax.set_ylim(0, 1.08)
     ax.set_xlabel(f"confidence ({data.n_bins} {'equal-width' if data.binning == 'width' else 'equal-mass'} bins)")
     title = f"ECE = {data.ece:.3f}, MCE = {data.mce:.3f}" if show_ece else None
-    ax.legend(loc="upper left", fontsize="small", title=title, title_fontsize="small")
+    # Below the axes, never on the bars: the bins can fill any corner of the square.
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=2, fontsize="small", title=title,
+              title_fontsize="small", frameon=False)
     return ax
 
 
