@@ -591,7 +591,8 @@ def plot_reliability(pred: Predictions, result: dict):
         data = reliability_diagram_data(pred.conf, pred.correct, n_bins=n_bins, binning=binning)
         plot_reliability_diagram(data, ax=ax, show_counts=True)
         t = result["reliability"][binning]
-        ax.errorbar(t["mean_conf"], t["accuracy"], yerr=[t["accuracy"] - t["acc_low"], t["acc_high"] - t["accuracy"]],
+        yerr = [np.maximum(t["accuracy"] - t["acc_low"], 0), np.maximum(t["acc_high"] - t["accuracy"], 0)]  # rounding
+        ax.errorbar(t["mean_conf"], t["accuracy"], yerr=yerr,
                     fmt="o", color="black", ms=3, capsize=2, label=f"bin accuracy, {result['settings']['level']:.0%} "
                     "Wilson interval")
         ax.set_title(f"equal-{binning} bins")
@@ -635,7 +636,8 @@ def plot_rewards(pred: Predictions, result: dict):
         g = t[t.key == key].set_index("method").loc[methods]
         err = None
         if g["low"].notna().all():
-            err = [g["estimate"] - g["low"], g["high"] - g["estimate"]]
+            # a percentile interval need not contain the estimate: draw the part that is there
+            err = [np.maximum(g["estimate"] - g["low"], 0), np.maximum(g["high"] - g["estimate"], 0)]
         axes[1].bar(x + off, g["estimate"], 0.4, yerr=err, color=color, capsize=2,
                     label="R_O (1 = never confident when wrong)" if key == "r_o" else "R_U (1 = fully confident when right)")
     axes[1].set_xticks(x, methods, rotation=30, ha="right", fontsize=8)
