@@ -52,9 +52,9 @@ def main() -> None:
     for n, k, dtype in [(25_000, 1_000, np.float32), (25_000, 1_000, np.float64), (10_000, 100, np.float64)]:
         logits, labels = overconfident_logits(n, k, seed=0, dtype=dtype)
         for objective in ("nll", "ece"):
-            t, ts = median_time(lambda: TemperatureScaling(objective).fit(logits, labels), args.repeats)
+            t, ts = median_time(lambda: TemperatureScaling(objective=objective).fit(logits, labels), args.repeats)
             target = "< 2 s" if (n, k, objective) == (25_000, 1_000, "nll") else ""
-            rows.append((f"TemperatureScaling({objective!r}).fit, {n:,} x {k:,} {np.dtype(dtype).name}", t, target,
+            rows.append((f"TemperatureScaling(objective={objective!r}).fit, {n:,} x {k:,} {np.dtype(dtype).name}", t, target,
                          f"tau = {ts.temperature_:.3f}"))
 
     rng = np.random.default_rng(1)

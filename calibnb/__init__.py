@@ -4,19 +4,35 @@ A thin library behind one executable notebook per paper (see ``notebooks/``).
 ``calibnb`` exposes the generic layer (metrics, calibrators, plot data/draw
 pairs, the reproduction record); loaders are in :mod:`calibnb.data`, panels in
 :mod:`calibnb.widgets`, and the code of one paper's notebook in
-:mod:`calibnb.papers` (never re-exported here). Metrics return fractions (not
-percentages).
+:mod:`calibnb.papers` (never re-exported here).
+
+Conventions (the same in every module):
+
+* **Arguments.** Data arguments come first and positional -- ``conf, correct``
+  (1-D confidences and 0/1 correctness), ``probs, labels`` ((N, K)
+  probabilities and integer labels), ``probs, human`` (``human``: (N, K) human
+  vote counts, always under that name); options are keyword-only.
+* **Seeds.** ``seed=None | int | numpy.random.Generator``: None draws fresh
+  entropy, an int is reproducible, a Generator is used as is
+  (:func:`calibnb.validation.as_rng`).
+* **Units.** Results are fractions, never percentages; a ``percent=`` option
+  exists only where a paper prints percentages.
+* **Errors.** Bad input raises ``ValueError``/``TypeError`` naming the argument
+  (:mod:`calibnb.validation` holds every check); ``transform`` before ``fit``
+  raises :class:`NotFittedError` (a scikit-learn ``NotFittedError``).
+* **Calibrators** are scikit-learn estimators (:class:`Calibrator`).
+* **Figures** are pairs: a pure ``*_data`` function and a ``plot_*`` that draws.
 """
 
 __version__ = "0.1.0"
 
 # --- metrics (calibnb.metrics: binary, multiclass, human, scalar) ------------
 from .metrics import (  # noqa: E402
-    KSCurves, MacroCEParts, Rewards, auto_n_bins, bin_indices, debiased_ece, smooth_ece, smooth_ece_bandwidth,
-    sweep_n_bins, brier_top, classwise_ce, classwise_ece, dist_ce, ece, ent_ce,
-    entropy, expected_label, hmr, human_distribution, ice, ks_curves, ks_error, macro_ce, macro_ce_parts,
-    majority_label, mce, nbr, rank_cs, ranking_risk, ranking_ties, reliability_table, rewards, scalar_mae,
-    top_r, tvd, unli_inverse, unli_transform, within_top_r,
+    KSCurves, MacroCEParts, Rewards, auto_n_bins, bin_indices, binomial_interval, debiased_ece, smooth_ece, smooth_ece_bandwidth,
+    sweep_n_bins, brier_top, classwise_ece, dist_ce, ece, ent_ce, entropy,
+    expected_label, hmr, human_classwise_ce, human_distribution, ice, ks_curves, ks_error, macro_ce,
+    macro_ce_parts, majority_label, mce, nbr, rank_cs, ranking_risk, ranking_ties, reliability_table, rewards,
+    scalar_mae, top_r, tvd, unli_inverse, unli_transform, within_top_r,
 )
 
 # --- sampling uncertainty (calibnb.uncertainty) -----------------------------
@@ -27,35 +43,15 @@ from .uncertainty import (  # noqa: E402,F401
 
 # --- plots (calibnb.plots) ----------------------------------------------------
 from .plots import (  # noqa: E402,F401
-    HistogramData,
-    KSGraphData,
-    ReliabilityDiagramData,
-    histogram_data,
-    ks_graph_data,
-    plot_histograms,
-    plot_ks_graph,
-    plot_reliability_diagram,
-    probability_histograms,
-    reliability_diagram_data,
+    HistogramData, KSGraphData, ReliabilityDiagramData, histogram_data, ks_graph_data, plot_histograms,
+    plot_ks_graph, plot_reliability_diagram, probability_histograms, reliability_diagram_data,
 )
 
 # --- calibrators (calibnb.calibrators, calibnb.training) ---------------------
 from .calibrators import (  # noqa: E402
-    AverageBaseline,
-    BinaryBaseline,
-    ConsCal,
-    CorrectnessClassifier,
-    HistogramBinning,
-    IsotonicCalibrator,
-    NotFittedError,
-    PlattScaling,
-    SplineCalibrator,
-    TemperatureScaling,
-    VectorScaling,
-    majority_vote,
-    pad_candidates,
-    softmax,
-    temperature_curve,
+    AverageBaseline, BinaryBaseline, Calibrator, ConsCal, calibration_scorer, CorrectnessClassifier, HistogramBinning,
+    IsotonicCalibrator, NotFittedError, PlattScaling, SplineCalibrator, TemperatureScaling, VectorScaling,
+    majority_vote, pad_candidates, softmax, temperature_curve,
 )
 from .training import train_softmax_regression, training_dynamics  # noqa: E402
 
@@ -64,3 +60,33 @@ from .reproduction import Claim, LedgerError, Reproduction, ReproductionError, l
 
 # `calibnb.data`, `calibnb.widgets` and `calibnb.papers` are imported as submodules
 # (`from calibnb import data`) so that importing calibnb stays light.
+
+__all__ = [
+    # metrics: binary (conf, correct)
+    "bin_indices", "ece", "mce", "reliability_table", "ice", "macro_ce", "macro_ce_parts", "MacroCEParts",
+    "rewards", "Rewards", "hmr", "brier_top", "ks_error", "ks_curves", "KSCurves", "auto_n_bins", "sweep_n_bins", "binomial_interval",
+    # metrics: estimators beyond binned ECE
+    "smooth_ece", "smooth_ece_bandwidth", "debiased_ece",
+    # sampling uncertainty: bootstrap intervals and calibration tests
+    "BootstrapResult", "bootstrap_ci", "paired_bootstrap_ci", "batch_axis", "CalibrationTest",
+    "spiegelhalter_test", "cumulative_ks_test",
+    # metrics: multiclass (probs, labels)
+    "top_r", "within_top_r", "classwise_ece", "nbr",
+    # metrics: human vote counts (probs, human)
+    "human_distribution", "majority_label", "entropy", "tvd", "dist_ce", "ent_ce", "rank_cs", "ranking_ties",
+    "human_classwise_ce",
+    # metrics: scalar labels
+    "expected_label", "scalar_mae", "ranking_risk", "unli_transform", "unli_inverse",
+    # plots: *_data / plot_* pairs
+    "ReliabilityDiagramData", "reliability_diagram_data", "plot_reliability_diagram",
+    "KSGraphData", "ks_graph_data", "plot_ks_graph",
+    "HistogramData", "histogram_data", "probability_histograms", "plot_histograms",
+    # calibrators
+    "Calibrator", "NotFittedError", "calibration_scorer", "TemperatureScaling", "temperature_curve", "pad_candidates", "softmax",
+    "SplineCalibrator", "VectorScaling", "PlattScaling", "IsotonicCalibrator", "HistogramBinning",
+    "AverageBaseline", "BinaryBaseline", "CorrectnessClassifier", "ConsCal", "majority_vote",
+    # training-time calibration (label smoothing) and checkpoints
+    "train_softmax_regression", "training_dynamics",
+    # reproduction record
+    "Claim", "Reproduction", "ReproductionError", "LedgerError", "load_ledger",
+]

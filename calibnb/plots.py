@@ -96,6 +96,16 @@ class ReliabilityDiagramData:
         ``"width"`` or ``"mass"``.
     ece, mce : float
         :func:`calibnb.ece` and :func:`calibnb.mce` for the same bins.
+    interval : str or None
+        Per-bin interval of the accuracy (``acc_low``, ``acc_high`` columns).
+    level : float
+        Its confidence level.
+    min_count : int
+        Bins with fewer items are marked sparse (``sparse`` column).
+
+    References
+    ----------
+    .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of Question Answering". In Findings of the Association for Computational Linguistics: EMNLP 2022. Figure 1.
     """
 
     table: pd.DataFrame
@@ -104,9 +114,15 @@ class ReliabilityDiagramData:
     binning: str
     ece: float
     mce: float
+    interval: str | None = None
+    level: float = 0.95
+    min_count: int = 0
 
 
-def reliability_diagram_data(conf: Any, correct: Any, *, n_bins: int = 10, binning: str = "width") -> ReliabilityDiagramData:
+def reliability_diagram_data(
+    conf: Any, correct: Any, *, n_bins: int = 10, binning: str = "width", interval: str | None = "wilson",
+    level: float = 0.95, min_count: int = 10,
+) -> ReliabilityDiagramData:
     r"""Per-bin accuracy, mean confidence and correct/wrong counts for a reliability diagram.
 
     For each non-empty bin :math:`B_m` (bins as in :func:`calibnb.reliability_table`)
@@ -132,10 +148,20 @@ def reliability_diagram_data(conf: Any, correct: Any, *, n_bins: int = 10, binni
         Number of bins.
     binning : {"width", "mass"}, default "width"
         Equal-width bins on [0, 1] or equal-mass bins.
+    interval : {"wilson", "clopper-pearson"} or None, default "wilson"
+        Binomial interval of each bin's accuracy (:func:`calibnb.reliability_table`),
+        drawn as error bars by :func:`plot_reliability_diagram`.
+    level : float in (0, 1), default 0.95
+    min_count : int >= 0, default 10
+        Bins with fewer predictions are marked sparse (too few to read their accuracy).
 
     Returns
     -------
     ReliabilityDiagramData
+
+    References
+    ----------
+    .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of Question Answering". In Findings of the Association for Computational Linguistics: EMNLP 2022. Figure 1.
 
     Examples
     --------
@@ -150,7 +176,9 @@ def reliability_diagram_data(conf: Any, correct: Any, *, n_bins: int = 10, binni
     c, y = check_conf_correct(conf, correct)
     n_bins = check_n_bins(n_bins)
     binning = check_choice(binning, ("width", "mass"), "binning")
-    table = metrics.reliability_table(c, y, n_bins=n_bins, binning=binning).reset_index(drop=True)
+    min_count = check_positive_int(min_count, "min_count", minimum=0)
+    table = metrics.reliability_table(c, y, n_bins=n_bins, binning=binning, interval=interval,
+                                      level=level).reset_index(drop=True)
     n = int(c.shape[0])
     lower, upper = table["lower"].to_numpy(float), table["upper"].to_numpy(float)
     if binning == "width":
@@ -164,6 +192,7 @@ def reliability_diagram_data(conf: Any, correct: Any, *, n_bins: int = 10, binni
         frac_wrong=(table["count"] - table["n_correct"]) / n,
         bar_left=bar_left,
         bar_right=bar_right,
+        sparse=table["count"].to_numpy() < min_count,
     )
     return ReliabilityDiagramData(
         table=table,
@@ -172,6 +201,9 @@ def reliability_diagram_data(conf: Any, correct: Any, *, n_bins: int = 10, binni
         binning=binning,
         ece=float(metrics.ece(c, y, n_bins=n_bins, binning=binning)),
         mce=float(metrics.mce(c, y, n_bins=n_bins, binning=binning)),
+        interval=interval,
+        level=float(level),
+        min_count=min_count,
     )
 
 
@@ -182,6 +214,7 @@ def plot_reliability_diagram(
     style: str = "classic",
     show_counts: bool = True,
     show_ece: bool = True,
+    show_intervals: bool = True,
 ) -> Any:
     """Draw a reliability diagram from :func:`reliability_diagram_data`.
 
@@ -202,13 +235,21 @@ def plot_reliability_diagram(
         Write each bin's number of predictions above its bar.
     show_ece : bool, default True
         Give ECE and MCE as the legend's title.
+    show_intervals : bool, default True
+        Draw each bin's accuracy interval (``acc_low`` to ``acc_high``, when the
+        data have one) as an error bar. Sparse bins (fewer than ``min_count``
+        predictions) are outlined in orange, their counts in orange italics.
 
     Returns
     -------
     matplotlib.axes.Axes
         Artists carry a ``gid``: bars ``"accuracy"``, ``"gap"``, ``"correct"``,
-        ``"wrong"``; lines ``"accuracy"``, ``"diagonal"``; count texts
-        ``"count"``.
+        ``"wrong"``, ``"sparse"``; lines ``"accuracy"``, ``"diagonal"``; error bars
+        ``"interval"``; count texts ``"count"``.
+
+    References
+    ----------
+    .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of Question Answering". In Findings of the Association for Computational Linguistics: EMNLP 2022. Figure 1.
     """
     if not isinstance(data, ReliabilityDiagramData):
         raise TypeError(f"data must be a ReliabilityDiagramData (from reliability_diagram_data); got {type(data).__name__}.")
@@ -237,9 +278,22 @@ def plot_reliability_diagram(
         ax.plot(mean_conf, acc, linestyle="--", marker="o", color="black", label="accuracy", gid="accuracy")
         tops = t["count"].to_numpy(float) / data.n
         ax.set_ylabel("accuracy / share of predictions")
+    sparse = t["sparse"].to_numpy(bool) if "sparse" in t else np.zeros(len(t), bool)
+    if show_intervals and "acc_low" in t:
+        x = left + width / 2 if style == "classic" else mean_conf
+        yerr = np.vstack([acc - t["acc_low"].to_numpy(float), t["acc_high"].to_numpy(float) - acc])
+        bars = ax.errorbar(x, acc, yerr=np.maximum(yerr, 0.0), fmt="none", ecolor="black", elinewidth=1, capsize=3,
+                           label=f"{data.level:.0%} {data.interval} interval", gid="interval")
+        for artist in bars.get_children():
+            artist.set_gid("interval")
+        tops = np.maximum(tops, t["acc_high"].to_numpy(float))
+    if sparse.any():
+        ax.bar(left[sparse], np.maximum(acc, mean_conf)[sparse], width=width[sparse], align="edge", fill=False,
+               edgecolor="tab:orange", linewidth=2, label=f"sparse bin (< {data.min_count} predictions)", gid="sparse")
     if show_counts:
-        for x, top, count in zip(left + width / 2, tops, t["count"].to_numpy()):
-            ax.text(x, top + 0.01, f"{int(count)}", ha="center", va="bottom", fontsize="small", gid="count")
+        for x, top, count, thin in zip(left + width / 2, tops, t["count"].to_numpy(), sparse):
+            ax.text(x, top + 0.01, f"{int(count)}", ha="center", va="bottom", fontsize="small", gid="count",
+                    color="tab:orange" if thin else "black", style="italic" if thin else "normal")
     ax.set_xlim(0, 1)
     ax.set_ylim(0, 1.08)
     ax.set_xlabel(f"confidence ({data.n_bins} {'equal-width' if data.binning == 'width' else 'equal-mass'} bins)")
@@ -275,6 +329,10 @@ class KSGraphData:
         First index where the maximum is reached.
     window_size : int
         Points in each centred difference.
+
+    References
+    ----------
+    .. [1] Kartik Gupta, Amir Rahimi, Thalaiyasingam Ajanthan, Thomas Mensink, Cristian Sminchisescu, Richard Hartley. 2021. "Calibration of Neural Networks using Splines". In International Conference on Learning Representations (ICLR). Figure 1, Eq. 11, Eq. 12.
     """
 
     fractile: np.ndarray
@@ -340,6 +398,10 @@ def ks_graph_data(conf: Any, correct: Any, *, window: float = 0.1) -> KSGraphDat
     Returns
     -------
     KSGraphData
+
+    References
+    ----------
+    .. [1] Kartik Gupta, Amir Rahimi, Thalaiyasingam Ajanthan, Thomas Mensink, Cristian Sminchisescu, Richard Hartley. 2021. "Calibration of Neural Networks using Splines". In International Conference on Learning Representations (ICLR). Figure 1, Eq. 11, Proposition 4.1.
 
     Examples
     --------
@@ -414,6 +476,10 @@ def plot_ks_graph(data: KSGraphData, *, panel: str = "a", ax: Any = None) -> Any
         Lines carry the ``gid`` of the :class:`KSGraphData` field they plot
         (``"cum_score"``, ``"cum_accuracy"``, ``"score"``, ``"probability"``);
         the KS marker of panels a and b has ``gid="ks"``.
+
+    References
+    ----------
+    .. [1] Kartik Gupta, Amir Rahimi, Thalaiyasingam Ajanthan, Thomas Mensink, Cristian Sminchisescu, Richard Hartley. 2021. "Calibration of Neural Networks using Splines". In International Conference on Learning Representations (ICLR). Figure 1.
     """
     if not isinstance(data, KSGraphData):
         raise TypeError(f"data must be a KSGraphData (from ks_graph_data); got {type(data).__name__}.")
@@ -494,6 +560,10 @@ def histogram_data(values: Any, *, bins: int = 30, range: tuple[float, float] | 
     -------
     HistogramData
 
+    References
+    ----------
+    .. [1] Joris Baan, Wilker Aziz, Barbara Plank, Raquel Fernández. 2022. "Stop Measuring Calibration When Humans Disagree". In Proceedings of the 2022 Conference on Empirical Methods in Natural Language Processing (EMNLP).
+
     Examples
     --------
     >>> h = histogram_data([0.1, 0.2, 0.9, 1.0, 1.5], bins=2)
@@ -549,6 +619,10 @@ def probability_histograms(probs: Any, *, by: str = "class", bins: int = 30,
     list of HistogramData
         K histograms, for class (or guess) 0, 1, ..., K-1.
 
+    References
+    ----------
+    .. [1] Joris Baan, Wilker Aziz, Barbara Plank, Raquel Fernández. 2022. "Stop Measuring Calibration When Humans Disagree". In Proceedings of the 2022 Conference on Empirical Methods in Natural Language Processing (EMNLP). Appendix B.
+
     Examples
     --------
     >>> hs = probability_histograms([[0.7, 0.3], [0.2, 0.8]], by="guess", bins=2)
@@ -594,6 +668,10 @@ def plot_histograms(datas: HistogramData | Sequence[HistogramData], *, ax: Any =
     -------
     matplotlib.axes.Axes
         One ``StepPatch`` per series, in order, with ``gid="histogram"``.
+
+    References
+    ----------
+    .. [1] Joris Baan, Wilker Aziz, Barbara Plank, Raquel Fernández. 2022. "Stop Measuring Calibration When Humans Disagree". In Proceedings of the 2022 Conference on Empirical Methods in Natural Language Processing (EMNLP). Figure 2.
     """
     series = [datas] if isinstance(datas, HistogramData) else list(datas)
     if not series:

@@ -26,7 +26,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from .validation import as_rng, check_choice, check_labels, check_positive_int, check_scalar_in_range
+from .validation import as_float_array, as_rng, seed_int, check_choice, check_labels, check_positive_int, check_scalar_in_range
 
 __all__ = ["TrainingRun", "TrainingDynamics", "train_softmax_regression", "training_dynamics", "load_bundled"]
 
@@ -59,8 +59,6 @@ class TrainingRun:
 
 
 def _check_X(X: Any, name: str) -> np.ndarray:
-    from .calibrators._common import as_float_array
-
     x = as_float_array(X, name)
     if x.ndim != 2 or x.shape[0] == 0 or x.shape[1] == 0:
         raise ValueError(f"{name} must be a non-empty 2-D array (N, n_features); got shape {x.shape}.")
@@ -77,7 +75,7 @@ def train_softmax_regression(
     *,
     label_smoothing: float = 0.0,
     epochs: int = 10,
-    seed: Any = 0,
+    seed: Any = None,
     checkpoint_every: int = 1,
     eval_sets: Mapping[str, Any] | None = None,
     n_classes: int | None = None,
@@ -105,7 +103,7 @@ def train_softmax_regression(
     X : (N, n_features) array; y : (N,) int labels in [0, K)
     label_smoothing : float in [0, 1)
     epochs : int
-    seed : int or Generator
+    seed : None, int or numpy.random.Generator
     checkpoint_every : int
         A checkpoint is taken after every ``checkpoint_every`` epochs (and
         always after the last).
@@ -120,6 +118,10 @@ def train_softmax_regression(
     Returns
     -------
     TrainingRun
+
+    References
+    ----------
+    .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of Question Answering". In Findings of the Association for Computational Linguistics: EMNLP 2022. §5.1.
 
     Examples
     --------
@@ -265,7 +267,7 @@ def training_dynamics(
     *,
     n_checkpoints: int = 5,
     n_seeds: int = 5,
-    seed: int = 0,
+    seed: Any = None,
     epochs_per_checkpoint: int = 2,
     label_smoothing: float = 0.0,
     resolution: int = 2,
@@ -286,6 +288,10 @@ def training_dynamics(
     the default is digits at 2 x 2 pixels.
 
     .. math:: \hat y^{(c)}_i = \arg\max_k (x_i W^{(c)} + b^{(c)})_k, \quad c = 1..C
+
+    References
+    ----------
+    .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of Question Answering". In Findings of the Association for Computational Linguistics: EMNLP 2022. §5.2.
 
     Examples
     --------
@@ -308,7 +314,8 @@ def training_dynamics(
         raise ValueError(f"split leaves no training data: dev {f_dev:g} + test {f_test:g} >= 1.")
     X, y = load_bundled(dataset, resolution=resolution)
     n_classes = int(y.max()) + 1
-    seq = np.random.SeedSequence(seed)
+    seed_value = seed_int(seed)
+    seq = np.random.SeedSequence(seed_value)
     split_seq, main_seq, *run_seqs = seq.spawn(2 + n_seeds)
     perm = np.random.default_rng(split_seq).permutation(len(y))
     n_dev, n_test = int(round(f_dev * len(y))), int(round(f_test * len(y)))
@@ -344,5 +351,5 @@ def training_dynamics(
         run_logits={name: np.stack([r.logits[name][-1] for r in runs]) for name in parts},
         run_predictions={name: np.stack([r.logits[name][-1].argmax(axis=1) for r in runs], axis=1) for name in parts},
         checkpoint_accuracy={name: (ckpt_pred[name] == labels[name][:, None]).mean(axis=0) for name in parts},
-        seeds={"seed": seed, "entropy": seq.entropy},
+        seeds={"seed": seed_value, "entropy": seq.entropy},
     )

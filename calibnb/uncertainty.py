@@ -42,7 +42,7 @@ __all__ = [
 _METHODS = ("percentile", "bca")
 # Elements (resamples x items) evaluated per vectorised call: bounds the
 # memory of the index array and the resampled arrays (about 8 bytes each).
-_BATCH_ELEMENTS = 1 << 22
+_BATCH_ELEMENTS = 1 << 20
 # Worker threads of the multiplicity-weights bootstrap (the machine's cores, at most this).
 _MAX_THREADS = 4
 # Attribute that marks a metric whose arrays may carry a leading batch axis.

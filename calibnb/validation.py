@@ -23,6 +23,8 @@ import numpy as np
 
 __all__ = [
     "as_numeric_array",
+    "as_float_array",
+    "check_logits",
     "check_conf",
     "check_correct",
     "check_conf_correct",
@@ -40,6 +42,7 @@ __all__ = [
     "check_same_length",
     "check_1d_finite",
     "as_rng",
+    "seed_int",
 ]
 
 
@@ -89,6 +92,47 @@ def as_numeric_array(x: Any, name: str) -> np.ndarray:
     return arr
 
 
+def as_float_array(x: Any, name: str, *, keep_float32: bool = False) -> np.ndarray:
+    """Convert to a float64 ndarray (float32 kept as is if asked), refusing strings, objects and None."""
+    arr = as_numeric_array(x, name)
+    if keep_float32 and arr.dtype == np.float32:
+        return arr
+    return arr.astype(np.float64, copy=False)
+
+
+def check_logits(logits: Any, name: str = "logits", *, keep_float32: bool = False) -> np.ndarray:
+    """Return (N, K) logits as float64, K >= 2.
+
+    NaN and +inf are refused. ``-inf`` is allowed (a log-probability of 0, or
+    a padded slot of a candidate set, see :func:`calibnb.calibrators.pad_candidates`) as long as
+    every row keeps at least one finite value.
+    """
+    arr = as_float_array(logits, name, keep_float32=keep_float32)
+    if arr.ndim != 2:
+        raise ValueError(f"{name} must be 2-D with shape (N, K); got an array of shape {arr.shape}.")
+    if arr.size == 0:
+        raise ValueError(f"{name} is empty; at least one value is needed.")
+    if arr.shape[1] < 2:
+        raise ValueError(f"{name} must have at least 2 classes (columns); got shape {arr.shape}.")
+    lo, hi = arr.min(), arr.max()
+    if np.isnan(lo) or np.isnan(hi) or hi == np.inf:
+        bad = np.isnan(arr) | (arr == np.inf)
+        n_bad = int(bad.sum())
+        verb = "is" if n_bad == 1 else "are"
+        raise ValueError(
+            f"{name} has {_values(n_bad)} that {verb} NaN or infinite (only -inf is allowed, not NaN or +inf); "
+            f"{_describe_first(arr, bad)}."
+        )
+    if lo == -np.inf:
+        empty = ~np.isfinite(arr).any(axis=1)
+        if empty.any():
+            raise ValueError(
+                f"{name} has {int(empty.sum())} row(s) with no finite value (all -inf); "
+                f"first at row {int(np.flatnonzero(empty)[0])}."
+            )
+    return arr
+
+
 def _check_ndim(arr: np.ndarray, ndim: int, name: str, what: str) -> None:
     if arr.ndim != ndim:
         raise ValueError(f"{name} must be {what}; got an array of shape {arr.shape}.")
@@ -118,6 +162,16 @@ def _check_unit_interval(arr: np.ndarray, name: str) -> None:
     bad = (arr < 0.0) | (arr > 1.0)
     n_bad = int(np.count_nonzero(bad))
     raise ValueError(f"{name} has {_values(n_bad)} outside [0, 1]; {_describe_first(arr, bad)}.")
+
+
+def _check_1d_of_length(x: Any, n: int | None, name: str, expected: str) -> np.ndarray:
+    """A non-empty 1-D numeric array, of length ``n`` unless ``n`` is None (``expected`` says why)."""
+    arr = as_numeric_array(x, name)
+    _check_ndim(arr, 1, name, "1-D")
+    if n is not None and arr.shape[0] != n:
+        raise ValueError(f"{name} has length {arr.shape[0]} but {expected}; they must match.")
+    _check_not_empty(arr, name)
+    return arr
 
 
 def check_1d_finite(x: Any, name: str) -> np.ndarray:
@@ -165,11 +219,7 @@ def check_correct(correct: Any, n: int | None = None, name: str = "correct", *, 
     ...
     ValueError: correct must hold only 0/1 or bool; 1 value is not; first at index 1: 0.5.
     """
-    arr = as_numeric_array(correct, name)
-    _check_ndim(arr, 1, name, "1-D")
-    if n is not None and arr.shape[0] != n:
-        raise ValueError(f"{name} has length {arr.shape[0]} but {other} has length {n}; they must match.")
-    _check_not_empty(arr, name)
+    arr = _check_1d_of_length(correct, n, name, f"{other} has length {n}")
     if arr.dtype == np.bool_:
         return arr
     lo, hi = arr.min(), arr.max()
@@ -250,11 +300,7 @@ def check_labels(labels: Any, n: int | None = None, n_classes: int | None = None
 
     Float arrays are accepted when every value is a whole number.
     """
-    arr = as_numeric_array(labels, name)
-    _check_ndim(arr, 1, name, "1-D")
-    if n is not None and arr.shape[0] != n:
-        raise ValueError(f"{name} has length {arr.shape[0]} but probs has {n} rows; they must match.")
-    _check_not_empty(arr, name)
+    arr = _check_1d_of_length(labels, n, name, f"probs has {n} rows")
     if arr.dtype == np.bool_:
         arr = arr.astype(np.int64)
     if arr.dtype.kind == "f":
@@ -309,9 +355,9 @@ def check_human(human: Any, n: int | None = None, n_classes: int | None = None, 
     return arr
 
 
-def check_vote_counts(counts: Any, name: str = "counts") -> np.ndarray:
+def check_vote_counts(human: Any, name: str = "human") -> np.ndarray:
     """Return vote counts as an (N, K) int64 array of whole, non-negative numbers."""
-    arr = check_human(counts, name=name)
+    arr = check_human(human, name=name)
     frac = arr != np.floor(arr)
     if frac.any():
         flat = int(np.flatnonzero(frac.ravel())[0])
@@ -380,12 +426,27 @@ def check_scalar_in_range(
 def as_rng(seed: Any = None) -> np.random.Generator:
     """Return a ``numpy.random.Generator`` from a seed, a Generator, or None.
 
-    calibnb never uses NumPy's global random state.
+    The one seed convention of calibnb: ``seed=None`` draws fresh entropy from
+    the operating system, an int (>= 0) gives a reproducible stream, a
+    ``numpy.random.Generator`` is used as is (and advanced). calibnb never
+    uses NumPy's global random state.
+
+    Examples
+    --------
+    >>> bool(as_rng(0).integers(10) == as_rng(0).integers(10))
+    True
+    >>> g = np.random.default_rng(1)
+    >>> as_rng(g) is g
+    True
     """
     if isinstance(seed, np.random.Generator):
         return seed
-    if seed is None or (isinstance(seed, numbers.Integral) and not isinstance(seed, bool)):
-        return np.random.default_rng(seed)
+    if seed is None:
+        return np.random.default_rng()
+    if isinstance(seed, numbers.Integral) and not isinstance(seed, bool):
+        if seed < 0:
+            raise ValueError(f"seed must be a non-negative int; got {seed}.")
+        return np.random.default_rng(int(seed))
     raise TypeError(f"seed must be None, an int or a numpy.random.Generator; got {type(seed).__name__}.")
 
 
@@ -456,3 +517,23 @@ def check_conf_correct_batch(conf: Any, correct: Any) -> tuple[np.ndarray, np.nd
             )
         y = y.astype(np.bool_)
     return c, y
+
+
+def seed_int(seed: Any = None) -> int:
+    """An int seed that re-creates the same stream every time it is used.
+
+    An int is returned as is; for ``None`` (fresh entropy) or a
+    ``numpy.random.Generator`` one int is drawn once. Interactive panels use
+    it so that a control value always redraws the same sample.
+
+    Examples
+    --------
+    >>> seed_int(7)
+    7
+    >>> isinstance(seed_int(None), int)
+    True
+    """
+    if isinstance(seed, numbers.Integral) and not isinstance(seed, bool):
+        as_rng(seed)  # the same checks
+        return int(seed)
+    return int(as_rng(seed).integers(2**63 - 1))

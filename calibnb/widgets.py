@@ -31,10 +31,10 @@ import pandas as pd
 
 from . import plots
 from .validation import (
-    check_1d_finite,
     check_choice,
     check_conf_correct,
     check_labels,
+    check_logits,
     check_n_bins,
     check_positive_int,
     check_scalar_in_range,
@@ -160,7 +160,7 @@ def _scaled_top1(scores: np.ndarray, tau: float) -> np.ndarray:
     if scores.ndim == 2:
         from .calibrators import softmax
 
-        return softmax(scores, tau).max(axis=1)
+        return softmax(scores, temperature=tau).max(axis=1)
     from scipy import special
 
     with np.errstate(divide="ignore"):
@@ -170,16 +170,13 @@ def _scaled_top1(scores: np.ndarray, tau: float) -> np.ndarray:
 def _check_scores(scores: Any, labels: Any) -> tuple[np.ndarray, np.ndarray]:
     """(N, K) logits with integer labels, or 1-D confidences with 0/1 correctness."""
     if np.ndim(scores) == 2:
-        z = np.asarray(scores)
-        if z.shape[1] < 2:
-            raise ValueError(f"logits must have at least 2 classes (columns); got shape {z.shape}.")
-        z = check_1d_finite(z.reshape(-1), "logits (flattened)").reshape(z.shape)
+        z = check_logits(scores)
         y = check_labels(labels, z.shape[0], z.shape[1])
         return z, z.argmax(axis=1) == y
     return check_conf_correct(scores, labels)
 
 
-def temperature_slider(temperatures: Any = (0.1, 10.0)) -> Any:
+def temperature_slider(*, temperatures: Any = (0.1, 10.0)) -> Any:
     """A log-scale τ slider starting at τ = 1, for every temperature panel.
 
     ``temperatures`` is the ``(low, high)`` range, with ``0 < low <= 1 <= high``
@@ -233,6 +230,10 @@ def temperature_explorer(
         one-column DataFrame (index: temperature, accuracy, mean confidence,
         ECE, MacroCE, KS, HMR).
 
+    References
+    ----------
+    .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of Question Answering". In Findings of the Association for Computational Linguistics: EMNLP 2022. §3.2.
+
     Examples
     --------
     >>> panel = temperature_explorer([0.9, 0.8, 0.7, 0.95], [1, 0, 1, 1], n_bins=5)
@@ -246,7 +247,7 @@ def temperature_explorer(
     n_bins = check_n_bins(n_bins)
     binning = check_choice(binning, ("width", "mass"), "binning")
     style = check_choice(style, ("si", "classic"), "style")
-    slider = temperature_slider(temperatures)
+    slider = temperature_slider(temperatures=temperatures)
 
     def draw(axes: list, *, temperature: float) -> pd.DataFrame:
         tau = check_scalar_in_range(temperature, "temperature", low=0.0, low_inclusive=False)
@@ -301,6 +302,11 @@ def binning_explorer(conf: Any, correct: Any, *, n_bins: int = 10, max_bins: int
     Panel
         Controls ``"n_bins"`` and ``"binning"``; the readout's index is
         bins, binning, non-empty bins, ECE, MCE.
+
+    References
+    ----------
+    .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of Question Answering". In Findings of the Association for Computational Linguistics: EMNLP 2022. §2.1.
+    .. [2] Zhengping Jiang, Anqi Liu, Benjamin Van Durme. 2024. "Addressing the Binning Problem in Calibration Assessment through Scalar Annotations". Transactions of the Association for Computational Linguistics (TACL).
 
     Examples
     --------
@@ -418,6 +424,10 @@ def perturbation_explorer(conf: Any, correct: Any, *, index: int = 0, n_bins: in
         Controls ``"index"`` and ``"new_conf"`` (starting at the instance's
         confidence); axes: reliability diagrams before and after; readout
         indexed by metric.
+
+    References
+    ----------
+    .. [1] Tetsuya Sakai. 2024. "Evaluating System Responses Based On Overconfidence and Underconfidence". In EMTCIR '24: The First Workshop on Evaluation Methodologies, Testbeds and Community for Information Access Research. §5.1.
 
     Examples
     --------

@@ -159,3 +159,64 @@ def test_n_bins_sweep_uses_the_monotonic_sweep():
         cn.ece(conf[0], correct[0], n_bins="sweep")
     with pytest.raises(ValueError, match="n_bins must be one of"):
         cn.ece(conf[0], correct[0], n_bins="many")
+
+
+# ---- reliability_table: weights and per-bin intervals ------------------------------
+
+@pytest.mark.parametrize("binning", ["width", "mass"])
+def test_reliability_table_integer_weights_equal_repeated_rows(binning):
+    rng = np.random.default_rng(11)
+    conf = np.round(rng.uniform(size=200), 2)
+    correct = rng.uniform(size=200) < conf
+    w = rng.integers(0, 4, 200)
+    w[0] = 1
+    a = cn.reliability_table(conf, correct, n_bins=7, binning=binning, sample_weight=w, interval="wilson")
+    b = cn.reliability_table(np.repeat(conf, w), np.repeat(correct, w), n_bins=7, binning=binning, interval="wilson")
+    assert list(a.columns) == list(b.columns)
+    for col in a.columns:
+        np.testing.assert_allclose(a[col].to_numpy(float), b[col].to_numpy(float), rtol=0, atol=1e-12, err_msg=col)
+
+
+@pytest.mark.parametrize("method, scipy_method", [("wilson", "wilson"), ("clopper-pearson", "exact")])
+@pytest.mark.parametrize("level", [0.8, 0.95])
+def test_reliability_intervals_equal_scipy_binomtest(method, scipy_method, level):
+    from scipy.stats import binomtest
+
+    rng = np.random.default_rng(12)
+    conf = rng.uniform(size=3000) ** 0.3
+    correct = rng.uniform(size=3000) < conf ** 2
+    correct[conf > 14 / 15] = True   # a bin with k = n
+    correct[conf <= 2 / 15] = False  # bins with k = 0
+    t = cn.reliability_table(conf, correct, n_bins=15, interval=method, level=level)
+    assert (t["n_correct"] == t["count"]).any() and (t["n_correct"] == 0).any()
+    # Wilson: the same floating-point steps, bit for bit; Clopper-Pearson: the closed
+    # form, which scipy finds with brentq (xtol 2e-12)
+    tol = 0.0 if method == "wilson" else 2e-12
+    for k, n, lo, hi in t[["n_correct", "count", "acc_low", "acc_high"]].itertuples(index=False):
+        ci = binomtest(int(k), int(n)).proportion_ci(confidence_level=level, method=scipy_method)
+        assert abs(lo - ci.low) <= tol and abs(hi - ci.high) <= tol
+    rng = np.random.default_rng(13)
+    n = rng.integers(1, 5000, 200)
+    k = (rng.uniform(size=200) * (n + 1)).astype(int)
+    k[:3] = 0
+    k[3:6] = n[3:6]
+    low, high = cn.binomial_interval(k, n, method=method, level=level)
+    for a, b, lo, hi in zip(k, n, low, high):
+        ci = binomtest(int(a), int(b)).proportion_ci(confidence_level=level, method=scipy_method)
+        assert abs(lo - ci.low) <= tol and abs(hi - ci.high) <= tol
+
+
+def test_reliability_interval_errors():
+    conf, correct = [0.2, 0.7, 0.9], [0, 1, 1]
+    with pytest.raises(ValueError, match="interval must be one of"):
+        cn.reliability_table(conf, correct, interval="agresti")
+    with pytest.raises(ValueError, match="level must be"):
+        cn.reliability_table(conf, correct, interval="wilson", level=95)
+    with pytest.raises(ValueError, match="integer counts"):
+        cn.reliability_table(conf, correct, interval="wilson", sample_weight=[0.5, 1, 1])
+    with pytest.raises(ValueError, match="1-D"):
+        cn.reliability_table(conf, correct, sample_weight=np.ones((2, 3)))
+    with pytest.raises(ValueError, match="0 <= k <= n"):
+        cn.binomial_interval([3], [2])
+    t = cn.reliability_table(conf, correct, sample_weight=[0.5, 1, 1])
+    assert t["count"].dtype == float and t["count"].sum() == 2.5

@@ -72,11 +72,11 @@ def test_correctness_classifier_separates_and_is_seeded(model):
     rng = np.random.default_rng(4)
     x = rng.normal(size=(600, 3))
     correct = rng.random(600) < 1 / (1 + np.exp(-3 * x[:, 0]))
-    clf = CorrectnessClassifier(model, seed=1).fit(x[:400], correct[:400])
+    clf = CorrectnessClassifier(model=model, seed=1).fit(x[:400], correct[:400])
     conf = clf.transform(x[400:])
     assert conf.shape == (200,) and conf.min() >= 0 and conf.max() <= 1
     assert conf[correct[400:]].mean() > conf[~correct[400:]].mean() + 0.2
-    again = CorrectnessClassifier(model, seed=1).fit(x[:400], correct[:400]).transform(x[400:])
+    again = CorrectnessClassifier(model=model, seed=1).fit(x[:400], correct[:400]).transform(x[400:])
     assert_allclose(conf, again)
     assert set(clf.param_) == {"max_depth" if model == "forest" else "C"}
     assert np.isfinite(clf.validation_loss_)
@@ -95,7 +95,7 @@ def test_correctness_classifier_balances_rare_correct():
 def test_correctness_classifier_errors():
     x = np.zeros((20, 2))
     with pytest.raises(ValueError, match="model must be one of"):
-        CorrectnessClassifier("tree").fit(x, [0, 1] * 10)
+        CorrectnessClassifier(model="tree").fit(x, [0, 1] * 10)
     with pytest.raises(ValueError, match="only one class"):
         CorrectnessClassifier().fit(x, [1] * 20)
     with pytest.raises(ValueError, match="NaN"):
@@ -124,13 +124,13 @@ K = np.array([5, 4, 2, 1, 4])
 
 
 def test_conscal_frequency_mode():
-    out = ConsCal("frequency").fit(TABLE, [1, 1, 0, 0, 1]).transform(TABLE)
+    out = ConsCal(mode="frequency").fit(TABLE, [1, 1, 0, 0, 1]).transform(TABLE)
     assert_allclose(out, K / 5)
 
 
 @pytest.mark.parametrize("n", range(6))
 def test_conscal_binary_mode_with_given_threshold(n):
-    out = ConsCal("binary", threshold=n).fit(TABLE, [1, 1, 0, 0, 1]).transform(TABLE)
+    out = ConsCal(mode="binary", threshold=n).fit(TABLE, [1, 1, 0, 0, 1]).transform(TABLE)
     assert_allclose(out, (K > n).astype(float))
 
 
@@ -142,12 +142,12 @@ def test_conscal_classifier_mode():
     early = np.where(stable[:, None], final[:, None], rng.integers(3, 6, (n, 4)))
     table = np.column_stack([early, final])
     correct = stable & (rng.random(n) < 0.9) | (~stable & (rng.random(n) < 0.1))
-    cc = ConsCal("classifier").fit(table, correct)
+    cc = ConsCal(mode="classifier").fit(table, correct)
     out = cc.transform(table)
     assert cc.classifier_.coef_.shape == (1, 4)  # the final column is dropped
     assert out[stable].min() > 0.7 and out[~stable].max() < 0.3
     # the hand-made table: all-agree rows above no-agree rows
-    cc2 = ConsCal("classifier").fit(TABLE, [1, 1, 0, 0, 1])
+    cc2 = ConsCal(mode="classifier").fit(TABLE, [1, 1, 0, 0, 1])
     o2 = cc2.transform(TABLE)
     assert o2[0] > o2[3]
 
@@ -160,7 +160,7 @@ def test_conscal_threshold_search_minimises_dev_macro_ce():
     table[:, -1] = 7
     k_true = (table == 7).sum(axis=1)
     correct = rng.random(n) < k_true / 6
-    cc = ConsCal("binary").fit(table, correct)
+    cc = ConsCal(mode="binary").fit(table, correct)
     scores = [metrics.macro_ce((k_true > t).astype(float), correct) for t in range(6)]
     assert_allclose(cc.threshold_scores_, scores)
     assert cc.threshold_ == int(np.argmin(scores))
@@ -172,7 +172,7 @@ def test_conscal_without_training_dynamics_uses_majority_vote():
     runs = np.array([[1, 2, 1, 3, 1], [4, 4, 5, 5, 6], [0, 0, 0, 0, 9]])
     pred, count = majority_vote(runs)
     assert pred.tolist() == [1, 4, 0] and count.tolist() == [3, 2, 4]
-    cc = ConsCal.without_training_dynamics("frequency").fit(runs, [1, 0, 1])
+    cc = ConsCal.without_training_dynamics(mode="frequency").fit(runs, [1, 0, 1])
     assert cc.predict(runs).tolist() == [1, 4, 0]
     assert_allclose(cc.transform(runs), [0.6, 0.4, 0.8])
     assert ConsCal().predict(runs).tolist() == [1, 6, 9]
@@ -183,7 +183,7 @@ def test_conscal_errors():
     with pytest.raises(NotFittedError):
         ConsCal().transform(TABLE)
     with pytest.raises(ValueError, match="mode must be one of"):
-        ConsCal("vote").fit(TABLE, [1, 1, 0, 0, 1])
+        ConsCal(mode="vote").fit(TABLE, [1, 1, 0, 0, 1])
     with pytest.raises(ValueError, match="2-D"):
         ConsCal().fit(np.array([1, 2, 3]), [1, 0, 1])
     with pytest.raises(ValueError, match="at least 2 checkpoints"):
@@ -205,7 +205,7 @@ def test_inputs_not_mutated():
     table = TABLE.copy()
     correct = np.array([1, 1, 0, 0, 1])
     for mode in ("binary", "frequency", "classifier"):
-        ConsCal(mode).fit(table, correct).transform(table)
+        ConsCal(mode=mode).fit(table, correct).transform(table)
     conf = np.array([0.3, 0.9, 0.5])
     BinaryBaseline().fit(conf, [1, 0, 1]).transform(conf)
     assert np.array_equal(table, TABLE) and conf.tolist() == [0.3, 0.9, 0.5] and correct.tolist() == [1, 1, 0, 0, 1]

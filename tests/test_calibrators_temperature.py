@@ -65,7 +65,7 @@ def test_temperature_one_is_identity():
 @pytest.mark.parametrize("objective", ["nll", "ece", "macro_ce"])
 def test_accuracy_never_changes(objective):
     z, labels = calibrated_sample(3000, 6, seed=5)
-    ts = TemperatureScaling(objective).fit(3.0 * z, labels)
+    ts = TemperatureScaling(objective=objective).fit(3.0 * z, labels)
     assert np.array_equal(ts.transform(3.0 * z).argmax(axis=1), z.argmax(axis=1))
     assert 0.01 <= ts.temperature_ <= 100
 
@@ -74,11 +74,11 @@ def test_ece_objective_minimises_ece_on_grid():
     from calibnb import metrics
     z, labels = calibrated_sample(5000, 10, seed=6)
     over = 2.0 * z
-    ts = TemperatureScaling("ece", n_bins=15).fit(over, labels)
+    ts = TemperatureScaling(objective="ece", n_bins=15).fit(over, labels)
     correct = over.argmax(axis=1) == labels
     best = metrics.ece(ts.transform(over).max(axis=1), correct, n_bins=15)
     for tau in np.geomspace(0.2, 20, 60):
-        assert best <= metrics.ece(softmax(over, tau).max(axis=1), correct, n_bins=15) + 1e-12
+        assert best <= metrics.ece(softmax(over, temperature=tau).max(axis=1), correct, n_bins=15) + 1e-12
     assert ts.objective_value_ == pytest.approx(best)
     assert 1.5 < ts.temperature_ < 2.7
 
@@ -137,10 +137,10 @@ def test_candidate_sets_ece_objective_with_missing_gold():
     z, labels = calibrated_sample(3000, 20, seed=9)
     labels = labels.copy()
     labels[::4] = -1  # a quarter of the questions have no correct candidate
-    ts = TemperatureScaling("ece").fit(2.0 * z, labels)
+    ts = TemperatureScaling(objective="ece").fit(2.0 * z, labels)
     assert ts.temperature_ > 1.0
     with pytest.raises(ValueError, match="no correct class"):
-        TemperatureScaling("nll").fit(2.0 * z, labels)
+        TemperatureScaling(objective="nll").fit(2.0 * z, labels)
 
 
 def test_candidate_mask_marginal_nll():
@@ -170,27 +170,27 @@ def test_pad_candidates_validation():
 def test_temperature_curve_rows_and_metrics():
     z, labels = calibrated_sample(1000, 5, seed=10)
     taus = [0.5, 1.0, 2.0]
-    df = temperature_curve(z, labels, taus, ["nll", "accuracy", "mean_conf"])
+    df = temperature_curve(z, labels, taus, metrics=["nll", "accuracy", "mean_conf"])
     assert list(df.columns) == ["temperature", "nll", "accuracy", "mean_conf"]
     assert_allclose(df["temperature"], taus)
     for tau, row in zip(taus, df.itertuples()):
-        p = softmax(z, tau)
+        p = softmax(z, temperature=tau)
         assert row.nll == pytest.approx(nll(p, labels))
         assert row.mean_conf == pytest.approx(p.max(axis=1).mean())
     assert df["accuracy"].nunique() == 1
     assert df["mean_conf"].is_monotonic_decreasing
-    custom = temperature_curve(z, labels, taus, {"top": lambda c, y: float(np.max(c))})
+    custom = temperature_curve(z, labels, taus, metrics={"top": lambda c, y: float(np.max(c))})
     assert custom["top"].iloc[0] > custom["top"].iloc[-1]
 
 
 def test_temperature_curve_validation():
     z, labels = calibrated_sample(50, 3, seed=11)
     with pytest.raises(ValueError, match="temperatures has 1 value"):
-        temperature_curve(z, labels, [1.0, 0.0], ["accuracy"])
+        temperature_curve(z, labels, [1.0, 0.0], metrics=["accuracy"])
     with pytest.raises(ValueError, match="unknown name 'nope'"):
-        temperature_curve(z, labels, [1.0], ["nope"])
+        temperature_curve(z, labels, [1.0], metrics=["nope"])
     with pytest.raises(TypeError, match="callable"):
-        temperature_curve(z, labels, [1.0], {"x": 3})
+        temperature_curve(z, labels, [1.0], metrics={"x": 3})
 
 
 def test_transform_before_fit():
@@ -203,7 +203,7 @@ def test_inputs_not_mutated():
     z0, l0 = z.copy(), labels.copy()
     ts = TemperatureScaling().fit(z, labels)
     ts.transform(z)
-    temperature_curve(z, labels, [1.0, 2.0], ["nll"])
+    temperature_curve(z, labels, [1.0, 2.0], metrics=["nll"])
     assert np.array_equal(z, z0) and np.array_equal(labels, l0)
 
 
@@ -231,7 +231,7 @@ def test_fit_rejects_bad_input(logits, labels, exc, match):
 
 def test_bad_parameters_and_transform_shapes():
     with pytest.raises(ValueError, match="objective must be one of"):
-        TemperatureScaling("brier").fit(np.zeros((2, 2)), [0, 1])
+        TemperatureScaling(objective="brier").fit(np.zeros((2, 2)), [0, 1])
     with pytest.raises(ValueError, match="bounds\\[1\\]"):
         TemperatureScaling(bounds=(2.0, 1.0)).fit(np.zeros((2, 2)), [0, 1])
     ts = TemperatureScaling().fit(np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]), [0, 1])
@@ -258,7 +258,7 @@ def test_non_smooth_fit_does_not_depend_on_coarse_grid(objective):
     # lattice makes it a function of the data only.
     for seed in range(1, 9):
         z, labels = _small_overconfident(seed)
-        taus = {TemperatureScaling(objective, n_grid=g).fit(z, labels).temperature_ for g in (17, 25, 41)}
+        taus = {TemperatureScaling(objective=objective, n_grid=g).fit(z, labels).temperature_ for g in (17, 25, 41)}
         assert len(taus) == 1, (seed, taus)
 
 
@@ -267,9 +267,9 @@ def test_non_smooth_fit_close_to_brute_force_minimum():
 
     for seed in range(1, 6):
         z, labels = _small_overconfident(seed)
-        ts = TemperatureScaling("ece").fit(z, labels)
+        ts = TemperatureScaling(objective="ece").fit(z, labels)
         correct = z.argmax(axis=1) == labels
-        brute = min(metrics.ece(softmax(z, t).max(axis=1), correct) for t in np.geomspace(1.0, 6.0, 4001))
+        brute = min(metrics.ece(softmax(z, temperature=t).max(axis=1), correct) for t in np.geomspace(1.0, 6.0, 4001))
         assert ts.objective_value_ <= brute + 2e-3, seed
         assert ts.objective_value_ == pytest.approx(metrics.ece(ts.transform(z).max(axis=1), correct))
 
@@ -283,7 +283,7 @@ for name, (n, k) in {"float64": (400, 5), "float32": (2000, 600)}.items():
     z = rng.normal(size=(n, k)) * 2.0
     labels = (rng.random((n, 1)) < np.cumsum(softmax(z), axis=1)).argmax(axis=1)
     for objective in ("nll", "ece", "macro_ce"):
-        ts = TemperatureScaling(objective).fit(2.5 * z, labels)
+        ts = TemperatureScaling(objective=objective).fit(2.5 * z, labels)
         out[f"{name}/{objective}"] = [ts.temperature_.hex(), float(ts.objective_value_).hex()]
 print(json.dumps(out, sort_keys=True))
 """

@@ -246,7 +246,8 @@ def test_calibration_test_split_is_seeded():
         (dict(n=1, seed=0), ValueError, "n must be at least 2"),
         (dict(n=10, seed=0, frac=1.0), ValueError, "frac must be < 1"),
         (dict(n=10, seed=0, frac=0.01), ValueError, "both parts must be non-empty"),
-        (dict(n=10, seed=None), TypeError, "seed must be an integer"),
+        (dict(n=10, seed=1.5), TypeError, "seed must be None, an int or a numpy.random.Generator"),
+        (dict(n=10, seed=-1), ValueError, "seed must be a non-negative int"),
     ],
 )
 def test_calibration_test_split_rejects_bad_arguments(kwargs, error, match):

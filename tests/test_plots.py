@@ -382,3 +382,53 @@ def test_dataclasses_are_frozen():
     assert isinstance(d, KSGraphData)
     assert isinstance(reliability_diagram_data([0.3], [1]), ReliabilityDiagramData)
     assert isinstance(histogram_data([0.3]), HistogramData)
+
+
+# ---- per-bin intervals, counts and sparse bins (issue 18) -------------------------
+
+@pytest.mark.parametrize("style", ["classic", "si"])
+@pytest.mark.parametrize("interval", ["wilson", "clopper-pearson"])
+def test_reliability_diagram_shows_intervals_counts_and_sparse_bins_by_default(style, interval):
+    conf, correct = _system(400, 3, skew=0.6)
+    d = reliability_diagram_data(conf, correct, n_bins=12, interval=interval, min_count=30)
+    t = d.table
+    ref = metrics.reliability_table(conf, correct, n_bins=12, interval=interval)
+    assert_allclose(t["acc_low"], ref["acc_low"], rtol=0, atol=0)
+    assert_allclose(t["acc_high"], ref["acc_high"], rtol=0, atol=0)
+    assert t["sparse"].tolist() == (t["count"] < 30).tolist()
+    assert t["sparse"].any() and not t["sparse"].all()
+    fig, ax = plt.subplots()
+    plot_reliability_diagram(d, ax=ax, style=style)
+    segments = [c for c in ax.collections if c.get_gid() == "interval"]
+    assert len(segments) == 1
+    drawn = np.array(segments[0].get_segments())  # one vertical segment per bin: (x, low) -> (x, high)
+    assert_allclose(drawn[:, 0, 1], t["acc_low"], atol=1e-12)
+    assert_allclose(drawn[:, 1, 1], t["acc_high"], atol=1e-12)
+    x = t["mean_conf"] if style == "si" else (t["bar_left"] + t["bar_right"]) / 2
+    assert_allclose(drawn[:, 0, 0], x, atol=1e-12)
+    assert len(_patches(ax, "sparse")) == int(t["sparse"].sum())
+    texts = _texts(ax, "count")
+    assert [int(x.get_text()) for x in texts] == t["count"].astype(int).tolist()
+    assert [x.get_color() == "tab:orange" for x in texts] == t["sparse"].tolist()
+    labels = [x.get_text() for x in ax.get_legend().get_texts()]
+    assert f"95% {interval} interval" in labels and "sparse bin (< 30 predictions)" in labels
+    plt.close(fig)
+
+
+def test_reliability_diagram_without_intervals():
+    conf, correct = _system(200, 4)
+    d = reliability_diagram_data(conf, correct, interval=None, min_count=0)
+    assert "acc_low" not in d.table and not d.table["sparse"].any()
+    fig, ax = plt.subplots()
+    plot_reliability_diagram(d, ax=ax)
+    assert not [c for c in ax.collections if c.get_gid() == "interval"] and not _patches(ax, "sparse")
+    d2 = reliability_diagram_data(conf, correct)
+    fig2, ax2 = plt.subplots()
+    plot_reliability_diagram(d2, ax=ax2, show_intervals=False)
+    assert not [c for c in ax2.collections if c.get_gid() == "interval"]
+    plt.close(fig)
+    plt.close(fig2)
+    with pytest.raises(ValueError, match="min_count must be at least 0"):
+        reliability_diagram_data(conf, correct, min_count=-1)
+    with pytest.raises(ValueError, match="interval must be one of"):
+        reliability_diagram_data(conf, correct, interval="normal")

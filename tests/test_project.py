@@ -15,9 +15,8 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 NOTEBOOK_IDS = [p.stem for p in NOTEBOOKS]
-NAME_PATTERN = re.compile(r"^\d{2}_[a-z]+\d{4}_[a-z0-9_]+$")
-# Notebooks that are not a paper reproduction (no author/year in the name, no claims ledger).
-NON_PAPER_NOTEBOOKS = {"00_audit_your_model"}
+# NN_author_year_topic; a methods notebook of calibnb itself (no single paper) is NN_topic.
+NAME_PATTERN = re.compile(r"^\d{2}_([a-z]+\d{4}_)?[a-z0-9_]+$")
 
 # conda-forge name -> PyPI name, where they differ (none in today's stack).
 CONDA_TO_PIP: dict[str, str] = {"pytorch": "torch", "pytables": "tables"}
@@ -89,8 +88,7 @@ def test_notebook_parameters_cell(path):
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=NOTEBOOK_IDS)
 def test_notebook_shape(path):
     """Name NN_author_year_topic, a first markdown cell with a title, the python3 kernel."""
-    assert NAME_PATTERN.match(path.stem) or path.stem in NON_PAPER_NOTEBOOKS, \
-        f"{path.name}: name must look like NN_author_year_topic.ipynb"
+    assert NAME_PATTERN.match(path.stem), f"{path.name}: name must look like NN_author_year_topic.ipynb (NN_topic for a methods notebook)"
     nb = _read(path)
     first = nb.cells[0]
     assert first.cell_type == "markdown" and first.source.lstrip().startswith("# "), \

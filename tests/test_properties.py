@@ -59,7 +59,7 @@ def test_multiclass_permutation_invariance(seed):
     perm = rng.permutation(200)
     for f in (cb.nbr, cb.classwise_ece):
         assert f(probs[perm], labels[perm]) == pytest.approx(f(probs, labels), abs=1e-12)
-    for f in (cb.rank_cs, cb.classwise_ce):
+    for f in (cb.rank_cs, cb.human_classwise_ce):
         assert f(probs[perm], counts[perm]) == pytest.approx(f(probs, counts), abs=1e-12)
     np.testing.assert_allclose(cb.dist_ce(probs[perm], counts[perm]), cb.dist_ce(probs, counts)[perm])
 

@@ -7,7 +7,7 @@ from numpy.testing import assert_allclose
 from calibnb.papers.si2022 import (
     SUMMARY_COLUMNS,
     calibration_summary,
-    calibration_table,
+    calibration_summary_table,
     expert_agreement,
     expert_features,
     normalize_answer,
@@ -130,22 +130,24 @@ def test_average_confidence_gives_macro_ce_one_half():
     assert_allclose(s["macro_ce"], 0.5, atol=1e-15)
 
 
-def test_calibration_table_layout_and_percent():
+def test_calibration_summary_table_layout_and_percent():
     rng = np.random.default_rng(0)
     c = rng.random(50)
     y = rng.random(50) < c
-    t = calibration_table({("a", "raw"): (c, y), ("a", "flat"): (np.full(50, y.mean()), y)}, n_bins=5)
+    t = calibration_summary_table({("a", "raw"): (c, y), ("a", "flat"): (np.full(50, y.mean()), y)}, n_bins=5, percent=True)
     assert list(t.columns) == [*SUMMARY_COLUMNS, "n"]
     assert list(t.index.names) == ["source", "method"]
     assert_allclose(t.loc[("a", "raw"), "macro_ce"], 100 * calibration_summary(c, y, n_bins=5)["macro_ce"])
     assert_allclose(t.loc[("a", "flat"), "ece_width"], 0.0, atol=1e-12)
-    t1 = calibration_table({"only": (c, y)}, percent=False)
+    t1 = calibration_summary_table({"only": (c, y)}, percent=False)
     assert t1.index.name == "row" and t1.loc["only", "n"] == 50
     assert_allclose(t1.loc["only", "ice"], np.abs(y - c).mean())
+    # fractions by default, as everywhere in calibnb
+    assert_allclose(calibration_summary_table({"only": (c, y)}).loc["only", "ice"], np.abs(y - c).mean())
     with pytest.raises(ValueError, match="non-empty mapping"):
-        calibration_table({})
+        calibration_summary_table({})
     with pytest.raises(TypeError, match="must be a \\(conf, correct\\) pair"):
-        calibration_table({"x": c})
+        calibration_summary_table({"x": c})
 
 
 def test_relative_reduction():
@@ -226,7 +228,7 @@ def test_resampling_table_levels_and_stages():
     from calibnb.papers.si2022 import resampling_table
 
     z, labels = _toy_logits()
-    t = resampling_table(z[:2000], labels[:2000], z[2000:], labels[2000:], [0.2, 0.5, 0.8], seed=0)
+    t = resampling_table(z[:2000], labels[:2000], z[2000:], labels[2000:], accuracies=[0.2, 0.5, 0.8], seed=0)
     assert list(t.stage) == ["before", "after TS"] * 3
     assert (t.n > 0).all()
     before = t[t.stage == "before"]
@@ -238,7 +240,7 @@ def test_resampling_table_levels_and_stages():
     mid = t[t.accuracy == 0.5].set_index("stage")
     assert mid.loc["after TS", "ece"] < mid.loc["before", "ece"]
     # seeded
-    t2 = resampling_table(z[:2000], labels[:2000], z[2000:], labels[2000:], [0.2, 0.5, 0.8], seed=0)
+    t2 = resampling_table(z[:2000], labels[:2000], z[2000:], labels[2000:], accuracies=[0.2, 0.5, 0.8], seed=0)
     assert_allclose(t.macro_ce, t2.macro_ce)
 
 
@@ -294,10 +296,10 @@ def test_conscal_threshold_data_matches_conscal():
     p_test, y_test = _checkpoint_tables(1)
     df = conscal_threshold_data(p_dev, y_dev, p_test, y_test, n_bins=10)
     assert len(df) == 2 * 6 and df["tuned"].sum() == 2
-    tuned = ConsCal("binary").fit(p_dev, y_dev).threshold_
+    tuned = ConsCal(mode="binary").fit(p_dev, y_dev).threshold_
     assert (df.loc[df["tuned"], "n"] == tuned).all()
     for n in range(6):
-        c_test = ConsCal("binary", threshold=n).fit(p_dev, y_dev).transform(p_test)
+        c_test = ConsCal(mode="binary", threshold=n).fit(p_dev, y_dev).transform(p_test)
         row = df[(df.split == "test") & (df.n == n)].iloc[0]
         assert row["macro_ce"] == pytest.approx(macro_ce(c_test, y_test))
         assert row["ece"] == pytest.approx(ece(c_test, y_test, n_bins=10))
@@ -324,7 +326,7 @@ def test_conscal_explorer_slider_sets_readout():
     p_dev, y_dev = _checkpoint_tables(0)
     p_test, y_test = _checkpoint_tables(1)
     panel = conscal_explorer(conscal_threshold_data(p_dev, y_dev, p_test, y_test))
-    tuned = ConsCal("binary").fit(p_dev, y_dev).threshold_
+    tuned = ConsCal(mode="binary").fit(p_dev, y_dev).threshold_
     slider = panel.controls["n"]
     assert slider.value == tuned and (panel.readout["n"] == tuned).all() and (panel.readout["tuned_n"] == tuned).all()
     ax = panel.axes[0]
@@ -334,7 +336,7 @@ def test_conscal_explorer_slider_sets_readout():
     r = panel.readout
     assert (r["n"] == other).all() and (r["tuned_n"] == tuned).all()
     for split, (p, y) in {"dev": (p_dev, y_dev), "test": (p_test, y_test)}.items():
-        c = ConsCal("binary", threshold=other).fit(p_dev, y_dev).transform(p)
+        c = ConsCal(mode="binary", threshold=other).fit(p_dev, y_dev).transform(p)
         assert r.loc[split, "macro_ce"] == pytest.approx(macro_ce(c, y))
         assert r.loc[split, "confident_accuracy"] == pytest.approx(y[c == 1].mean())
     assert "(tuned)" not in ax.get_title() and f"n = {other}" in ax.get_title()

@@ -115,7 +115,7 @@ from calibnb.calibrators import TemperatureScaling, softmax
 from calibnb.training import training_dynamics
 td = training_dynamics(n_checkpoints=2, n_seeds=2, seed=1, epochs_per_checkpoint=10, learning_rate=0.5)
 z_dev, z_test = td.checkpoint_logits["dev"][-1], td.checkpoint_logits["test"][-1]
-ts = TemperatureScaling("ece").fit(z_dev, td.labels["dev"])
+ts = TemperatureScaling(objective="ece").fit(z_dev, td.labels["dev"])
 p_raw, p_ts = softmax(z_test), ts.transform(z_test)
 correct = p_raw.argmax(axis=1) == td.labels["test"]
 out = {"logits": float(np.abs(z_test).sum()).hex(), "runs": float(np.abs(td.run_logits["test"]).sum()).hex(),

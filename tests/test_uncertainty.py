@@ -192,3 +192,44 @@ def test_sample_weight_option_is_resampled_with_the_items():
     assert loop.low < loop.estimate < loop.high
     sweep = bootstrap_ci(cn.ece, conf, correct, n_resamples=50, seed=0, n_bins="sweep", binning="mass")
     assert sweep.low <= sweep.high
+
+
+# ---- coverage on a known population -------------------------------------------------
+
+def _population():
+    """Confidences ~ U[0.5, 1], P(correct | c) = c^2: population MacroCE and ECE (10 bins) by quadrature."""
+    from scipy.integrate import quad
+
+    dens = 2.0  # density of U[0.5, 1]
+    e_g = quad(lambda c: dens * c * c, 0.5, 1)[0]
+    ice_pos = quad(lambda c: dens * (1 - c) * c * c, 0.5, 1)[0] / e_g
+    ice_neg = quad(lambda c: dens * c * (1 - c * c), 0.5, 1)[0] / (1 - e_g)
+    ece = sum(abs(quad(lambda c: dens * (c - c * c), m / 10, (m + 1) / 10)[0]) for m in range(5, 10))
+    return (ice_pos + ice_neg) / 2, ece
+
+
+@pytest.mark.parametrize("which", ["macro_ce", "ece"])
+def test_95_percent_intervals_cover_the_population_value(which):
+    macro, ece = _population()
+    assert macro == pytest.approx((11 / 56 + 0.675) / 2, abs=1e-12) and ece == pytest.approx(1 / 6, abs=1e-12)
+    metric, truth = (cn.macro_ce, macro) if which == "macro_ce" else (cn.ece, ece)
+    rng = np.random.default_rng(2024)
+    reps, n = 300, 1000
+    conf = rng.uniform(0.5, 1.0, (reps, n))
+    correct = rng.uniform(size=(reps, n)) < conf ** 2
+    hits = 0
+    for r in range(reps):
+        res = bootstrap_ci(metric, conf[r], correct[r], n_resamples=1000, seed=r)
+        hits += res.low <= truth <= res.high
+    assert 0.90 <= hits / reps <= 0.98, hits / reps
+
+
+def test_bca_on_the_weights_path_uses_scipys_jackknife():
+    conf, correct = _data(n=150, seed=12)
+    fast = bootstrap_ci(cn.ece, conf, correct, n_resamples=2000, seed=0, method="bca")
+    slow = bootstrap_ci(lambda c, y: cn.ece(c, y), conf, correct, n_resamples=2000, seed=0, method="bca")
+    perc = bootstrap_ci(cn.ece, conf, correct, n_resamples=2000, seed=0)
+    width = slow.high - slow.low
+    assert fast.estimate == slow.estimate
+    assert abs(fast.low - slow.low) < 0.15 * width and abs(fast.high - slow.high) < 0.15 * width
+    assert fast != perc  # the bias correction and acceleration move the interval

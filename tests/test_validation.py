@@ -95,7 +95,7 @@ def test_probs_labels_errors(f, probs, labels, exc, match):
         f(probs, labels)
 
 
-@pytest.mark.parametrize("f", [cb.dist_ce, cb.ent_ce, cb.rank_cs, cb.classwise_ce], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("f", [cb.dist_ce, cb.ent_ce, cb.rank_cs, cb.human_classwise_ce], ids=lambda f: f.__name__)
 @pytest.mark.parametrize("human, match", [
     ([[1, 1], [0, 0]], r"human has 1 all-zero row\(s\) \(an item with no votes\); first at row 1"),
     ([[1, -1], [0, 2]], r"human has 1 value below 0; first at index \(0, 1\): -1.0"),

@@ -1,10 +1,16 @@
 """Recalibration methods: fit on a calibration split, apply to new data.
 
-Every calibrator follows one protocol: ``fit(...)`` on calibration data
-returns ``self``; ``transform(...)`` maps new scores to calibrated
-probabilities or confidences; fitted attributes end in ``_``; ``transform``
-before ``fit`` raises :class:`NotFittedError` (a ``ValueError``); inputs are
-never modified.
+Every calibrator is a scikit-learn estimator built on :class:`Calibrator`
+(``sklearn.base.BaseEstimator`` + ``TransformerMixin``): options are
+keyword-only, so ``get_params``/``set_params``, :func:`sklearn.base.clone` and
+``repr`` work and calibrators can be tuned with ``GridSearchCV``; ``fit(...)``
+on calibration data returns ``self``; ``transform(...)`` maps new scores to
+calibrated probabilities or confidences; ``fit_transform`` equals
+``fit(...).transform(...)``; fitted attributes end in ``_``; ``transform``
+before ``fit`` raises :class:`NotFittedError` (a subclass of
+``sklearn.exceptions.NotFittedError``); inputs are never modified.
+:func:`calibration_scorer` turns a calibnb metric into a scikit-learn scorer
+for such searches.
 
 * :class:`TemperatureScaling`, :func:`temperature_curve`, :func:`pad_candidates`
   -- Guo et al. 2017; Si et al. 2022 §2.2, §3.2 (candidate sets), App. A.
@@ -20,13 +26,15 @@ Label smoothing is a training-time method: see :mod:`calibnb.training`.
 """
 
 from ._baselines import AverageBaseline, BinaryBaseline, CorrectnessClassifier
-from ._common import NotFittedError
+from ._base import Calibrator, NotFittedError, calibration_scorer
 from ._conscal import ConsCal, majority_vote
 from ._peers import HistogramBinning, IsotonicCalibrator, PlattScaling, VectorScaling
 from ._spline import SplineCalibrator, natural_spline_basis
 from ._temperature import TemperatureScaling, pad_candidates, softmax, temperature_curve
 
 __all__ = [
+    "Calibrator",
+    "calibration_scorer",
     "AverageBaseline",
     "BinaryBaseline",
     "ConsCal",

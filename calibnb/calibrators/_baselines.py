@@ -14,14 +14,16 @@ from typing import Any
 
 import numpy as np
 
-from ..validation import as_rng, check_choice, check_conf, check_correct, check_scalar_in_range
-from ._common import as_float_array, check_binary, check_is_fitted
+from ..validation import as_float_array, as_rng, check_choice, check_conf, check_correct, check_scalar_in_range
+from ._base import Calibrator
 
 __all__ = ["AverageBaseline", "BinaryBaseline", "CorrectnessClassifier"]
 
 
-class _DevAccuracyBaseline:
+class _DevAccuracyBaseline(Calibrator):
     """Shared ``fit`` of the two Si et al. (2022) baselines: record the dev accuracy."""
+
+    _fitted_attribute = "accuracy_"
 
     def fit(self, conf: Any, correct: Any):
         """Record the dev accuracy ``accuracy_``; returns self."""
@@ -49,6 +51,10 @@ class AverageBaseline(_DevAccuracyBaseline):
     accuracy_ : float
         The dev accuracy.
 
+    References
+    ----------
+    .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of Question Answering". In Findings of the Association for Computational Linguistics: EMNLP 2022. §5.1, Table 2, Table 7.
+
     Examples
     --------
     >>> AverageBaseline().fit([0.9, 0.2, 0.6, 0.7], [1, 0, 0, 1]).transform([0.1, 0.99])
@@ -58,13 +64,9 @@ class AverageBaseline(_DevAccuracyBaseline):
 
     def transform(self, conf: Any) -> np.ndarray:
         """The dev accuracy for every prediction."""
-        check_is_fitted(self, "accuracy_")
+        self._check_fitted()
         c = check_conf(conf)
         return np.full(c.shape[0], self.accuracy_)
-
-    def __repr__(self) -> str:
-        return "AverageBaseline()"
-
 
 class BinaryBaseline(_DevAccuracyBaseline):
     r"""Top t of predictions by confidence get 1, the rest 0; t = dev accuracy (Si et al. 2022, §5.1).
@@ -81,6 +83,10 @@ class BinaryBaseline(_DevAccuracyBaseline):
     accuracy_ : float
         The dev accuracy t.
 
+    References
+    ----------
+    .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of Question Answering". In Findings of the Association for Computational Linguistics: EMNLP 2022. §5.1.
+
     Examples
     --------
     >>> BinaryBaseline().fit([0.9, 0.2, 0.6, 0.7], [1, 0, 0, 1]).transform([0.1, 0.99, 0.5, 0.7])
@@ -90,17 +96,13 @@ class BinaryBaseline(_DevAccuracyBaseline):
 
     def transform(self, conf: Any) -> np.ndarray:
         """1 for the round(accuracy_ * N) most confident predictions, else 0."""
-        check_is_fitted(self, "accuracy_")
+        self._check_fitted()
         c = check_conf(conf)
         n_top = int(np.floor(self.accuracy_ * c.shape[0] + 0.5))
         order = np.argsort(-c, kind="stable")
         out = np.zeros(c.shape[0])
         out[order[:n_top]] = 1.0
         return out
-
-    def __repr__(self) -> str:
-        return "BinaryBaseline()"
-
 
 def _check_features(features: Any, name: str = "features") -> np.ndarray:
     x = as_float_array(features, name)
@@ -119,7 +121,7 @@ def _check_features(features: Any, name: str = "features") -> np.ndarray:
     return x
 
 
-class CorrectnessClassifier:
+class CorrectnessClassifier(Calibrator):
     r"""Predict whether a prediction is correct from its features (Si et al. 2022, §5.1, Appendix B).
 
     .. math:: \hat c_i = P_\theta(\mathrm{correct} \mid x_i),
@@ -145,8 +147,8 @@ class CorrectnessClassifier:
         Fraction held out for validation.
     balance : bool, default True
         Re-sample the training part to balanced classes.
-    seed : int, optional
-        Seeds the split, the re-sampling and the model.
+    seed : None, int or numpy.random.Generator
+        Seeds the split, the re-sampling and the model (None: fresh entropy).
 
     Attributes
     ----------
@@ -156,12 +158,16 @@ class CorrectnessClassifier:
     validation_loss_ : float
         Validation log-loss of the chosen model.
 
+    References
+    ----------
+    .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of Question Answering". In Findings of the Association for Computational Linguistics: EMNLP 2022. §5.1, Appendix B.
+
     Examples
     --------
     >>> rng = np.random.default_rng(0)
     >>> x = rng.normal(size=(400, 2))
     >>> correct = rng.random(400) < 1 / (1 + np.exp(-3 * x[:, 0]))
-    >>> clf = CorrectnessClassifier("logreg", seed=0).fit(x, correct)
+    >>> clf = CorrectnessClassifier(model="logreg", seed=0).fit(x, correct)
     >>> conf = clf.transform([[2.0, 0.0], [-2.0, 0.0]])
     >>> bool(conf[0] > 0.8 and conf[1] < 0.2)
     True
@@ -173,7 +179,9 @@ class CorrectnessClassifier:
         "forest": ("max_depth", (2, 4, 8, None)),
     }
 
-    def __init__(self, model: str = "logreg", *, holdout: float = 0.1, balance: bool = True, seed: Any = 0):
+    _fitted_attribute = "model_"
+
+    def __init__(self, *, model: str = "logreg", holdout: float = 0.1, balance: bool = True, seed: Any = None):
         self.model = model
         self.holdout = holdout
         self.balance = balance
@@ -201,7 +209,7 @@ class CorrectnessClassifier:
         check_choice(self.model, tuple(self._GRIDS), "model")
         frac = check_scalar_in_range(self.holdout, "holdout", low=0.0, high=0.5, low_inclusive=False)
         x = _check_features(features)
-        y = check_binary(correct, x.shape[0], other="features").astype(np.int64)
+        y = check_correct(correct, x.shape[0], other="features").astype(np.int64)
         if y.min() == y.max():
             raise ValueError("correct holds only one class; a correctness classifier needs both correct and wrong.")
         rng = as_rng(self.seed)
@@ -235,11 +243,8 @@ class CorrectnessClassifier:
 
     def transform(self, features: Any) -> np.ndarray:
         """Predicted probability that each prediction is correct."""
-        check_is_fitted(self, "model_")
+        self._check_fitted()
         x = _check_features(features)
         if x.shape[1] != self.n_features_:
             raise ValueError(f"features has {x.shape[1]} columns but the fit had {self.n_features_}; they must match.")
         return self.model_.predict_proba((x - self.mean_) / self.scale_)[:, 1]
-
-    def __repr__(self) -> str:
-        return f"CorrectnessClassifier(model={self.model!r})"

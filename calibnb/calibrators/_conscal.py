@@ -31,8 +31,8 @@ from typing import Any
 
 import numpy as np
 
-from ..validation import check_choice, check_positive_int
-from ._common import check_binary, check_is_fitted
+from ..validation import check_choice, check_correct, check_positive_int
+from ._base import Calibrator
 
 __all__ = ["ConsCal", "majority_vote"]
 
@@ -81,7 +81,7 @@ def majority_vote(predictions: Any) -> tuple[np.ndarray, np.ndarray]:
     return table[rows, j], counts[rows, j]
 
 
-class ConsCal:
+class ConsCal(Calibrator):
     r"""Confidence from prediction consistency across checkpoints (Si et al. 2022, §5.2).
 
     See the module docstring for the three modes; in short, with :math:`k_i`
@@ -115,27 +115,33 @@ class ConsCal:
     ``reference="majority"``). ``transform(predictions)`` returns 1-D
     confidences, :meth:`predict` the final predictions.
 
+    References
+    ----------
+    .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of Question Answering". In Findings of the Association for Computational Linguistics: EMNLP 2022. §5.2.
+
     Examples
     --------
     >>> dev = [[1, 1, 1], [2, 1, 1], [0, 2, 1], [3, 3, 3]]
-    >>> cc = ConsCal("binary", threshold=2).fit(dev, [1, 1, 0, 1])
+    >>> cc = ConsCal(mode="binary", threshold=2).fit(dev, [1, 1, 0, 1])
     >>> cc.transform(dev)
     array([1., 0., 0., 1.])
-    >>> ConsCal("frequency").fit(dev, [1, 1, 0, 1]).transform(dev).round(3)
+    >>> ConsCal(mode="frequency").fit(dev, [1, 1, 0, 1]).transform(dev).round(3)
     array([1.   , 0.667, 0.333, 1.   ])
     """
 
-    def __init__(self, mode: str = "binary", threshold: int | None = None, *, reference: str = "last"):
+    _fitted_attribute = "n_checkpoints_"
+
+    def __init__(self, *, mode: str = "binary", threshold: int | None = None, reference: str = "last"):
         self.mode = mode
         self.threshold = threshold
         self.reference = reference
 
     @classmethod
-    def without_training_dynamics(cls, mode: str = "binary", threshold: int | None = None) -> "ConsCal":
+    def without_training_dynamics(cls, *, mode: str = "binary", threshold: int | None = None) -> "ConsCal":
         """The "w/o training dynamics" variant (Si §5.3): columns are independent runs, final = majority vote."""
-        return cls(mode, threshold, reference="majority")
+        return cls(mode=mode, threshold=threshold, reference="majority")
 
-    def _agreement(self, predictions: Any) -> tuple[np.ndarray, np.ndarray]:
+    def agreement(self, predictions: Any) -> tuple[np.ndarray, np.ndarray]:
         """(final predictions, (N, C) bool agreement with them)."""
         table = _check_table(predictions)
         if self.reference == "last":
@@ -147,14 +153,14 @@ class ConsCal:
     def predict(self, predictions: Any) -> np.ndarray:
         """The final prediction of each instance (last column, or majority vote)."""
         check_choice(self.reference, ("last", "majority"), "reference")
-        return self._agreement(predictions)[0]
+        return self.agreement(predictions)[0]
 
     def fit(self, predictions: Any, correct: Any) -> "ConsCal":
         """Tune the threshold (binary), or fit the classifier, on dev data."""
         check_choice(self.mode, ("binary", "frequency", "classifier"), "mode")
         check_choice(self.reference, ("last", "majority"), "reference")
-        _, agree = self._agreement(predictions)
-        y = check_binary(correct, agree.shape[0], other="predictions")
+        _, agree = self.agreement(predictions)
+        y = check_correct(correct, agree.shape[0], other="predictions")
         c = agree.shape[1]
         self.n_checkpoints_ = c
         if self.mode == "binary":
@@ -179,8 +185,8 @@ class ConsCal:
 
     def transform(self, predictions: Any) -> np.ndarray:
         """ConsCal confidences (1-D) for a new ``(N, C)`` prediction table."""
-        check_is_fitted(self, "n_checkpoints_")
-        _, agree = self._agreement(predictions)
+        self._check_fitted()
+        _, agree = self.agreement(predictions)
         if agree.shape[1] != self.n_checkpoints_:
             raise ValueError(
                 f"predictions has {agree.shape[1]} checkpoints (columns) but the fit had {self.n_checkpoints_}; they must match."
@@ -195,7 +201,3 @@ class ConsCal:
     def _bits(self, agree: np.ndarray) -> np.ndarray:
         # the last checkpoint always agrees with itself: drop that constant column
         return (agree[:, :-1] if self.reference == "last" else agree).astype(np.float64)
-
-    def __repr__(self) -> str:
-        extra = "" if self.reference == "last" else f", reference={self.reference!r}"
-        return f"ConsCal(mode={self.mode!r}, threshold={self.threshold!r}{extra})"

@@ -19,13 +19,24 @@ from typing import Any
 import numpy as np
 from scipy import optimize, special
 
-from ..validation import check_choice, check_conf, check_n_bins, check_positive_int, check_scalar_in_range
-from ._common import check_binary, check_int_labels, check_is_fitted, check_logits, check_scores_1d
+from ..validation import (
+    check_1d_finite,
+    check_choice,
+    check_conf,
+    check_correct,
+    check_labels,
+    check_logits,
+    check_n_bins,
+    check_positive_int,
+    check_scalar_in_range,
+)
+from ._base import Calibrator
+from ._temperature import softmax
 
 __all__ = ["VectorScaling", "PlattScaling", "IsotonicCalibrator", "HistogramBinning"]
 
 
-class VectorScaling:
+class VectorScaling(Calibrator):
     r"""Per-class affine rescaling of the logits, fitted by NLL (Guo et al. 2017; Gupta et al. 2021 §6).
 
     .. math:: \hat p_i = \mathrm{softmax}(w \odot z_i + b), \qquad
@@ -74,6 +85,11 @@ class VectorScaling:
     n_iter_ : int
         Newton steps taken.
 
+    References
+    ----------
+    .. [1] Chuan Guo, Geoff Pleiss, Yu Sun, Kilian Q. Weinberger. 2017. "On Calibration of Modern Neural Networks". In Proceedings of the 34th International Conference on Machine Learning (ICML).
+    .. [2] Kartik Gupta, Amir Rahimi, Thalaiyasingam Ajanthan, Thomas Mensink, Cristian Sminchisescu, Richard Hartley. 2021. "Calibration of Neural Networks using Splines". In International Conference on Learning Representations (ICLR). §6.
+
     Examples
     --------
     >>> z = np.array([[2.0, 0.0], [0.0, 2.0], [2.0, 0.0], [0.0, 2.0]])
@@ -84,6 +100,8 @@ class VectorScaling:
            [0.5, 0.5],
            [0.5, 0.5]])
     """
+
+    _fitted_attribute = "weights_"
 
     def __init__(self, *, l2: float = 0.0, tol: float = 1e-10, max_iter: int = 100):
         self.l2 = l2
@@ -97,7 +115,7 @@ class VectorScaling:
         max_iter = check_positive_int(self.max_iter, "max_iter")
         z = _finite_logits(logits)
         n, k = z.shape
-        y = check_int_labels(labels, n, k)
+        y = check_labels(labels, n, k)
         t = _temperature_start(z, y)
         theta = np.concatenate([np.full(k, 1.0 / t), np.zeros(k)])
         f, g, p = _vs_objective(theta, z, y, lam)
@@ -132,15 +150,11 @@ class VectorScaling:
 
     def transform(self, logits: Any) -> np.ndarray:
         """Calibrated ``(N, K)`` probabilities."""
-        check_is_fitted(self, "weights_")
+        self._check_fitted()
         z = _finite_logits(logits)
         if z.shape[1] != self.weights_.size:
             raise ValueError(f"logits has {z.shape[1]} columns but the fit had {self.weights_.size}; they must match.")
-        return special.softmax(z * self.weights_ + self.bias_, axis=1)
-
-    def __repr__(self) -> str:
-        return f"VectorScaling(l2={self.l2!r}, tol={self.tol!r}, max_iter={self.max_iter!r})"
-
+        return softmax(z * self.weights_ + self.bias_)
 
 def _vs_objective(theta: np.ndarray, z: np.ndarray, y: np.ndarray, lam: float):
     """Penalised vector-scaling NLL, its gradient and the softmax, from one shifted exp."""
@@ -200,7 +214,7 @@ def _finite_logits(logits: Any) -> np.ndarray:
     return z
 
 
-class PlattScaling:
+class PlattScaling(Calibrator):
     r"""Platt scaling of a binary score (Platt 1999; Gupta et al. 2021 §5).
 
     .. math:: \hat c_i = \sigma(a\, x_i + b), \qquad
@@ -215,6 +229,11 @@ class PlattScaling:
     ----------
     a_, b_ : float
 
+    References
+    ----------
+    .. [1] John C. Platt. 1999. "Probabilistic Outputs for Support Vector Machines and Comparisons to Regularized Likelihood Methods". In Advances in Large Margin Classifiers, MIT Press.
+    .. [2] Kartik Gupta, Amir Rahimi, Thalaiyasingam Ajanthan, Thomas Mensink, Cristian Sminchisescu, Richard Hartley. 2021. "Calibration of Neural Networks using Splines". In International Conference on Learning Representations (ICLR). §5.
+
     Examples
     --------
     >>> x = np.array([-2.0, -1.0, 0.0, 1.0, 2.0, -0.5, 0.5, 1.5])
@@ -224,6 +243,8 @@ class PlattScaling:
     (True, [0.63, 0.99])
     """
 
+    _fitted_attribute = "a_"
+
     def __init__(self, *, logit_input: bool = False):
         self.logit_input = logit_input
 
@@ -231,12 +252,12 @@ class PlattScaling:
         if self.logit_input:
             c = check_conf(scores, "scores")
             return special.logit(np.clip(c, 1e-12, 1 - 1e-12))
-        return check_scores_1d(scores, "scores")
+        return check_1d_finite(scores, "scores")
 
     def fit(self, scores: Any, correct: Any) -> "PlattScaling":
         """Fit a and b on 1-D scores and 0/1 outcomes."""
         x = self._x(scores)
-        y = check_binary(correct, x.shape[0], other="scores").astype(np.float64)
+        y = check_correct(correct, x.shape[0], other="scores").astype(np.float64)
         sign = 2 * y - 1
 
         def loss(theta: np.ndarray) -> tuple[float, np.ndarray]:
@@ -251,14 +272,10 @@ class PlattScaling:
 
     def transform(self, scores: Any) -> np.ndarray:
         """Calibrated 1-D probabilities."""
-        check_is_fitted(self, "a_")
+        self._check_fitted()
         return special.expit(self.a_ * self._x(scores) + self.b_)
 
-    def __repr__(self) -> str:
-        return f"PlattScaling(logit_input={self.logit_input})"
-
-
-class IsotonicCalibrator:
+class IsotonicCalibrator(Calibrator):
     r"""Isotonic regression of correctness on confidence (Zadrozny & Elkan 2002), via scikit-learn.
 
     .. math:: \hat\gamma = \arg\min_{\gamma \text{ non-decreasing}} \sum_i (y_i - \gamma(c_i))^2
@@ -267,6 +284,10 @@ class IsotonicCalibrator:
     [0, 1]. ``fit(conf, correct)`` takes a 1-D confidence (e.g. the top-1
     probability) and 0/1 correctness.
 
+    References
+    ----------
+    .. [1] Bianca Zadrozny, Charles Elkan. 2002. "Transforming Classifier Scores into Accurate Multiclass Probability Estimates". In Proceedings of the 8th ACM SIGKDD International Conference on Knowledge Discovery and Data Mining (KDD).
+
     Examples
     --------
     >>> iso = IsotonicCalibrator().fit([0.1, 0.4, 0.6, 0.9], [0, 1, 0, 1])
@@ -274,25 +295,23 @@ class IsotonicCalibrator:
     [0.0, 0.5, 1.0]
     """
 
+    _fitted_attribute = "model_"
+
     def fit(self, conf: Any, correct: Any) -> "IsotonicCalibrator":
         """Fit the monotone map."""
         from sklearn.isotonic import IsotonicRegression
 
         c = check_conf(conf)
-        y = check_binary(correct, c.shape[0]).astype(np.float64)
+        y = check_correct(correct, c.shape[0]).astype(np.float64)
         self.model_ = IsotonicRegression(y_min=0.0, y_max=1.0, out_of_bounds="clip").fit(c, y)
         return self
 
     def transform(self, conf: Any) -> np.ndarray:
         """Calibrated 1-D confidences."""
-        check_is_fitted(self, "model_")
+        self._check_fitted()
         return np.asarray(self.model_.predict(check_conf(conf)), dtype=np.float64)
 
-    def __repr__(self) -> str:
-        return "IsotonicCalibrator()"
-
-
-class HistogramBinning:
+class HistogramBinning(Calibrator):
     r"""Replace each confidence by the calibration accuracy of its bin (Zadrozny & Elkan 2001).
 
     .. math:: \hat c_i = \mathrm{acc}(B_{m(i)}) = \frac{1}{|B_m|}\sum_{j \in B_m} y_j
@@ -309,6 +328,10 @@ class HistogramBinning:
     bin_accuracy_ : ndarray of shape (M,)  (NaN for empty bins)
     bin_count_ : ndarray of shape (M,)
 
+    References
+    ----------
+    .. [1] Bianca Zadrozny, Charles Elkan. 2001. "Obtaining Calibrated Probability Estimates from Decision Trees and Naive Bayesian Classifiers". In Proceedings of the 18th International Conference on Machine Learning (ICML).
+
     Examples
     --------
     >>> hb = HistogramBinning(n_bins=2).fit([0.2, 0.3, 0.7, 0.9], [0, 1, 1, 1])
@@ -316,7 +339,9 @@ class HistogramBinning:
     [0.5, 0.5, 1.0, 1.0]
     """
 
-    def __init__(self, n_bins: int = 15, *, binning: str = "width"):
+    _fitted_attribute = "bin_accuracy_"
+
+    def __init__(self, *, n_bins: int = 15, binning: str = "width"):
         self.n_bins = n_bins
         self.binning = binning
 
@@ -330,7 +355,7 @@ class HistogramBinning:
         m = check_n_bins(self.n_bins)
         check_choice(self.binning, ("width", "mass"), "binning")
         c = check_conf(conf)
-        y = check_binary(correct, c.shape[0]).astype(np.float64)
+        y = check_correct(correct, c.shape[0]).astype(np.float64)
         if self.binning == "width":
             edges = np.linspace(0.0, 1.0, m + 1)
         else:
@@ -347,10 +372,7 @@ class HistogramBinning:
 
     def transform(self, conf: Any) -> np.ndarray:
         """The calibration accuracy of each confidence's bin (identity in empty bins)."""
-        check_is_fitted(self, "bin_accuracy_")
+        self._check_fitted()
         c = check_conf(conf)
         acc = self.bin_accuracy_[self._bin(c)]
         return np.where(np.isnan(acc), c, acc)
-
-    def __repr__(self) -> str:
-        return f"HistogramBinning(n_bins={self.n_bins}, binning={self.binning!r})"

@@ -35,8 +35,8 @@ from typing import Any
 import numpy as np
 from scipy.interpolate import CubicSpline
 
-from ..validation import check_choice, check_conf, check_positive_int, check_probs
-from ._common import check_binary, check_int_labels, check_is_fitted
+from ..validation import check_choice, check_conf, check_correct, check_labels, check_positive_int, check_probs
+from ._base import Calibrator
 
 __all__ = ["SplineCalibrator", "natural_spline_basis"]
 
@@ -56,13 +56,17 @@ def natural_spline_basis(t: Any, knots: Any, *, derivative: int = 0) -> np.ndarr
            [0., 0., 1.]])
     >>> natural_spline_basis([0.25], [0.0, 1.0], derivative=1)   # a straight line
     array([[-1.,  1.]])
+
+    References
+    ----------
+    .. [1] Kartik Gupta, Amir Rahimi, Thalaiyasingam Ajanthan, Thomas Mensink, Cristian Sminchisescu, Richard Hartley. 2021. "Calibration of Neural Networks using Splines". In International Conference on Learning Representations (ICLR). §4.1, Appendix C.
     """
     knots = np.asarray(knots, dtype=np.float64)
     basis = CubicSpline(knots, np.eye(knots.size), bc_type="natural", extrapolate=True)
     return basis(np.asarray(t, dtype=np.float64), derivative)
 
 
-class SplineCalibrator:
+class SplineCalibrator(Calibrator):
     r"""Recalibrate top-r, within-top-r or class-k scores with a spline (Gupta et al. 2021).
 
     .. math:: \gamma(\sigma) = h'\big(s^{-1}(\sigma)\big), \qquad
@@ -106,6 +110,10 @@ class SplineCalibrator:
     1-D calibrated scores in [0, 1]. For top-1, :meth:`recalibrate_top1`
     returns the unchanged predicted class with its recalibrated confidence.
 
+    References
+    ----------
+    .. [1] Kartik Gupta, Amir Rahimi, Thalaiyasingam Ajanthan, Thomas Mensink, Cristian Sminchisescu, Richard Hartley. 2021. "Calibration of Neural Networks using Splines". In International Conference on Learning Representations (ICLR). Eq. 13-14, Proposition 4.1, Eq. 3-4.
+
     Examples
     --------
     >>> rng = np.random.default_rng(0)
@@ -117,7 +125,9 @@ class SplineCalibrator:
     True
     """
 
-    def __init__(self, n_knots: int = 6, r: int = 1, mode: str = "top", k: int | None = None):
+    _fitted_attribute = "calibrated_"
+
+    def __init__(self, *, n_knots: int = 6, r: int = 1, mode: str = "top", k: int | None = None):
         self.n_knots = n_knots
         self.r = r
         self.mode = mode
@@ -136,7 +146,7 @@ class SplineCalibrator:
         """(score, correct) for the chosen mode; correct is None when labels is None."""
         if np.ndim(probs) == 1:
             scores = check_conf(probs, "scores")
-            correct = None if labels is None else check_binary(labels, scores.shape[0], other="scores")
+            correct = None if labels is None else check_correct(labels, scores.shape[0], other="scores")
             if fitting:
                 self.n_classes_ = None
             elif getattr(self, "n_classes_", None) is not None:
@@ -155,7 +165,7 @@ class SplineCalibrator:
         if self.mode == "class" and self.k >= n_classes:
             raise ValueError(f"k = {self.k} is not a class index in [0, {n_classes}).")
         # labels only matter for the correctness; transform passes a dummy label
-        y = np.zeros(p.shape[0], dtype=np.int64) if labels is None else check_int_labels(labels, p.shape[0], n_classes)
+        y = np.zeros(p.shape[0], dtype=np.int64) if labels is None else check_labels(labels, p.shape[0], n_classes)
         if self.mode == "class":
             scores, correct = p[:, self.k], y == self.k
         else:
@@ -193,13 +203,13 @@ class SplineCalibrator:
 
     def recalibration_function(self, scores: Any) -> np.ndarray:
         """:math:`\\gamma` at raw 1-D ``scores`` in [0, 1], clipped to [0, 1]."""
-        check_is_fitted(self, "calibrated_")
+        self._check_fitted()
         s = check_conf(scores, "scores")
         return np.clip(np.interp(s, self.scores_, self.calibrated_), 0.0, 1.0)
 
     def transform(self, probs: Any) -> np.ndarray:
         """Calibrated scores (1-D, in [0, 1]) of the chosen mode for new data."""
-        check_is_fitted(self, "calibrated_")
+        self._check_fitted()
         scores, _ = self._scores(probs, None, fitting=False)
         return np.clip(np.interp(scores, self.scores_, self.calibrated_), 0.0, 1.0)
 
@@ -209,17 +219,13 @@ class SplineCalibrator:
         The predicted class is the argmax of ``probs`` (first index on ties),
         never changed by recalibration (Gupta §3, Remark): only its
         confidence is replaced.
+
+        References
+        ----------
+        .. [1] Kartik Gupta, Amir Rahimi, Thalaiyasingam Ajanthan, Thomas Mensink, Cristian Sminchisescu, Richard Hartley. 2021. "Calibration of Neural Networks using Splines". In International Conference on Learning Representations (ICLR). §3.
         """
-        check_is_fitted(self, "calibrated_")
+        self._check_fitted()
         if self.mode != "top" or self.r != 1:
             raise ValueError(f"recalibrate_top1 needs mode='top' and r=1; this calibrator has mode={self.mode!r}, r={self.r}.")
         p = check_probs(probs)
         return np.argmax(p, axis=1), self.transform(p)
-
-    def fit_transform(self, probs: Any, labels: Any) -> np.ndarray:
-        """``fit(probs, labels).transform(probs)``."""
-        return self.fit(probs, labels).transform(probs)
-
-    def __repr__(self) -> str:
-        extra = f", k={self.k}" if self.mode == "class" else f", r={self.r}"
-        return f"SplineCalibrator(n_knots={self.n_knots}, mode={self.mode!r}{extra})"

@@ -69,8 +69,17 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 from scipy import optimize, special
 
-from ..validation import check_choice, check_conf, check_n_bins, check_positive_int, check_scalar_in_range
-from ._common import as_float_array, check_binary, check_is_fitted, check_logits
+from ..validation import (
+    as_float_array,
+    check_choice,
+    check_conf,
+    check_correct,
+    check_logits,
+    check_n_bins,
+    check_positive_int,
+    check_scalar_in_range,
+)
+from ._base import Calibrator
 
 __all__ = ["TemperatureScaling", "temperature_curve", "pad_candidates", "softmax"]
 
@@ -82,7 +91,7 @@ _LATTICE_STEP = 0.01
 _TIE_RTOL = 1e-9
 
 
-def softmax(logits: Any, temperature: float = 1.0) -> np.ndarray:
+def softmax(logits: Any, *, temperature: float = 1.0) -> np.ndarray:
     r"""Row-wise softmax of ``logits / temperature``, computed stably.
 
     .. math:: p_{ik} = \frac{\exp((z_{ik} - m_i)/\tau)}{\sum_j \exp((z_{ij} - m_i)/\tau)},
@@ -144,6 +153,10 @@ def pad_candidates(
     labels : ndarray or None
         The mask (from ``correct``) or gold indices (from ``gold``), ready for
         :meth:`TemperatureScaling.fit`; ``None`` if neither was given.
+
+    References
+    ----------
+    .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of Question Answering". In Findings of the Association for Computational Linguistics: EMNLP 2022. §3.2.
 
     Examples
     --------
@@ -211,7 +224,7 @@ def pad_candidates(
     logits[rows, cols] = flat
     labels: np.ndarray | None = None
     if flat_correct is not None:
-        fc = check_binary(flat_correct, flat.size, name="correct", other="scores")
+        fc = check_correct(flat_correct, flat.size, name="correct", other="scores")
         labels = np.zeros(logits.shape, dtype=bool)
         labels[rows, cols] = fc
     elif gold is not None:
@@ -238,7 +251,7 @@ class _Problem:
         self.binary = np.ndim(logits) == 1
         if self.binary:
             conf = check_conf(logits, "conf")
-            correct = check_binary(labels, conf.shape[0], name="correct", other="conf")
+            correct = check_correct(labels, conf.shape[0], name="correct", other="conf")
             self.correct = correct
             self.n = conf.shape[0]
             # logit(conf); +-inf for confidences of exactly 1 or 0
@@ -259,7 +272,7 @@ class _Problem:
         if labels_arr.ndim == 2:
             if labels_arr.shape != z.shape:
                 raise ValueError(f"labels (a correct-candidate mask) has shape {labels_arr.shape} but logits has {z.shape}.")
-            mask = check_binary(labels_arr.ravel(), labels_arr.size, name="labels", other="logits").reshape(z.shape)
+            mask = check_correct(labels_arr.ravel(), labels_arr.size, name="labels", other="logits").reshape(z.shape)
             correct = mask[np.arange(n), pred]
             if objective == "nll" and (~mask.any(axis=1)).any():
                 none = ~mask.any(axis=1)
@@ -373,7 +386,7 @@ def _search_non_smooth(g: Callable[[float], float], a: float, b: float, n_grid: 
     return best_x, best_f
 
 
-class TemperatureScaling:
+class TemperatureScaling(Calibrator):
     r"""Temperature scaling: divide the logits by one scalar :math:`\tau > 0`.
 
     .. math:: \hat p_{ik} = \mathrm{softmax}(z_i / \tau)_k, \qquad
@@ -421,6 +434,13 @@ class TemperatureScaling:
     ``transform`` returns ``(N, K)`` probabilities, or 1-D confidences in the
     binary form.
 
+    References
+    ----------
+    .. [1] Chuan Guo, Geoff Pleiss, Yu Sun, Kilian Q. Weinberger. 2017. "On Calibration of Modern Neural Networks". In Proceedings of the 34th International Conference on Machine Learning (ICML).
+    .. [2] Kartik Gupta, Amir Rahimi, Thalaiyasingam Ajanthan, Thomas Mensink, Cristian Sminchisescu, Richard Hartley. 2021. "Calibration of Neural Networks using Splines". In International Conference on Learning Representations (ICLR). §6.
+    .. [3] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of Question Answering". In Findings of the Association for Computational Linguistics: EMNLP 2022. §3.2, §4.2.
+    .. [4] Joris Baan, Wilker Aziz, Barbara Plank, Raquel Fernández. 2022. "Stop Measuring Calibration When Humans Disagree". In Proceedings of the 2022 Conference on Empirical Methods in Natural Language Processing (EMNLP).
+
     Examples
     --------
     >>> rng = np.random.default_rng(0)
@@ -433,10 +453,12 @@ class TemperatureScaling:
     (2000, 3)
     """
 
+    _fitted_attribute = "temperature_"
+
     def __init__(
         self,
-        objective: str = "nll",
         *,
+        objective: str = "nll",
         n_bins: int = 10,
         binning: str = "width",
         bounds: tuple[float, float] = (0.01, 100.0),
@@ -483,7 +505,7 @@ class TemperatureScaling:
 
     def transform(self, logits: Any) -> np.ndarray:
         """Scaled probabilities ``softmax(logits / temperature_)`` (or 1-D confidences, binary form)."""
-        check_is_fitted(self, "temperature_")
+        self._check_fitted()
         if np.ndim(logits) == 1:
             if self.n_classes_ is not None:
                 raise ValueError(
@@ -499,15 +521,6 @@ class TemperatureScaling:
             raise ValueError(f"logits has {z.shape[1]} columns but the fit had {self.n_classes_}; they must match.")
         return _softmax(z, self.temperature_)
 
-    def fit_transform(self, logits: Any, labels: Any) -> np.ndarray:
-        """``fit(logits, labels).transform(logits)``."""
-        return self.fit(logits, labels).transform(logits)
-
-    def __repr__(self) -> str:
-        fitted = f", temperature_={self.temperature_:.4g}" if hasattr(self, "temperature_") else ""
-        return f"TemperatureScaling(objective={self.objective!r}{fitted})"
-
-
 _BUILTIN_CURVE = ("nll", "accuracy", "mean_conf")
 
 
@@ -515,6 +528,7 @@ def temperature_curve(
     scores: Any,
     labels: Any,
     temperatures: Any,
+    *,
     metrics: Sequence[str] | Mapping[str, Callable[[np.ndarray, np.ndarray], float]] = ("ece", "macro_ce"),
 ) -> "pd.DataFrame":  # noqa: F821
     r"""Calibration metrics of the top-1 prediction as a function of the temperature.
@@ -542,9 +556,13 @@ def temperature_curve(
     pandas.DataFrame
         One row per temperature: column ``temperature`` then one per metric.
 
+    References
+    ----------
+    .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of Question Answering". In Findings of the Association for Computational Linguistics: EMNLP 2022. Appendix A, Figure 5.
+
     Examples
     --------
-    >>> df = temperature_curve([0.9, 0.8, 0.6], [1, 0, 1], [1.0, 2.0], ["mean_conf", "accuracy"])
+    >>> df = temperature_curve([0.9, 0.8, 0.6], [1, 0, 1], [1.0, 2.0], metrics=["mean_conf", "accuracy"])
     >>> df.round(3).to_dict("list")
     {'temperature': [1.0, 2.0], 'mean_conf': [0.767, 0.656], 'accuracy': [0.667, 0.667]}
     """

@@ -4,36 +4,33 @@ Third-party files are never committed: ``data/manifest.json`` records where each
 comes from (URL, commit, checksums, licence), and :func:`fetch` finds it in the
 cache folder (``cache_dir``, else ``$CALIBNB_DATA_DIR``, else
 ``~/.cache/calibnb``) or downloads and verifies it. See ``data/README.md``.
+
+Also here: a labelled simulator of open-domain QA candidates
+(:func:`simulate_odqa`) and vote sub-sampling (:func:`subsample_votes`). The
+checkpoints of a small trained model are :func:`calibnb.training_dynamics`.
 """
 
 from ._arrays import UnsafePickleError
 from ._registry import (
-    ChecksumMismatchError,
-    DataUnavailableError,
-    data_dir,
-    fetch,
-    manifest_entry,
-    registry,
+    ChecksumMismatchError, DataUnavailableError, data_dir, fetch, manifest_entry, registry,
 )
 from ._loaders import (
-    NLI_CLASSES,
-    QA_EXPERTS,
-    ChaosNLI,
-    ChaosNLIPredictions,
-    CifarOutputs,
-    calibration_test_split,
-    chaosnli_prediction_models,
-    cifar_models,
-    load_chaosnli,
-    load_chaosnli_predictions,
-    load_cifar,
-    load_cifar10h,
-    load_codex_triviaqa,
-    load_qa_confidences,
-    load_qa_dev_confidences,
-    qa_datasets,
-    read_text,
+    NLI_CLASSES, QA_EXPERTS, ChaosNLI, ChaosNLIPredictions, CifarOutputs, calibration_test_split,
+    chaosnli_prediction_models, cifar_models, load_chaosnli, load_chaosnli_predictions, load_cifar,
+    load_cifar10h, load_codex_triviaqa, load_qa_confidences, load_qa_dev_confidences, qa_datasets, read_text,
 )
 from ._simulate import SimulatedODQA, simulate_odqa
 from ._votes import subsample_votes
-from ..training import training_dynamics
+
+__all__ = [
+    # the data registry
+    "data_dir", "fetch", "manifest_entry", "registry", "ChecksumMismatchError", "DataUnavailableError",
+    "UnsafePickleError", "read_text",
+    # loaders of real data
+    "NLI_CLASSES", "QA_EXPERTS", "ChaosNLI", "ChaosNLIPredictions", "CifarOutputs", "load_chaosnli",
+    "chaosnli_prediction_models", "load_chaosnli_predictions", "cifar_models", "load_cifar",
+    "calibration_test_split", "load_cifar10h", "qa_datasets", "load_qa_confidences", "load_qa_dev_confidences",
+    "load_codex_triviaqa",
+    # simulators and vote sub-sampling
+    "SimulatedODQA", "simulate_odqa", "subsample_votes",
+]

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from ..validation import check_choice, check_positive_int, check_scalar_in_range
+from ..validation import as_rng, check_choice, check_positive_int, check_scalar_in_range
 from ._registry import fetch, manifest_entry, registry
 
 __all__ = [
@@ -91,6 +91,10 @@ class ChaosNLI:
         One row per item: ``uid``, ``premise``, ``hypothesis``, ``source`` and
         ``old_labels`` (the original five annotations, a list) for SNLI/MNLI;
         ``uid``, ``obs1``, ``obs2``, ``hyp1``, ``hyp2``, ``source`` for αNLI.
+
+    References
+    ----------
+    .. [1] Yixin Nie, Xiang Zhou, Mohit Bansal. 2020. "What Can We Learn from Collective Human Opinions on Natural Language Inference Data?". In Proceedings of the 2020 Conference on Empirical Methods in Natural Language Processing (EMNLP).
     """
 
     subset: str
@@ -178,6 +182,10 @@ def chaosnli_prediction_models() -> list[tuple[str, str, int]]:
     [('mnli', 'roberta-base', 0), ('mnli', 'roberta-base', 1)]
     >>> len(chaosnli_prediction_models())
     8
+
+    References
+    ----------
+    .. [1] Joris Baan, Wilker Aziz, Barbara Plank, Raquel Fernández. 2022. "Stop Measuring Calibration When Humans Disagree". In Proceedings of the 2022 Conference on Empirical Methods in Natural Language Processing (EMNLP).
     """
     found = set()
     for name in registry()["file"]:
@@ -216,6 +224,10 @@ class ChaosNLIPredictions:
         The file's ``pred`` (its argmax), re-ordered.
     split : ndarray of str, shape (n,)
         ``"dev"`` or ``"test"``: which prediction file the row came from.
+
+    References
+    ----------
+    .. [1] Joris Baan, Wilker Aziz, Barbara Plank, Raquel Fernández. 2022. "Stop Measuring Calibration When Humans Disagree". In Proceedings of the 2022 Conference on Empirical Methods in Natural Language Processing (EMNLP).
     """
 
     subset: str
@@ -257,6 +269,10 @@ def load_chaosnli_predictions(subset: str, model: str, seed: int, *, cache_dir: 
     ChaosNLIPredictions
         Arrays over the ChaosNLI items that have a prediction, with ``mask``
         and ``missing_uids`` saying which have none (30 for MNLI).
+
+    References
+    ----------
+    .. [1] Joris Baan, Wilker Aziz, Barbara Plank, Raquel Fernández. 2022. "Stop Measuring Calibration When Humans Disagree". In Proceedings of the 2022 Conference on Empirical Methods in Natural Language Processing (EMNLP).
 
     Examples
     --------
@@ -391,6 +407,10 @@ def load_cifar(dataset: str, model: str, *, cache_dir: PathLike = None) -> Cifar
         ``labels``; see :class:`CifarOutputs`. Use
         :func:`calibration_test_split` for a seeded calibration/test split.
 
+    References
+    ----------
+    .. [1] Ananya Kumar, Percy Liang, Tengyu Ma. 2019. "Verified Uncertainty Calibration". In Advances in Neural Information Processing Systems (NeurIPS).
+
     Examples
     --------
     With the data available (see ``CALIBNB_DATA_DIR``)::
@@ -416,18 +436,19 @@ def load_cifar(dataset: str, model: str, *, cache_dir: PathLike = None) -> Cifar
     return CifarOutputs(dataset=dataset, model=model, logits=logits, labels=labels, scores=scores, source=name)
 
 
-def calibration_test_split(n: int, seed: int, frac: float = 0.5) -> tuple[np.ndarray, np.ndarray]:
+def calibration_test_split(n: int, *, seed: Any = None, frac: float = 0.5) -> tuple[np.ndarray, np.ndarray]:
     """A seeded random split of ``n`` items into calibration and test index sets.
 
     The calibration set takes ``round(frac * n)`` items drawn by a random
-    permutation from ``numpy.random.default_rng(seed)``; the test set takes the
+    permutation from ``calibnb.validation.as_rng(seed)``; the test set takes the
     rest. Both index arrays are returned sorted.
 
     Parameters
     ----------
     n : int
         Number of items (>= 2).
-    seed : int
+    seed : None, int or numpy.random.Generator
+        Source of randomness (None: fresh entropy).
     frac : float, default 0.5
         Fraction for calibration, in (0, 1); both parts must be non-empty.
 
@@ -442,12 +463,12 @@ def calibration_test_split(n: int, seed: int, frac: float = 0.5) -> tuple[np.nda
     (5, 5, True)
     """
     n = check_positive_int(n, "n", minimum=2)
-    seed = check_positive_int(seed, "seed", minimum=0)
+    rng = as_rng(seed)
     frac = check_scalar_in_range(frac, "frac", low=0.0, high=1.0, low_inclusive=False, high_inclusive=False)
     n_cal = int(round(frac * n))
     if not 1 <= n_cal <= n - 1:
         raise ValueError(f"frac={frac:g} of n={n} gives {n_cal} calibration items; both parts must be non-empty.")
-    perm = np.random.default_rng(seed).permutation(n)
+    perm = rng.permutation(n)
     return np.sort(perm[:n_cal]).astype(np.int64), np.sort(perm[n_cal:]).astype(np.int64)
 
 
@@ -462,6 +483,10 @@ def load_cifar10h(*, cache_dir: PathLike = None) -> np.ndarray:
         counts = load_cifar10h()
         counts.shape, counts.dtype
         # -> ((10000, 10), dtype('int64'))
+
+    References
+    ----------
+    .. [1] Joshua C. Peterson, Ruairidh M. Battleday, Thomas L. Griffiths, Olga Russakovsky. 2019. "Human Uncertainty Makes Classification More Robust". In Proceedings of the IEEE/CVF International Conference on Computer Vision (ICCV).
     """
     counts = np.load(fetch("cifar10h/cifar10h-counts.npy", cache_dir=cache_dir), allow_pickle=False)
     return np.asarray(counts, dtype=np.int64)
@@ -521,6 +546,10 @@ def load_qa_confidences(dataset: str, expert: str, *, cache_dir: PathLike = None
           punctuation or articles) — itself included — for agreement-based ConsCal;
         - ``selected_expert`` (str) and ``selected_correct`` (bool): MoRE's
           router choice (``choice`` A–D = the experts in order) and its EM.
+
+    References
+    ----------
+    .. [1] Chenglei Si, Weijia Shi, Chen Zhao, Luke Zettlemoyer, Jordan Boyd-Graber. 2023. "Getting MoRE out of Mixture of Language Model Reasoning Experts". In Findings of the Association for Computational Linguistics: EMNLP 2023.
 
     Examples
     --------
@@ -594,6 +623,10 @@ def load_codex_triviaqa(*, cache_dir: PathLike = None):
         ``gold_answers`` (list of str), ``token_probs`` (list of float),
         ``confidence`` (float, ``LM Prob``), ``correct`` (bool, ``EM``),
         ``f1`` (float), in log order.
+
+    References
+    ----------
+    .. [1] Chenglei Si, Weijia Shi, Chen Zhao, Luke Zettlemoyer, Jordan Boyd-Graber. 2023. "Getting MoRE out of Mixture of Language Model Reasoning Experts". In Findings of the Association for Computational Linguistics: EMNLP 2023.
 
     Examples
     --------

@@ -9,6 +9,7 @@ docstring says so.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -79,6 +80,10 @@ class SimulatedODQA:
             Pass both to a temperature scaler (softmax over each row); the
             prediction is the row's argmax and it is correct iff its gold flag is set.
 
+        References
+        ----------
+        .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of Question Answering". In Findings of the Association for Computational Linguistics: EMNLP 2022. §3.2.
+
         Examples
         --------
         >>> sim = simulate_odqa(50, seed=0, accuracy=0.4, n_passages=3, n_spans=4)
@@ -105,7 +110,7 @@ def _joint_accuracy(signal: float, bearing: np.ndarray, gold: np.ndarray, noise_
 def simulate_odqa(
     n_questions: int,
     *,
-    seed: int | None,
+    seed: Any,
     accuracy: float,
     n_passages: int = 10,
     n_spans: int = 10,
@@ -145,8 +150,9 @@ def simulate_odqa(
     Parameters
     ----------
     n_questions : int
-    seed : int or None
-        Seed of the simulation (keyword-only and required, so runs are reproducible).
+    seed : None, int or numpy.random.Generator
+        Seed of the simulation (keyword-only and required, so that a run says
+        how it is seeded; None draws fresh entropy).
     accuracy : float in (0, 1)
         Target top-1 accuracy of the joint prediction; it must be below
         ``answerable``.
@@ -164,6 +170,10 @@ def simulate_odqa(
     SimulatedODQA
         The **simulated** scores and gold flags; use
         :meth:`SimulatedODQA.candidates` for joint or pipeline candidate sets.
+
+    References
+    ----------
+    .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of Question Answering". In Findings of the Association for Computational Linguistics: EMNLP 2022. §3.2.
 
     Examples
     --------

@@ -11,7 +11,7 @@ from ..validation import as_rng, check_positive_int, check_vote_counts
 __all__ = ["subsample_votes"]
 
 
-def subsample_votes(counts: Any, n_votes: int, *, n_groups: int = 2, seed: Any = None) -> np.ndarray:
+def subsample_votes(human: Any, n_votes: int, *, n_groups: int = 2, seed: Any = None) -> np.ndarray:
     r"""Draw ``n_groups`` disjoint groups of ``n_votes`` votes from each item's votes.
 
     Each item's votes are shuffled (every ordering equally likely) and the first
@@ -29,7 +29,7 @@ def subsample_votes(counts: Any, n_votes: int, *, n_groups: int = 2, seed: Any =
 
     Parameters
     ----------
-    counts : array-like of shape (N, K)
+    human : array-like of shape (N, K)
         Whole vote counts per item and class; items may have different totals.
     n_votes : int
         Votes per group (at least 1).
@@ -48,6 +48,10 @@ def subsample_votes(counts: Any, n_votes: int, *, n_groups: int = 2, seed: Any =
     ValueError
         If an item has fewer than ``n_groups * n_votes`` votes.
 
+    References
+    ----------
+    .. [1] Joris Baan, Wilker Aziz, Barbara Plank, Raquel Fernández. 2022. "Stop Measuring Calibration When Humans Disagree". In Proceedings of the 2022 Conference on Empirical Methods in Natural Language Processing (EMNLP). §5.2.
+
     Examples
     --------
     >>> groups = subsample_votes([[3, 1], [0, 4]], 2, seed=0)
@@ -56,7 +60,7 @@ def subsample_votes(counts: Any, n_votes: int, *, n_groups: int = 2, seed: Any =
     >>> groups.sum(axis=0).tolist()  # two groups of 2 use all 4 votes of each item
     [[3, 1], [0, 4]]
     """
-    c = check_vote_counts(counts)
+    c = check_vote_counts(human)
     n_votes = check_positive_int(n_votes, "n_votes")
     n_groups = check_positive_int(n_groups, "n_groups")
     rng = as_rng(seed)
@@ -67,7 +71,8 @@ def subsample_votes(counts: Any, n_votes: int, *, n_groups: int = 2, seed: Any =
     if short.any():
         i = int(np.flatnonzero(short)[0])
         raise ValueError(
-            f"counts has {int(short.sum())} item(s) with fewer than n_groups * n_votes = {need} votes; "
+            f"human has {int(short.sum())} item(s) with fewer than "
+            f"{f'n_votes={n_votes}' if n_groups == 1 else f'n_groups * n_votes = {need}'} votes; "
             f"first at row {i}: {int(totals[i])} votes."
         )
     # One entry per vote: its item and its class, items in order.

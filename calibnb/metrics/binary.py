@@ -64,10 +64,12 @@ __all__ = [
     "brier_top",
     "auto_n_bins",
     "sweep_n_bins",
+    "binomial_interval",
 ]
 
 _BINNINGS = ("width", "mass")
 _TIES = ("order", "group")
+_INTERVALS = ("wilson", "clopper-pearson")
 # Items per chunk: the temporaries of one chunk stay in the CPU cache.
 _CHUNK = 1 << 16
 # Scale slightly below M so that every edge value m/M (as a float) lands in the
@@ -107,6 +109,11 @@ class KSCurves(NamedTuple):
         :math:`\\tilde h_i = \\frac{1}{N}\\sum_{j \\le i} \\text{conf}_j`.
     gap : ndarray (N,)
         :math:`h_i - \\tilde h_i`.
+
+    References
+    ----------
+    .. [1] Kartik Gupta, Amir Rahimi, Thalaiyasingam Ajanthan, Thomas Mensink, Cristian Sminchisescu, Richard Hartley. 2021. "Calibration of Neural Networks using Splines". In International Conference on Learning Representations (ICLR). Eq. 11-12.
+    .. [2] Tetsuya Sakai. 2024. "Evaluating System Responses Based On Overconfidence and Underconfidence". In EMTCIR '24: The First Workshop on Evaluation Methodologies, Testbeds and Community for Information Access Research. Eq. 3-4.
     """
 
     scores: np.ndarray
@@ -637,6 +644,12 @@ def ece(conf, correct, *, n_bins: int | str = 10, binning: str = "width", sample
     .. [2] R. Roelofs, N. Cain, J. Shlens and M. C. Mozer, "Mitigating Bias in
        Calibration Error Estimation", AISTATS 2022 (``n_bins="sweep"``).
 
+    References
+    ----------
+    .. [1] Chuan Guo, Geoff Pleiss, Yu Sun, Kilian Q. Weinberger. 2017. "On Calibration of Modern Neural Networks". In Proceedings of the 34th International Conference on Machine Learning (ICML).
+    .. [2] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of Question Answering". In Findings of the Association for Computational Linguistics: EMNLP 2022. Eq. 1.
+    .. [3] Tetsuya Sakai. 2024. "Evaluating System Responses Based On Overconfidence and Underconfidence". In EMTCIR '24: The First Workshop on Evaluation Methodologies, Testbeds and Community for Information Access Research. Eq. 1.
+
     Examples
     --------
     Sakai 2024, Example 1, System X (3 equal-mass bins):
@@ -706,6 +719,12 @@ def mce(conf, correct, *, n_bins: int | str = 10, binning: str = "width", sample
     -------
     float in [0, 1], or ndarray of shape (S,) for 2-D input or 2-D ``sample_weight``
 
+    References
+    ----------
+    .. [1] Mahdi Pakdaman Naeini, Gregory F. Cooper, Milos Hauskrecht. 2015. "Obtaining Well Calibrated Probabilities Using Bayesian Binning". In Proceedings of the AAAI Conference on Artificial Intelligence.
+    .. [2] Tetsuya Sakai. 2024. "Evaluating System Responses Based On Overconfidence and Underconfidence". In EMTCIR '24: The First Workshop on Evaluation Methodologies, Testbeds and Community for Information Access Research. Eq. 1.
+    .. [3] Kartik Gupta, Amir Rahimi, Thalaiyasingam Ajanthan, Thomas Mensink, Cristian Sminchisescu, Richard Hartley. 2021. "Calibration of Neural Networks using Splines". In International Conference on Learning Representations (ICLR).
+
     Examples
     --------
     >>> conf = [0.4, 0.4, 0.4, 0.6, 0.6, 0.6, 0.8, 0.8, 0.8]
@@ -730,20 +749,45 @@ def mce(conf, correct, *, n_bins: int | str = 10, binning: str = "width", sample
     return _result(gap.max(axis=1), batched)
 
 
-def reliability_table(conf, correct, *, n_bins: int = 10, binning: str = "width"):
-    """Per-bin statistics behind ECE, MCE and the reliability diagram.
+def reliability_table(
+    conf, correct, *, n_bins: int | str = 10, binning: str = "width", sample_weight=None,
+    interval: str | None = None, level: float = 0.95,
+):
+    """Per-bin statistics behind ECE, MCE and the reliability diagram, with intervals.
 
     .. math::
 
         \\mathrm{gap}_m = \\mathrm{conf}(B_m) - \\mathrm{acc}(B_m)
 
-    (positive: overconfident in that bin). Empty bins are omitted.
+    (positive: overconfident in that bin). Empty bins are omitted. With
+    ``interval``, each bin's accuracy gets a binomial confidence interval for
+    :math:`n_m` items of which :math:`k_m` are correct, equal to
+    ``scipy.stats.binomtest(k_m, n_m).proportion_ci(level, method)``
+    (Wilson bit for bit; Clopper-Pearson to scipy's root-finder tolerance,
+    see :func:`binomial_interval`):
+
+    .. math::
+
+        \\text{Wilson:}\\quad \\frac{2k + z^2 \\pm z\\sqrt{z^2 + 4k(n-k)/n}}{2(n + z^2)},
+        \\qquad z = \\Phi^{-1}\\big(\\tfrac{1 + \\text{level}}{2}\\big)
+
+    (0 when k = 0 and 1 when k = n at the open end), or the Clopper-Pearson
+    interval, which inverts the two one-sided binomial tests (exact coverage
+    at least ``level``).
 
     Parameters
     ----------
     conf, correct : array-like of shape (N,)
-    n_bins : int, default 10
+    n_bins : int, "auto" or "sweep", default 10
+        As in :func:`ece`.
     binning : {"width", "mass"}, default "width"
+    sample_weight : array-like of shape (N,), optional
+        Item weights as in :func:`ece` (``count`` and ``n_correct`` become
+        sums of weights; integer weights equal repeated rows).
+    interval : {"wilson", "clopper-pearson"} or None, default None
+        Adds columns ``acc_low``, ``acc_high``. Needs integer counts (no
+        weights, or integer weights).
+    level : float in (0, 1), default 0.95
 
     Returns
     -------
@@ -751,44 +795,168 @@ def reliability_table(conf, correct, *, n_bins: int = 10, binning: str = "width"
         Columns ``bin`` (0-based index), ``lower``, ``upper`` (the bin edges
         ``m/M``, ``(m+1)/M`` for equal-width bins; the smallest and largest
         confidence in the bin for equal-mass bins), ``count``, ``n_correct``,
-        ``mean_conf``, ``accuracy``, ``gap``.
+        ``mean_conf``, ``accuracy``, ``gap`` (and ``acc_low``, ``acc_high``).
+
+    References
+    ----------
+    .. [1] E. B. Wilson, "Probable inference, the law of succession, and
+       statistical inference", JASA 22(158):209-212, 1927.
+    .. [2] C. J. Clopper and E. S. Pearson, "The use of confidence or fiducial
+       limits illustrated in the case of the binomial", Biometrika
+       26(4):404-413, 1934.
+    .. [3] R. G. Newcombe, "Two-sided confidence intervals for the single
+       proportion: comparison of seven methods", Statistics in Medicine
+       17(8):857-872, 1998 (the form of the Wilson interval used).
 
     Examples
     --------
     >>> t = reliability_table([0.2, 0.25, 0.9], [0, 1, 1], n_bins=2)
     >>> t[["bin", "count", "accuracy"]].to_string(index=False)
     ' bin  count  accuracy\\n   0      2       0.5\\n   1      1       1.0'
+    >>> t = reliability_table([0.2, 0.25, 0.9], [0, 1, 1], n_bins=2, interval="wilson")
+    >>> t[["acc_low", "acc_high"]].round(3).to_numpy().tolist()
+    [[0.095, 0.905], [0.207, 1.0]]
     """
     import pandas as pd
 
     conf, correct = check_conf_correct(conf, correct)
-    n_bins = _check_binning(n_bins, binning)
+    w = check_sample_weight(sample_weight, conf.shape)
+    if w is not None and w.ndim != 1:
+        raise ValueError(f"sample_weight must be 1-D (N,) for reliability_table; got shape {w.shape}.")
+    n_bins = _resolve_n_bins(n_bins, binning, conf, correct, w)
+    if interval is not None:
+        check_choice(interval, _INTERVALS, "interval")
+    level = check_scalar_in_range(level, "level", low=0.0, high=1.0, low_inclusive=False, high_inclusive=False)
     if binning == "width":
         idx = np.maximum(_width_codes(conf, n_bins) - 1, 0)
-        count = np.bincount(idx, minlength=n_bins).astype(np.float64)
-        sum_conf = np.bincount(idx, weights=conf, minlength=n_bins)
-        n_correct = np.bincount(idx, weights=correct, minlength=n_bins)
+        count = np.bincount(idx, weights=w, minlength=n_bins).astype(np.float64)
+        sum_conf = np.bincount(idx, weights=conf if w is None else w * conf, minlength=n_bins)
+        n_correct = np.bincount(idx, weights=correct if w is None else w * correct, minlength=n_bins)
         bins = np.flatnonzero(count > 0)
         lower = bins / n_bins
         upper = (bins + 1) / n_bins
         count, sum_conf, n_correct = count[bins], sum_conf[bins], n_correct[bins]
-    else:
+    elif w is None:
         count, sum_conf, n_correct, lower, upper = _mass_stats(conf, correct, n_bins)
         bins = np.flatnonzero(_mass_sizes(conf.shape[0], n_bins) > 0)
+    else:
+        count, sum_conf, n_correct = (a[0] for a in _mass_sums_general(conf, correct, w, n_bins))
+        bins = np.flatnonzero(count > 0)
+        count, sum_conf, n_correct = count[bins], sum_conf[bins], n_correct[bins]
+        lower, upper = _mass_bin_range(conf, w, n_bins, bins)
     mean_conf = sum_conf / count
     accuracy = n_correct / count
-    return pd.DataFrame(
+    integral = w is None or bool(np.all(w == np.round(w)))
+    table = pd.DataFrame(
         {
             "bin": bins.astype(np.int64),
             "lower": lower,
             "upper": upper,
-            "count": count.astype(np.int64),
-            "n_correct": np.rint(n_correct).astype(np.int64),
+            "count": np.rint(count).astype(np.int64) if integral else count,
+            "n_correct": np.rint(n_correct).astype(np.int64) if integral else n_correct,
             "mean_conf": mean_conf,
             "accuracy": accuracy,
             "gap": mean_conf - accuracy,
         }
     )
+    if interval is not None:
+        if not integral:
+            raise ValueError(
+                "interval needs integer counts per bin; sample_weight has non-integer weights."
+            )
+        low, high = binomial_interval(table["n_correct"].to_numpy(), table["count"].to_numpy(),
+                                      method=interval, level=level)
+        table["acc_low"] = low
+        table["acc_high"] = high
+    return table
+
+
+def _mass_bin_range(conf, w, n_bins: int, bins: np.ndarray):
+    """Smallest and largest confidence with positive weight in each weighted equal-mass bin."""
+    order = np.argsort(conf, kind="stable")
+    sc, sw = conf[order], w[order]
+    cw = np.cumsum(sw)
+    total = cw[-1]
+    m = np.arange(n_bins + 1)
+    if np.all(sw == np.round(sw)):
+        q, r = divmod(int(round(total)), n_bins)
+        bounds = q * m + np.minimum(m, r)
+    else:
+        bounds = total * m / n_bins
+    first = np.searchsorted(cw, bounds[:-1], side="right")  # first item reaching past the start
+    last = np.searchsorted(cw, bounds[1:], side="left")     # item holding the end
+    n = sc.shape[0]
+    return sc[np.minimum(first[bins], n - 1)], sc[np.minimum(last[bins], n - 1)]
+
+
+def binomial_interval(k, n, *, method: str = "wilson", level: float = 0.95):
+    """Confidence interval of a binomial proportion k/n, vectorised over bins.
+
+    Equal to ``scipy.stats.binomtest(k, n).proportion_ci(level, method)``:
+    the Wilson score interval in Newcombe's form, computed in the same
+    floating-point steps (bit for bit), or the Clopper-Pearson interval from
+    its closed form in beta quantiles,
+    :math:`[B^{-1}(\\alpha/2;\\, k, n-k+1),\\ B^{-1}(1-\\alpha/2;\\, k+1, n-k)]`,
+    :math:`\\alpha = 1 - \\text{level}`, which scipy finds by root finding
+    (``brentq``, tolerance 2e-12): the two agree to that tolerance.
+
+    .. math::
+
+        \\text{Wilson:}\\ \\frac{2np + z^2}{2(n + z^2)} \\pm
+        \\frac{z}{2(n + z^2)}\\sqrt{4np(1 - p) + z^2},\\quad p = k/n
+
+    Parameters
+    ----------
+    k, n : array-like of int
+        Successes and trials (n >= 1, 0 <= k <= n).
+    method : {"wilson", "clopper-pearson"}, default "wilson"
+    level : float in (0, 1), default 0.95
+
+    Returns
+    -------
+    low, high : ndarray
+
+    References
+    ----------
+    .. [1] R. G. Newcombe, "Two-sided confidence intervals for the single
+       proportion: comparison of seven methods", Statistics in Medicine
+       17(8):857-872, 1998 (methods 3 and 5).
+
+    Examples
+    --------
+    >>> low, high = binomial_interval([0, 5], [10, 10])
+    >>> low.round(3).tolist(), high.round(3).tolist()
+    ([0.0, 0.237], [0.278, 0.763])
+    """
+    from scipy.special import ndtri
+
+    check_choice(method, _INTERVALS, "method")
+    level = check_scalar_in_range(level, "level", low=0.0, high=1.0, low_inclusive=False, high_inclusive=False)
+    k = np.asarray(k)
+    n = np.asarray(n)
+    if k.shape != n.shape or np.any(n < 1) or np.any(k < 0) or np.any(k > n) or np.any(k != np.round(k)):
+        raise ValueError("binomial_interval needs integer k and n of the same shape with 0 <= k <= n and n >= 1.")
+    if method == "clopper-pearson":
+        from scipy.stats import beta
+
+        alpha = (1.0 - level) / 2.0
+        k = k.astype(np.float64)
+        n = n.astype(np.float64)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            low = np.where(k == 0, 0.0, beta.ppf(alpha, np.maximum(k, 1), n - k + 1))
+            high = np.where(k == n, 1.0, beta.isf(alpha, k + 1, np.maximum(n - k, 1)))
+        return low, high
+    k = k.astype(np.float64)
+    n = n.astype(np.float64)
+    p = k / n
+    z = ndtri(0.5 + 0.5 * level)
+    denom = 2 * (n + z**2)
+    center = (2 * n * p + z**2) / denom
+    q = 1 - p
+    delta = z / denom * np.sqrt(4 * n * p * q + z**2)
+    low = np.where(k == 0, 0.0, center - delta)
+    high = np.where(k == n, 1.0, center + delta)
+    return low, high
 
 
 # --------------------------------------------------------------------------
@@ -843,6 +1011,10 @@ def ice(conf, correct, *, sample_weight=None):
         weights replace every count by a sum of weights. (S, N) weights with
         1-D ``conf`` evaluate S weightings of the same items at once.
 
+    References
+    ----------
+    .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of Question Answering". In Findings of the Association for Computational Linguistics: EMNLP 2022. Section 4.2.
+
     Examples
     --------
     >>> ice([0.9, 0.2], [1, 1])
@@ -885,6 +1057,11 @@ def macro_ce_parts(conf, correct, *, sample_weight=None) -> MacroCEParts:
     MacroCEParts(ice_pos, ice_neg, macro_ce)
         Floats, or arrays of shape (S,) for 2-D input.
 
+    References
+    ----------
+    .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of Question Answering". In Findings of the Association for Computational Linguistics: EMNLP 2022. Section 4.2.
+    .. [2] Tetsuya Sakai. 2024. "Evaluating System Responses Based On Overconfidence and Underconfidence". In EMTCIR '24: The First Workshop on Evaluation Methodologies, Testbeds and Community for Information Access Research. Eqs. 6-7.
+
     Examples
     --------
     >>> macro_ce_parts([0.8, 0.6, 0.5], [1, 1, 0])
@@ -921,6 +1098,11 @@ def macro_ce(conf, correct, *, sample_weight=None):
         exactly the result of repeating each row that many times; real
         weights replace every count by a sum of weights. (S, N) weights with
         1-D ``conf`` evaluate S weightings of the same items at once.
+
+    References
+    ----------
+    .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of Question Answering". In Findings of the Association for Computational Linguistics: EMNLP 2022. Section 4.2.
+    .. [2] Tetsuya Sakai. 2024. "Evaluating System Responses Based On Overconfidence and Underconfidence". In EMTCIR '24: The First Workshop on Evaluation Methodologies, Testbeds and Community for Information Access Research.
 
     Examples
     --------
@@ -965,6 +1147,10 @@ def rewards(conf, correct, *, sample_weight=None) -> Rewards:
     -------
     Rewards(r_o, r_u)
         Floats, or arrays of shape (S,) for 2-D input.
+
+    References
+    ----------
+    .. [1] Tetsuya Sakai. 2024. "Evaluating System Responses Based On Overconfidence and Underconfidence". In EMTCIR '24: The First Workshop on Evaluation Methodologies, Testbeds and Community for Information Access Research. Eqs. 5-7.
 
     Examples
     --------
@@ -1012,6 +1198,10 @@ def hmr(conf, correct, *, beta: float = 1.0, sample_weight=None):
     -------
     float in [0, 1] (higher is better), or ndarray of shape (S,) for 2-D input
 
+    References
+    ----------
+    .. [1] Tetsuya Sakai. 2024. "Evaluating System Responses Based On Overconfidence and Underconfidence". In EMTCIR '24: The First Workshop on Evaluation Methodologies, Testbeds and Community for Information Access Research. Eq. 8.
+
     Examples
     --------
     >>> conf = [0.4, 0.4, 0.4, 0.6, 0.6, 0.6, 0.8, 0.8, 0.8]
@@ -1054,6 +1244,10 @@ def brier_top(conf, correct, *, sample_weight=None):
         exactly the result of repeating each row that many times; real
         weights replace every count by a sum of weights. (S, N) weights with
         1-D ``conf`` evaluate S weightings of the same items at once.
+
+    References
+    ----------
+    .. [1] Kartik Gupta, Amir Rahimi, Thalaiyasingam Ajanthan, Thomas Mensink, Cristian Sminchisescu, Richard Hartley. 2021. "Calibration of Neural Networks using Splines". In International Conference on Learning Representations (ICLR).
 
     Examples
     --------
@@ -1157,6 +1351,11 @@ def ks_error(conf, correct, *, ties: str = "order", sample_weight=None):
     -------
     float in [0, 1], or ndarray of shape (S,) for 2-D input or 2-D ``sample_weight``
 
+    References
+    ----------
+    .. [1] Kartik Gupta, Amir Rahimi, Thalaiyasingam Ajanthan, Thomas Mensink, Cristian Sminchisescu, Richard Hartley. 2021. "Calibration of Neural Networks using Splines". In International Conference on Learning Representations (ICLR). Eqs. 11-12.
+    .. [2] Tetsuya Sakai. 2024. "Evaluating System Responses Based On Overconfidence and Underconfidence". In EMTCIR '24: The First Workshop on Evaluation Methodologies, Testbeds and Community for Information Access Research. Eqs. 3-4, Table 6.
+
     Examples
     --------
     Sakai 2024, Example 2, System X (Table 6):
@@ -1195,6 +1394,11 @@ def ks_curves(conf, correct) -> KSCurves:
     Returns
     -------
     KSCurves(scores, correct, fractile, cum_accuracy, cum_score, gap)
+
+    References
+    ----------
+    .. [1] Kartik Gupta, Amir Rahimi, Thalaiyasingam Ajanthan, Thomas Mensink, Cristian Sminchisescu, Richard Hartley. 2021. "Calibration of Neural Networks using Splines". In International Conference on Learning Representations (ICLR). Eqs. 11-12, Figure 1.
+    .. [2] Tetsuya Sakai. 2024. "Evaluating System Responses Based On Overconfidence and Underconfidence". In EMTCIR '24: The First Workshop on Evaluation Methodologies, Testbeds and Community for Information Access Research. Eq. 3.
 
     Examples
     --------

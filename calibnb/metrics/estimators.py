@@ -56,18 +56,18 @@ class _SmoothResiduals:
         circ[(self.p - np.arange(g)) % self.p] += w  # mirror: node j at -j h
         self.spectrum = np.fft.rfft(circ)
         self.n = conf.shape[0]
-        lag = np.arange(self.p)
-        self.lag = np.minimum(lag, self.p - lag) * self.h  # circular distance in [0, 1]
+        # rfft frequencies m / L of the period L = 2
+        self.freq = np.arange(self.spectrum.shape[0]) / 2.0
 
     def residual(self, sigma: float) -> np.ndarray:
-        """(1/N) sum_i K_sigma(t_m, c_i)(y_i - c_i) at the G nodes t_m."""
-        images = int(np.ceil(4.0 * sigma)) + 1
-        k = np.zeros(self.p)
-        for s in range(-images, images + 1):  # periodic Gaussian, period 2
-            d = self.lag + 2.0 * s
-            k += np.exp(-0.5 * (d / sigma) ** 2)
-        k /= sigma * np.sqrt(2.0 * np.pi)
-        smoothed = np.fft.irfft(self.spectrum * np.fft.rfft(k), n=self.p)
+        """(1/N) sum_i K_sigma(t_m, c_i)(y_i - c_i) at the G nodes t_m.
+
+        The periodic Gaussian's DFT on the grid is (1/h) exp(-2 pi^2 sigma^2
+        (m/L)^2) up to aliasing terms below exp(-2 pi^2 (sigma/h)^2), i.e.
+        exactly zero in double precision for sigma >= 2h.
+        """
+        kernel = np.exp(-2.0 * np.pi**2 * sigma**2 * self.freq**2) / self.h
+        smoothed = np.fft.irfft(self.spectrum * kernel, n=self.p)
         return smoothed[:_SMOOTH_NODES] / self.n
 
     def ece(self, sigma: float) -> float:
@@ -130,7 +130,13 @@ def smooth_ece(conf, correct, *, bandwidth=None) -> float:
     Computation: residuals linearly binned on 16,385 nodes of [0, 1] (an
     O(h^2) error, h = 6e-5), smoothed by FFT on a circle of period 2 (exact
     reflection, all images), integrated by the trapezoid rule. Agrees with
-    relplot's ``smECE`` to 1e-3 (tested); relplot discretises coarser.
+    relplot's ``smECE`` to 1e-3 on confidences inside (0, 1) (tested). It
+    differs where confidences sit exactly at 0 or 1 (common for softmax
+    outputs): relplot reflects its grid without the end node, so such a point
+    keeps only half of its kernel mass there; e.g. 500 items at confidence 1
+    (90% correct) and 500 at 0.7 (70% correct) have residuals of one sign,
+    hence smooth ECE = |mean residual| = 0.05 at every bandwidth, which this
+    function returns, while relplot 1.0.3 returns 0.034.
 
     Parameters
     ----------

@@ -22,11 +22,12 @@ __all__ = [
     "ent_ce",
     "rank_cs",
     "ranking_ties",
+    "human_classwise_ce",
 ]
 
 
-def human_distribution(counts) -> np.ndarray:
-    """Maximum-likelihood human label distribution (rows of counts normalised).
+def human_distribution(human) -> np.ndarray:
+    """Maximum-likelihood human label distribution (rows of the vote counts ``human`` normalised).
 
     .. math::
 
@@ -36,31 +37,35 @@ def human_distribution(counts) -> np.ndarray:
 
     Parameters
     ----------
-    counts : array-like of shape (N, K)
+    human : array-like of shape (N, K)
         Non-negative vote counts (or weights); no all-zero row.
 
     Returns
     -------
     ndarray of shape (N, K)
 
+    References
+    ----------
+    .. [1] Joris Baan, Wilker Aziz, Barbara Plank, Raquel Fernández. 2022. "Stop Measuring Calibration When Humans Disagree". In Proceedings of the 2022 Conference on Empirical Methods in Natural Language Processing (EMNLP). Section 3.
+
     Examples
     --------
     >>> human_distribution([[3, 1, 0], [0, 2, 2]]).tolist()
     [[0.75, 0.25, 0.0], [0.0, 0.5, 0.5]]
     """
-    h = check_human(counts, name="counts")
+    h = check_human(human, name="human")
     return h / h.sum(axis=1, keepdims=True)
 
 
-def majority_label(counts) -> np.ndarray:
-    """Human majority label per item: argmax of the counts, first index on ties.
+def majority_label(human) -> np.ndarray:
+    """Human majority label per item: argmax of the vote counts, first index on ties.
 
     Examples
     --------
     >>> majority_label([[3, 1, 0], [0, 2, 2]]).tolist()
     [0, 1]
     """
-    h = check_human(counts, name="counts")
+    h = check_human(human, name="human")
     return np.argmax(h, axis=1)
 
 
@@ -117,7 +122,7 @@ def _probs_human(probs, human):
 
 
 def dist_ce(probs, human) -> np.ndarray:
-    """Distribution calibration error per instance (Baan et al. 2022, Eq. 5).
+    """Distribution calibration error per instance (Baan et al. 2022, Eq. 7).
 
     .. math::
 
@@ -134,6 +139,10 @@ def dist_ce(probs, human) -> np.ndarray:
     -------
     ndarray of shape (N,)
 
+    References
+    ----------
+    .. [1] Joris Baan, Wilker Aziz, Barbara Plank, Raquel Fernández. 2022. "Stop Measuring Calibration When Humans Disagree". In Proceedings of the 2022 Conference on Empirical Methods in Natural Language Processing (EMNLP). Eq. 7.
+
     Examples
     --------
     >>> dist_ce([[0.9, 0.1]], [[6, 4]]).round(3).tolist()
@@ -144,7 +153,7 @@ def dist_ce(probs, human) -> np.ndarray:
 
 
 def ent_ce(probs, human) -> np.ndarray:
-    """Entropy calibration error per instance (Baan et al. 2022, Eq. 6), signed.
+    """Entropy calibration error per instance (Baan et al. 2022, Eq. 5), signed.
 
     .. math::
 
@@ -152,6 +161,10 @@ def ent_ce(probs, human) -> np.ndarray:
 
     natural log. Negative: the model is more certain than the humans. Baan
     report the mean of :math:`|\\mathrm{EntCE}|`.
+
+    References
+    ----------
+    .. [1] Joris Baan, Wilker Aziz, Barbara Plank, Raquel Fernández. 2022. "Stop Measuring Calibration When Humans Disagree". In Proceedings of the 2022 Conference on Empirical Methods in Natural Language Processing (EMNLP). Eq. 5.
 
     Examples
     --------
@@ -178,7 +191,7 @@ def ranking_ties(human) -> np.ndarray:
 
 
 def rank_cs(probs, human, *, ties: str = "strict") -> float:
-    """Ranking calibration score (Baan et al. 2022, Eq. 7).
+    """Ranking calibration score (Baan et al. 2022, Eq. 6).
 
     .. math::
 
@@ -201,6 +214,10 @@ def rank_cs(probs, human, *, ties: str = "strict") -> float:
     -------
     float in [0, 1]
 
+    References
+    ----------
+    .. [1] Joris Baan, Wilker Aziz, Barbara Plank, Raquel Fernández. 2022. "Stop Measuring Calibration When Humans Disagree". In Proceedings of the 2022 Conference on Empirical Methods in Natural Language Processing (EMNLP). Eq. 6.
+
     Examples
     --------
     >>> p = [[0.2, 0.5, 0.3], [0.6, 0.4, 0.0]]
@@ -217,3 +234,36 @@ def rank_cs(probs, human, *, ties: str = "strict") -> float:
         along = np.take_along_axis(h, model_order, axis=1)
         match = (np.diff(along, axis=1) >= 0).all(axis=1)
     return float(match.mean())
+
+
+def human_classwise_ce(probs, human) -> float:
+    """Class-wise calibration error against the human distribution (no bins, no labels).
+
+    .. math::
+
+        \\mathrm{CE} = \\frac{1}{N}\\sum_{i=1}^{N}\\frac{1}{K}\\sum_{k=1}^{K}
+        |f_k(x_i) - \\bar\\pi_k(x_i)|
+
+    Jiang et al. 2024, Definition 1 (equal to :math:`\\tfrac{2}{K}` times the
+    mean of :func:`calibnb.dist_ce`).
+
+    See Also
+    --------
+    calibnb.classwise_ece : the binned class-wise ECE against *labels*
+        (one label per item), not against a human distribution.
+    calibnb.papers.baan2022.classwise_ece_nonzero : that binned ECE as Baan
+        et al.'s code computes it (probabilities of exactly 0 dropped).
+
+    References
+    ----------
+    .. [1] Zhengping Jiang, Anqi Liu, Benjamin Van Durme. 2024. "Addressing the Binning Problem in Calibration Assessment through Scalar Annotations". Transactions of the ACL (TACL). Definition 1.
+
+    Examples
+    --------
+    >>> round(human_classwise_ce([[0.9, 0.1]], [[6, 4]]), 3)
+    0.3
+    """
+    p = check_probs(probs)
+    h = check_human(human, p.shape[0], p.shape[1])
+    h = h / h.sum(axis=1, keepdims=True)
+    return float(np.abs(p - h).mean())

@@ -28,7 +28,7 @@ def _descending_order(probs: np.ndarray) -> np.ndarray:
     return np.argsort(-probs, axis=1, kind="stable")
 
 
-def top_r(probs, labels, r: int = 1):
+def top_r(probs, labels, *, r: int = 1):
     """The r-th largest probability and whether its class is the label.
 
     .. math::
@@ -49,6 +49,10 @@ def top_r(probs, labels, r: int = 1):
     conf : ndarray (N,)
     correct : ndarray (N,) of bool
 
+    References
+    ----------
+    .. [1] Kartik Gupta, Amir Rahimi, Thalaiyasingam Ajanthan, Thomas Mensink, Cristian Sminchisescu, Richard Hartley. 2021. "Calibration of Neural Networks using Splines". In International Conference on Learning Representations (ICLR). Eqs. 3-4.
+
     Examples
     --------
     >>> conf, correct = top_r([[0.2, 0.7, 0.1], [0.5, 0.1, 0.4]], [1, 2], r=2)
@@ -65,7 +69,7 @@ def top_r(probs, labels, r: int = 1):
     return probs[rows, cls], cls == labels
 
 
-def within_top_r(probs, labels, r: int = 2):
+def within_top_r(probs, labels, *, r: int = 2):
     """Sum of the r largest probabilities and whether the label is among them.
 
     .. math::
@@ -74,6 +78,10 @@ def within_top_r(probs, labels, r: int = 2):
         y_i = \\mathbb{1}[\\text{label}_i \\in \\{k_{(1)}, \\dots, k_{(r)}\\}]
 
     Gupta et al. 2021, Eq. 5 (ties: lower class index first).
+
+    References
+    ----------
+    .. [1] Kartik Gupta, Amir Rahimi, Thalaiyasingam Ajanthan, Thomas Mensink, Cristian Sminchisescu, Richard Hartley. 2021. "Calibration of Neural Networks using Splines". In International Conference on Learning Representations (ICLR). Eq. 5.
 
     Examples
     --------
@@ -90,12 +98,26 @@ def within_top_r(probs, labels, r: int = 2):
 
 
 def classwise_ece(probs, labels, *, n_bins: int = 10, binning: str = "width") -> float:
-    """Class-wise ECE averaged over classes (Baan et al. 2022, Eq. 8).
+    """Class-wise ECE averaged over classes, against one label per item (Baan et al. 2022, Eq. 8).
 
     .. math::
 
         \\mathrm{cwECE} = \\frac{1}{K}\\sum_{k=1}^{K}
         \\mathrm{ECE}\\big(f_k(x),\\ \\mathbb{1}[\\text{label} = k]\\big)
+
+    Every item counts in every class (a probability of 0 falls in the first
+    bin), with the bins of :func:`calibnb.ece`.
+
+    See Also
+    --------
+    calibnb.papers.baan2022.classwise_ece_nonzero : the same quantity with the
+        binning of Baan et al.'s code, which drops probabilities of exactly 0.
+    calibnb.human_classwise_ce : an unbinned class-wise error against the
+        human label *distribution* (Jiang et al. 2024, Definition 1).
+
+    References
+    ----------
+    .. [1] Joris Baan, Wilker Aziz, Barbara Plank, Raquel Fernández. 2022. "Stop Measuring Calibration When Humans Disagree". In Proceedings of EMNLP 2022. Eq. 8.
 
     Examples
     --------
@@ -120,6 +142,10 @@ def nbr(probs, labels) -> float:
 
         \\mathrm{NBR} = \\frac{1}{N M}\\sum_{j=1}^{N}\\sum_{m=1}^{M}
         (p_j^m - \\mathrm{GOLD}_j^m)^2
+
+    References
+    ----------
+    .. [1] Tetsuya Sakai. 2024. "Evaluating System Responses Based On Overconfidence and Underconfidence". In EMTCIR '24: The First Workshop on Evaluation Methodologies, Testbeds and Community for Information Access Research. Eq. 2.
 
     Examples
     --------

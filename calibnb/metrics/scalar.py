@@ -3,8 +3,8 @@
 A class distribution is mapped to a scalar with an expected-label scoring rule
 (:func:`expected_label`), then compared with scalar labels by mean absolute
 error (:func:`scalar_mae`) and pairwise ranking risk (:func:`ranking_risk`,
-O(N log N)). :func:`classwise_ce` is their Definition 1 against the human
-distribution; :func:`unli_transform` is UNLI's slider-to-label map.
+O(N log N)). Their Definition 1 against the human distribution is
+:func:`calibnb.human_classwise_ce`; :func:`unli_transform` is UNLI's slider-to-label map.
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ __all__ = [
     "expected_label",
     "scalar_mae",
     "ranking_risk",
-    "classwise_ce",
     "unli_transform",
     "unli_inverse",
 ]
@@ -42,6 +41,10 @@ def expected_label(probs, values) -> np.ndarray:
     -------
     ndarray of shape (N,)
 
+    References
+    ----------
+    .. [1] Zhengping Jiang, Anqi Liu, Benjamin Van Durme. 2024. "Addressing the Binning Problem in Calibration Assessment through Scalar Annotations". Transactions of the Association for Computational Linguistics (TACL). Definition 2.
+
     Examples
     --------
     >>> expected_label([[0.5, 0.5, 0.0], [0.0, 0.0, 1.0]], [1.0, 0.5, 0.0]).tolist()
@@ -62,6 +65,10 @@ def scalar_mae(pred_scalar, target_scalar) -> float:
         \\mathrm{MAE} = \\frac{1}{N}\\sum_{i=1}^{N} |\\psi_f(f(x_i)) - s_i|
 
     Jiang et al. 2024, Section 4.
+
+    References
+    ----------
+    .. [1] Zhengping Jiang, Anqi Liu, Benjamin Van Durme. 2024. "Addressing the Binning Problem in Calibration Assessment through Scalar Annotations". Transactions of the Association for Computational Linguistics (TACL). Section 4.
 
     Examples
     --------
@@ -153,6 +160,10 @@ def ranking_risk(pred_scalar, target_scalar) -> float:
     ValueError
         If every pair is tied in ``target_scalar`` (nothing to rank).
 
+    References
+    ----------
+    .. [1] Zhengping Jiang, Anqi Liu, Benjamin Van Durme. 2024. "Addressing the Binning Problem in Calibration Assessment through Scalar Annotations". Transactions of the Association for Computational Linguistics (TACL). Section 4.
+
     Examples
     --------
     >>> ranking_risk([0.1, 0.2, 0.3], [0.0, 0.5, 1.0])
@@ -174,28 +185,6 @@ def ranking_risk(pred_scalar, target_scalar) -> float:
     discordant = _count_inversions(ranks.ravel()[order].astype(np.int64))
     tied_pred_only = _tied_pairs(a) - _tied_pairs(a, s)
     return float((discordant + 0.5 * tied_pred_only) / pairs)
-
-
-def classwise_ce(probs, human) -> float:
-    """Class-wise calibration error against the human distribution.
-
-    .. math::
-
-        \\mathrm{CE} = \\frac{1}{N}\\sum_{i=1}^{N}\\frac{1}{K}\\sum_{k=1}^{K}
-        |f_k(x_i) - \\bar\\pi_k(x_i)|
-
-    Jiang et al. 2024, Definition 1 (equal to :math:`\\tfrac{2}{K}` times the
-    mean of :func:`calibnb.dist_ce`).
-
-    Examples
-    --------
-    >>> round(classwise_ce([[0.9, 0.1]], [[6, 4]]), 3)
-    0.3
-    """
-    p = check_probs(probs)
-    h = check_human(human, p.shape[0], p.shape[1])
-    h = h / h.sum(axis=1, keepdims=True)
-    return float(np.abs(p - h).mean())
 
 
 _B_LOW, _B_HIGH = 0.3, 0.02
@@ -232,6 +221,11 @@ def unli_transform(slider) -> np.ndarray:
     Returns
     -------
     ndarray of shape (N,), values in [0, 1]
+
+    References
+    ----------
+    .. [1] Zhengping Jiang, Anqi Liu, Benjamin Van Durme. 2024. "Addressing the Binning Problem in Calibration Assessment through Scalar Annotations". Transactions of the Association for Computational Linguistics (TACL).
+    .. [2] Tongfei Chen, Zhengping Jiang, Adam Poliak, Keisuke Sakaguchi, Benjamin Van Durme. 2020. "Uncertain Natural Language Inference". In Proceedings of the 58th Annual Meeting of the Association for Computational Linguistics (ACL).
 
     Examples
     --------

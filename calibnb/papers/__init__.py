@@ -10,3 +10,7 @@ Import a paper module explicitly (``from calibnb.papers import si2022 as paper``
 nothing here is re-exported by :mod:`calibnb`. A function that a second notebook
 needs, or that is useful on a user's own data, moves to the generic layer.
 """
+
+from . import baan2022, gupta2021, jiang2024, sakai2024, si2022  # noqa: E402
+
+__all__ = ["si2022", "baan2022", "gupta2021", "sakai2024", "jiang2024"]

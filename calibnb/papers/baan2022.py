@@ -19,7 +19,7 @@ measures themselves (``dist_ce``, ``ent_ce``, ``rank_cs``) live in
 - :func:`expected_single_vote_dist_ce` is DistCE's expectation against one vote
   (the linear score 1 - f_y, which is not proper, §4);
 - :func:`kth_guess` extracts the k-th largest probability (Appendix B);
-- :func:`classwise_ece_reference` computes classwise-ECE (Eq. 8) with the
+- :func:`classwise_ece_nonzero` computes classwise-ECE (Eq. 8) with the
   binning of the authors' code, which silently drops probabilities of exactly 0;
 - :func:`human_calibration_summary` gives one row of Table 1;
 - :func:`votes_stability` and :func:`ranking_stability` ask how many votes per
@@ -42,12 +42,14 @@ from ..validation import (
     check_1d_finite,
     check_choice,
     check_human,
+    check_logits,
     check_n_bins,
     check_positive_int,
     check_probs,
     check_probs_labels,
     check_scalar_in_range,
     check_vote_counts,
+    seed_int,
 )
 
 __all__ = [
@@ -56,7 +58,7 @@ __all__ = [
     "original_agreement",
     "expected_single_vote_dist_ce",
     "kth_guess",
-    "classwise_ece_reference",
+    "classwise_ece_nonzero",
     "human_calibration_summary",
     "votes_stability",
     "ranking_stability",
@@ -114,6 +116,10 @@ def histogram_divergence(
     -------
     float
         The divergence; ``inf`` for an unsmoothed KL with an empty bin in ``b``.
+
+    References
+    ----------
+    .. [1] Joris Baan, Wilker Aziz, Barbara Plank, Raquel Fernández. 2022. "Stop Measuring Calibration When Humans Disagree". In Proceedings of the 2022 Conference on Empirical Methods in Natural Language Processing (EMNLP). Table 2.
 
     Examples
     --------
@@ -323,7 +329,7 @@ def expected_single_vote_dist_ce(probs: Any, human: Any) -> np.ndarray:
     return 1.0 - np.sum(h * p, axis=1)
 
 
-def kth_guess(probs: Any, k: int = 1) -> np.ndarray:
+def kth_guess(probs: Any, *, k: int = 1) -> np.ndarray:
     r"""The k-th largest probability of each row (the "k-th guess", Baan et al. 2022, App. B).
 
     .. math::
@@ -344,6 +350,10 @@ def kth_guess(probs: Any, k: int = 1) -> np.ndarray:
     -------
     numpy.ndarray of shape (N,)
 
+    References
+    ----------
+    .. [1] Joris Baan, Wilker Aziz, Barbara Plank, Raquel Fernández. 2022. "Stop Measuring Calibration When Humans Disagree". In Proceedings of the 2022 Conference on Empirical Methods in Natural Language Processing (EMNLP).
+
     Examples
     --------
     >>> kth_guess([[0.2, 0.5, 0.3], [0.6, 0.1, 0.3]], k=2)
@@ -357,8 +367,8 @@ def kth_guess(probs: Any, k: int = 1) -> np.ndarray:
     return np.sort(p, axis=1)[:, n_classes - k]
 
 
-def classwise_ece_reference(probs: Any, labels: Any, *, n_bins: int = 10) -> float:
-    r"""Classwise-ECE (Baan et al. 2022, Eq. 8) with the binning of the authors' code.
+def classwise_ece_nonzero(probs: Any, labels: Any, *, n_bins: int = 10) -> float:
+    r"""Classwise-ECE (Baan et al. 2022, Eq. 8) with the binning of the authors' code: zeros dropped.
 
     .. math::
 
@@ -376,6 +386,12 @@ def classwise_ece_reference(probs: Any, labels: Any, *, n_bins: int = 10) -> flo
     is :func:`calibnb.classwise_ece`. The two agree whenever no probability is
     exactly 0, and differ for the oracle classifier, which gives probability 0 to
     every class nobody voted for.
+
+    See Also
+    --------
+    calibnb.classwise_ece : Eq. 8 as printed (every item in every class).
+    calibnb.human_classwise_ce : an unbinned class-wise error against the human
+        label distribution (Jiang et al. 2024, Definition 1).
 
     Parameters
     ----------
@@ -395,11 +411,16 @@ def classwise_ece_reference(probs: Any, labels: Any, *, n_bins: int = 10) -> flo
     ValueError
         If some class has probability 0 for every item (no bin holds anything).
 
+    References
+    ----------
+    .. [1] Joris Baan, Wilker Aziz, Barbara Plank, Raquel Fernández. 2022. "Stop Measuring Calibration When Humans Disagree". In Proceedings of the 2022 Conference on Empirical Methods in Natural Language Processing (EMNLP). Eq. 8.
+    .. [2] Zhengping Jiang, Anqi Liu, Benjamin Van Durme. 2024. "Addressing the Binning Problem in Calibration Assessment through Scalar Annotations". Transactions of the Association for Computational Linguistics (TACL). Definition 1.
+
     Examples
     --------
     Class 1 of the third item has probability 0 and is dropped:
 
-    >>> classwise_ece_reference([[0.8, 0.2], [0.4, 0.6], [1.0, 0.0]], [0, 1, 0])
+    >>> classwise_ece_nonzero([[0.8, 0.2], [0.4, 0.6], [1.0, 0.0]], [0, 1, 0])
     0.25
     """
     p, y = check_probs_labels(probs, labels)
@@ -453,6 +474,10 @@ def human_calibration_summary(probs: Any, human: Any, *, n_bins: int = 10) -> di
     dict
         Keys ``accuracy``, ``ece``, ``rank_cs``, ``abs_ent_ce``, ``dist_ce`` (fractions).
 
+    References
+    ----------
+    .. [1] Joris Baan, Wilker Aziz, Barbara Plank, Raquel Fernández. 2022. "Stop Measuring Calibration When Humans Disagree". In Proceedings of the 2022 Conference on Empirical Methods in Natural Language Processing (EMNLP). Table 1.
+
     Examples
     --------
     The oracle, which predicts the human distribution, is perfectly calibrated to
@@ -483,7 +508,7 @@ def human_calibration_summary(probs: Any, human: Any, *, n_bins: int = 10) -> di
 
 def votes_stability(
     model_probs: Mapping[str, Any],
-    counts: Any,
+    human: Any,
     *,
     votes_per_item: Sequence[int] = (1, 3, 5, 10, 20, 50, 100),
     n_draws: int = 10,
@@ -493,7 +518,7 @@ def votes_stability(
 
     For each number of votes :math:`T'` in ``votes_per_item`` and each of
     ``n_draws`` draws, :math:`T'` votes per item are drawn without replacement
-    (:func:`subsample_votes`), their MLE :math:`\bar\pi^{(T')}` is formed, and
+    (:func:`calibnb.data.subsample_votes`), their MLE :math:`\bar\pi^{(T')}` is formed, and
     every model is scored by
 
     .. math::
@@ -508,7 +533,7 @@ def votes_stability(
     ----------
     model_probs : mapping of str to array-like of shape (N, K)
         The models to rank, by name.
-    counts : array-like of shape (N, K)
+    human : array-like of shape (N, K)
         Whole human vote counts.
     votes_per_item : sequence of int
         The sub-sample sizes; each must not exceed any item's number of votes.
@@ -520,6 +545,10 @@ def votes_stability(
     -------
     pandas.DataFrame
         Long table with columns ``n_votes``, ``draw``, ``model``, ``dist_ce``.
+
+    References
+    ----------
+    .. [1] Joris Baan, Wilker Aziz, Barbara Plank, Raquel Fernández. 2022. "Stop Measuring Calibration When Humans Disagree". In Proceedings of the 2022 Conference on Empirical Methods in Natural Language Processing (EMNLP).
 
     Examples
     --------
@@ -533,12 +562,12 @@ def votes_stability(
 
     if not isinstance(model_probs, Mapping) or not model_probs:
         raise TypeError("model_probs must be a non-empty mapping of model name to probabilities.")
-    c = check_vote_counts(counts)
+    c = check_vote_counts(human)
     probs = {}
     for name, value in model_probs.items():
         probs[name] = check_probs(value, name=f"model_probs[{name!r}]")
         if probs[name].shape != c.shape:
-            raise ValueError(f"model_probs[{name!r}] has shape {probs[name].shape} but counts has {c.shape}.")
+            raise ValueError(f"model_probs[{name!r}] has shape {probs[name].shape} but human has {c.shape}.")
     sizes = [check_positive_int(v, "votes_per_item") for v in votes_per_item]
     if not sizes:
         raise ValueError("votes_per_item is empty; give at least one sub-sample size.")
@@ -618,16 +647,6 @@ def ranking_stability(table: pd.DataFrame, reference: Mapping[str, float]) -> pd
 # --------------------------------------------------------------------------- widgets
 
 
-def _check_logits(logits: Any) -> np.ndarray:
-    """Return finite (N, K) logits as float64, K >= 2."""
-    z = np.asarray(logits, dtype=np.float64) if not isinstance(logits, (str, bytes)) else None
-    if z is None or z.ndim != 2 or z.shape[0] == 0 or z.shape[1] < 2:
-        shape = None if z is None else z.shape
-        raise ValueError(f"logits must be a non-empty 2-D array with at least 2 columns; got shape {shape}.")
-    check_1d_finite(z.ravel(), "logits")
-    return z
-
-
 def human_temperature_explorer(
     logits: Any,
     human: Any,
@@ -660,22 +679,26 @@ def human_temperature_explorer(
     -------
     calibnb.widgets.Panel
         Control ``"temperature"``; ``update(temperature=...)`` returns the readout.
+
+    References
+    ----------
+    .. [1] Joris Baan, Wilker Aziz, Barbara Plank, Raquel Fernández. 2022. "Stop Measuring Calibration When Humans Disagree". In Proceedings of the 2022 Conference on Empirical Methods in Natural Language Processing (EMNLP). Figure 1.
     """
     from .. import plots
     from ..calibrators import softmax
     from ..metrics import dist_ce, human_distribution
 
-    z = _check_logits(logits)
+    z = check_logits(logits)
     h = check_human(human, z.shape[0], z.shape[1])
     n_bins = check_n_bins(n_bins)
     hist_bins = check_n_bins(hist_bins, "hist_bins")
-    slider = temperature_slider(temperatures)
+    slider = temperature_slider(temperatures=temperatures)
     dist = human_distribution(h)
     base = plots.histogram_data(dist_ce(softmax(z), dist), bins=hist_bins, label="τ = 1")
 
     def draw(axes: list, *, temperature: float) -> pd.DataFrame:
         tau = check_scalar_in_range(temperature, "temperature", low=0.0, low_inclusive=False)
-        p = softmax(z, tau)
+        p = softmax(z, temperature=tau)
         scaled = plots.histogram_data(dist_ce(p, dist), bins=hist_bins, label=f"τ = {tau:.3g}")
         plots.plot_histograms([base, scaled], ax=axes[0], xlabel="DistCE (TVD to the human distribution)")
         axes[0].set_title("DistCE distribution")
@@ -689,42 +712,47 @@ def human_temperature_explorer(
     return build_panel({"temperature": slider}, draw, 2, (11, 4.2))
 
 
-def votes_explorer(counts: Any, probs: Any, *, hist_bins: int = 30, seed: Any = 0) -> Any:
+def votes_explorer(probs: Any, human: Any, *, hist_bins: int = 30, seed: Any = None) -> Any:
     r"""A votes-per-item slider for the sub-sampled human classifier (Baan et al. 2022, §5.2).
 
     For :math:`T'` votes per item the human classifier :math:`H_{T'}` predicts the
-    MLE of :math:`T'` votes drawn without replacement (:func:`subsample_votes`,
+    MLE of :math:`T'` votes drawn without replacement (:func:`calibnb.data.subsample_votes`,
     same ``seed`` for every :math:`T'`); its DistCE against all votes is drawn
     next to the model's, with the histogram KL and TVD of Table 2.
 
     Parameters
     ----------
-    counts : array-like of shape (N, K)
-        Whole human vote counts.
     probs : array-like of shape (N, K)
         The model's probabilities.
+    human : array-like of shape (N, K)
+        Whole human vote counts.
     hist_bins : int, default 30
-    seed : None, int or numpy.random.Generator, default 0
+    seed : None, int or numpy.random.Generator
+        Which votes are drawn (None: fresh entropy; fixed for the panel's life).
 
     Returns
     -------
     calibnb.widgets.Panel
         Control ``"n_votes"`` (1 to the smallest number of votes of an item);
         ``update(n_votes=...)`` returns the readout.
+
+    References
+    ----------
+    .. [1] Joris Baan, Wilker Aziz, Barbara Plank, Raquel Fernández. 2022. "Stop Measuring Calibration When Humans Disagree". In Proceedings of the 2022 Conference on Empirical Methods in Natural Language Processing (EMNLP). §5.2.
     """
     from .. import plots
     from ..metrics import dist_ce, human_distribution
 
-    c = check_vote_counts(counts)
+    c = check_vote_counts(human)
     p = check_probs(probs)
     if p.shape != c.shape:
-        raise ValueError(f"probs has shape {p.shape} but counts has {c.shape}; they must match.")
+        raise ValueError(f"probs has shape {p.shape} but human has {c.shape}; they must match.")
     hist_bins = check_n_bins(hist_bins, "hist_bins")
     dist = human_distribution(c)
     model_dce = dist_ce(p, dist)
     model_hist = plots.histogram_data(model_dce, bins=hist_bins, label="model")
     max_votes = int(c.sum(axis=1).min())
-    seed_value = seed
+    seed_value = seed_int(seed)  # the same votes every time a slider value comes back
 
     import ipywidgets as w
 

@@ -38,7 +38,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class SyntheticPopulation:
     r"""Scores with a known probability of being correct.
 
@@ -83,6 +83,10 @@ class SyntheticPopulation:
     intercept : float, default -0.8
         :math:`\beta`, the logit shift (< 0 means over-confident everywhere
         when ``slope == 1``).
+
+    References
+    ----------
+    .. [1] Kartik Gupta, Amir Rahimi, Thalaiyasingam Ajanthan, Thomas Mensink, Cristian Sminchisescu, Richard Hartley. 2021. "Calibration of Neural Networks using Splines". In International Conference on Learning Representations (ICLR). Eq. 8.
 
     Examples
     --------
@@ -202,12 +206,6 @@ METRIC_COLUMNS = (
 )
 
 
-def _softmax(logits: np.ndarray) -> np.ndarray:
-    z = logits - np.max(logits, axis=1, keepdims=True)
-    e = np.exp(z)
-    return e / e.sum(axis=1, keepdims=True)
-
-
 def _scores(probs: np.ndarray, labels: np.ndarray, kind: tuple[str, int]) -> tuple[np.ndarray, np.ndarray]:
     """(score, correct) of the top-r (``("top", r)``) or within-top-r (``("within", r)``) prediction."""
     from .. import metrics
@@ -225,7 +223,7 @@ def _binary_calibrator(method: str, *, n_knots: int, kind: tuple[str, int], n_bi
     if method == "isotonic":
         return calibrators.IsotonicCalibrator()
     if method == "histogram":
-        return calibrators.HistogramBinning(n_bins_histogram)
+        return calibrators.HistogramBinning(n_bins=n_bins_histogram)
     return calibrators.SplineCalibrator(n_knots=n_knots, r=kind[1], mode=kind[0])
 
 
@@ -290,11 +288,16 @@ def evaluate_methods(
         :math:`\frac1N \sum_i (s_i - y_i)^2`, and the top-1 KS on the
         calibration split itself.
 
+    References
+    ----------
+    .. [1] Kartik Gupta, Amir Rahimi, Thalaiyasingam Ajanthan, Thomas Mensink, Cristian Sminchisescu, Richard Hartley. 2021. "Calibration of Neural Networks using Splines". In International Conference on Learning Representations (ICLR).
+
     Examples
     --------
+    >>> from calibnb import softmax
     >>> rng = np.random.default_rng(0)
     >>> z = rng.normal(size=(4000, 5)) * 4
-    >>> y = (rng.random((4000, 1)) < np.cumsum(_softmax(z / 3), axis=1)).argmax(axis=1)
+    >>> y = (rng.random((4000, 1)) < np.cumsum(softmax(z / 3), axis=1)).argmax(axis=1)
     >>> table = evaluate_methods(z, y, calibration_index=np.arange(2000), test_index=np.arange(2000, 4000),
     ...                          methods=("uncalibrated", "spline"))
     >>> bool(table.loc["spline", "ks_top1"] < table.loc["uncalibrated", "ks_top1"])
@@ -305,8 +308,7 @@ def evaluate_methods(
     import pandas as pd
 
     from .. import calibrators, metrics
-    from ..calibrators._common import check_logits
-    from ..validation import check_choice, check_labels
+    from ..validation import check_choice, check_labels, check_logits
 
     z = check_logits(logits)
     n, k = z.shape
@@ -325,7 +327,7 @@ def evaluate_methods(
     n_bins_histogram = check_positive_int(n_bins_histogram, "n_bins_histogram")
 
     z_cal, y_cal, z_test, y_test = z[cal], y[cal], z[test], y[test]
-    p_cal, p_test = _softmax(z_cal), _softmax(z_test)
+    p_cal, p_test = calibrators.softmax(z_cal), calibrators.softmax(z_test)
     kinds = {"ks_top1": ("top", 1), "ks_top2": ("top", 2), "ks_within_top2": ("within", 2)}
     uncalibrated_scores: dict = {}  # kind -> (s_cal, c_cal, s_test, c_test), shared by the per-score methods
     rows = {}
@@ -409,6 +411,10 @@ class SplineFigureData:
         Knots of the spline and number of calibration items it was fitted on.
     kind : tuple of (str, int)
         ``("top", r)`` or ``("within", r)``.
+
+    References
+    ----------
+    .. [1] Kartik Gupta, Amir Rahimi, Thalaiyasingam Ajanthan, Thomas Mensink, Cristian Sminchisescu, Richard Hartley. 2021. "Calibration of Neural Networks using Splines". In International Conference on Learning Representations (ICLR). Figure 2.
     """
 
     calibration: Any
@@ -466,11 +472,16 @@ def spline_figure_data(
     -------
     SplineFigureData
 
+    References
+    ----------
+    .. [1] Kartik Gupta, Amir Rahimi, Thalaiyasingam Ajanthan, Thomas Mensink, Cristian Sminchisescu, Richard Hartley. 2021. "Calibration of Neural Networks using Splines". In International Conference on Learning Representations (ICLR). §4.2.
+
     Examples
     --------
+    >>> from calibnb import softmax
     >>> rng = np.random.default_rng(0)
-    >>> p = _softmax(rng.normal(size=(3000, 4)) * 3)
-    >>> y = (rng.random((3000, 1)) < np.cumsum(_softmax(np.log(p) / 2), axis=1)).argmax(axis=1)
+    >>> p = softmax(rng.normal(size=(3000, 4)) * 3)
+    >>> y = (rng.random((3000, 1)) < np.cumsum(softmax(np.log(p) / 2), axis=1)).argmax(axis=1)
     >>> d = spline_figure_data(p, y, calibration_index=np.arange(1500), test_index=np.arange(1500, 3000))
     >>> bool(d.test_ks_after < d.test_ks_before), d.n_calibration
     (True, 1500)
@@ -521,6 +532,10 @@ def plot_spline_figure(data: SplineFigureData, *, axes: Any = None, title: str |
     Returns
     -------
     numpy.ndarray of matplotlib.axes.Axes, shape (2, 4)
+
+    References
+    ----------
+    .. [1] Kartik Gupta, Amir Rahimi, Thalaiyasingam Ajanthan, Thomas Mensink, Cristian Sminchisescu, Richard Hartley. 2021. "Calibration of Neural Networks using Splines". In International Conference on Learning Representations (ICLR).
     """
     from .. import plots
 
@@ -600,6 +615,10 @@ def spline_recovery_error(
     with :math:`G` a grid of ``n_grid`` scores at equally spaced fractiles in
     ``fractile_range`` (the two tails, where a natural spline runs out
     linearly and there are few points, are excluded).
+
+    References
+    ----------
+    .. [1] Kartik Gupta, Amir Rahimi, Thalaiyasingam Ajanthan, Thomas Mensink, Cristian Sminchisescu, Richard Hartley. 2021. "Calibration of Neural Networks using Splines". In International Conference on Learning Representations (ICLR).
 
     Examples
     --------

@@ -14,7 +14,13 @@ the argument on ChaosNLI-SNLI with this module:
 * :func:`barycentric`: simplex coordinates for the Figure 1 analogue;
 * :func:`calibration_table`, :func:`ece_table`, :func:`ranking_changes`,
   :func:`ranking_agreement`: the model comparisons;
-* :func:`annotation_cost_study`: the cost argument of §6;
+* :func:`gap_weighted_regret`, :func:`kpartite_ranking_risk`,
+  :func:`theorem1_table`: Theorem 1 on real models;
+* :func:`metric_agreement`: Kendall's tau between CE and MAE/RR per model set;
+* :func:`fit_annotator_noise`, :func:`like_for_like_cost_study`,
+  :func:`cost_intervals`: the cost argument, scalar labels vs votes on the
+  same metric and target, with annotators fitted to the paper's r;
+* :func:`pair_share`: Figure 1's "high ENT and high CON are rare";
 * :func:`load_circa_examples`: Table 4's eleven Circa examples;
 * :func:`f_neutral_explorer`, :func:`ece_bins_explorer`: the two panels.
 """
@@ -27,10 +33,9 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from ..data import subsample_votes
 from ..metrics import ece
 from ..metrics import human_distribution
-from ..metrics import classwise_ce, expected_label, ranking_risk, scalar_mae, unli_inverse, unli_transform
+from ..metrics import human_classwise_ce, expected_label, ranking_risk, scalar_mae, unli_inverse, unli_transform
 from ..widgets import build_panel
 from ..validation import (
     as_rng,
@@ -57,7 +62,15 @@ __all__ = [
     "ece_table",
     "ranking_agreement",
     "ranking_changes",
-    "annotation_cost_study",
+    "gap_weighted_regret",
+    "kpartite_ranking_risk",
+    "theorem1_table",
+    "scalar_label_correlation",
+    "fit_annotator_noise",
+    "metric_agreement",
+    "like_for_like_cost_study",
+    "cost_intervals",
+    "pair_share",
     "load_circa_examples",
     "circa_examples_path",
     "f_neutral_explorer",
@@ -123,6 +136,11 @@ def simulate_scalar_labels(target, *, n_annotators: int = 3, noise: float = 0.05
     -------
     ndarray of shape (N, n_annotators), values in [0, 1]
 
+    References
+    ----------
+    .. [1] Zhengping Jiang, Anqi Liu, Benjamin Van Durme. 2024. "Addressing the Binning Problem in Calibration Assessment through Scalar Annotations". Transactions of the Association for Computational Linguistics (TACL). §6.1.
+    .. [2] Tongfei Chen, Zhengping Jiang, Adam Poliak, Keisuke Sakaguchi, Benjamin Van Durme. 2020. "Uncertain Natural Language Inference". In Proceedings of the 58th Annual Meeting of the Association for Computational Linguistics (ACL).
+
     Examples
     --------
     >>> simulate_scalar_labels([0.0, 0.25, 1.0], n_annotators=2, noise=0.0, seed=0).round(6).tolist()
@@ -143,7 +161,7 @@ def simulate_scalar_labels(target, *, n_annotators: int = 3, noise: float = 0.05
     return unli_transform(slider.ravel()).reshape(slider.shape)
 
 
-def sample_votes(counts, n_votes: int, *, seed: Any = None) -> np.ndarray:
+def sample_votes(human, n_votes: int, *, seed: Any = None) -> np.ndarray:
     r"""``n_votes`` categorical votes per item, drawn without replacement from its votes.
 
     The cheap categorical protocol of Jiang et al. 2024's cost argument: an item
@@ -157,7 +175,7 @@ def sample_votes(counts, n_votes: int, *, seed: Any = None) -> np.ndarray:
 
     Parameters
     ----------
-    counts : array-like of shape (N, K)
+    human : array-like of shape (N, K)
         Integer vote counts; every item needs at least ``n_votes`` votes.
     n_votes : int
     seed : None, int or numpy.random.Generator
@@ -166,6 +184,10 @@ def sample_votes(counts, n_votes: int, *, seed: Any = None) -> np.ndarray:
     -------
     ndarray of int64, shape (N, K), each row summing to ``n_votes``
 
+    References
+    ----------
+    .. [1] Zhengping Jiang, Anqi Liu, Benjamin Van Durme. 2024. "Addressing the Binning Problem in Calibration Assessment through Scalar Annotations". Transactions of the Association for Computational Linguistics (TACL).
+
     Examples
     --------
     >>> sample_votes([[3, 0, 1], [0, 5, 0]], 2, seed=0)[1].tolist()
@@ -173,17 +195,26 @@ def sample_votes(counts, n_votes: int, *, seed: Any = None) -> np.ndarray:
     >>> sample_votes([[3, 0, 1], [0, 5, 0]], 4, seed=0)[0].tolist()
     [3, 0, 1]
     """
-    c = check_vote_counts(counts, name="counts")
+    c = check_vote_counts(human, name="human")
     n_votes = check_positive_int(n_votes, "n_votes")
     totals = c.sum(axis=1)
     short = totals < n_votes
     if short.any():
         i = int(np.flatnonzero(short)[0])
         raise ValueError(
-            f"counts has {int(short.sum())} item(s) with fewer than n_votes={n_votes} votes; "
+            f"human has {int(short.sum())} item(s) with fewer than n_votes={n_votes} votes; "
             f"first at index {i}: {int(totals[i])} votes."
         )
-    return subsample_votes(c, n_votes, n_groups=1, seed=seed)[0].astype(np.int64)
+    rng = as_rng(seed)
+    left = c.astype(np.int64)
+    out = np.zeros_like(left)
+    rows = np.arange(left.shape[0])
+    for t in range(n_votes):   # one vote per step, each remaining vote equally likely
+        pick = rng.random(left.shape[0]) * (totals - t)
+        cls = (pick[:, None] >= np.cumsum(left, axis=1)).sum(axis=1)
+        left[rows, cls] -= 1
+        out[rows, cls] += 1
+    return out
 
 
 # --------------------------------------------------------------------------- §5 back-mapping
@@ -216,6 +247,10 @@ def fit_beta(labels, *, min_var: float = 1e-3, eps: float = 1e-3) -> tuple[np.nd
     Returns
     -------
     alpha, beta : ndarray of shape (N,)
+
+    References
+    ----------
+    .. [1] Zhengping Jiang, Anqi Liu, Benjamin Van Durme. 2024. "Addressing the Binning Problem in Calibration Assessment through Scalar Annotations". Transactions of the Association for Computational Linguistics (TACL). §5.
 
     Examples
     --------
@@ -264,6 +299,10 @@ def quantize_beta(alpha, beta, cutoffs) -> np.ndarray:
     -------
     ndarray of shape (N, K), rows summing to 1
 
+    References
+    ----------
+    .. [1] Zhengping Jiang, Anqi Liu, Benjamin Van Durme. 2024. "Addressing the Binning Problem in Calibration Assessment through Scalar Annotations". Transactions of the Association for Computational Linguistics (TACL). §5.
+
     Examples
     --------
     >>> quantize_beta([1.0], [1.0], [0.25, 0.5]).round(3).tolist()   # uniform
@@ -290,7 +329,7 @@ def quantize_beta(alpha, beta, cutoffs) -> np.ndarray:
     return np.diff(edges, axis=1)
 
 
-def barycentric(probs, vertices=None) -> np.ndarray:
+def barycentric(probs, *, vertices=None) -> np.ndarray:
     r"""Points of the probability simplex in the plane (barycentric coordinates).
 
     .. math:: (x, y) = \sum_{k=1}^{K} p_k\, v_k
@@ -298,6 +337,10 @@ def barycentric(probs, vertices=None) -> np.ndarray:
     with :math:`v_k` the corner of class :math:`k`; by default the corners of
     an equilateral triangle (0, 0), (1, 0), (1/2, √3/2) for K = 3 (the floor of
     Jiang et al. 2024's Figure 1).
+
+    References
+    ----------
+    .. [1] Zhengping Jiang, Anqi Liu, Benjamin Van Durme. 2024. "Addressing the Binning Problem in Calibration Assessment through Scalar Annotations". Transactions of the Association for Computational Linguistics (TACL). Figure 1.
 
     Examples
     --------
@@ -317,16 +360,20 @@ def barycentric(probs, vertices=None) -> np.ndarray:
     return p @ v
 
 
-def random_logit_baseline(n: int, n_classes: int = 3, *, scale: float = 1.0, seed: Any = None) -> np.ndarray:
+def random_logit_baseline(n: int, *, n_classes: int = 3, scale: float = 1.0, seed: Any = None) -> np.ndarray:
     r"""Logits of a random classifier: i.i.d. :math:`\mathcal N(0, \text{scale}^2)`.
 
     Our stand-in for Jiang et al. 2024's "random" model (an encoder with a
     randomly initialised classifier head, Table 2): its outputs carry no
     information about the item.
 
+    References
+    ----------
+    .. [1] Zhengping Jiang, Anqi Liu, Benjamin Van Durme. 2024. "Addressing the Binning Problem in Calibration Assessment through Scalar Annotations". Transactions of the Association for Computational Linguistics (TACL).
+
     Examples
     --------
-    >>> random_logit_baseline(4, 3, seed=0).shape
+    >>> random_logit_baseline(4, n_classes=3, seed=0).shape
     (4, 3)
     """
     n = check_positive_int(n, "n")
@@ -376,6 +423,10 @@ def calibration_table(probs: Mapping[str, Any], human, values, *, target=None) -
     -------
     DataFrame indexed by model, columns ``CE``, ``MAE``, ``RR``, ``MAE bound``
 
+    References
+    ----------
+    .. [1] Zhengping Jiang, Anqi Liu, Benjamin Van Durme. 2024. "Addressing the Binning Problem in Calibration Assessment through Scalar Annotations". Transactions of the Association for Computational Linguistics (TACL). Table 2.
+
     Examples
     --------
     >>> t = calibration_table({"m": [[0.9, 0.1], [0.2, 0.8]]}, [[6, 4], [0, 10]], [1.0, 0.0])
@@ -394,7 +445,7 @@ def calibration_table(probs: Mapping[str, Any], human, values, *, target=None) -
     for name, p in models.items():
         psi = expected_label(p, v)
         rows[name] = {
-            "CE": classwise_ce(p, h),
+            "CE": human_classwise_ce(p, h),
             "MAE": scalar_mae(psi, s),
             "RR": ranking_risk(psi, s),
             "MAE bound": spread * float(0.5 * np.abs(p - h).sum(axis=1).mean()),
@@ -413,6 +464,10 @@ def ece_table(probs: Mapping[str, Any], labels, *, n_bins: Sequence[int] = (5, 2
     Returns
     -------
     DataFrame indexed by model, with columns ``"<binning>-<M>"`` (e.g. ``"width-5"``)
+
+    References
+    ----------
+    .. [1] Zhengping Jiang, Anqi Liu, Benjamin Van Durme. 2024. "Addressing the Binning Problem in Calibration Assessment through Scalar Annotations". Transactions of the Association for Computational Linguistics (TACL). Table 3.
 
     Examples
     --------
@@ -479,6 +534,10 @@ def ranking_changes(table: pd.DataFrame) -> pd.DataFrame:
     ``discordant pairs``, ``kendall tau``, ``flipped`` (the model pairs whose order flips, as
     ``"i/j"`` text).
 
+    References
+    ----------
+    .. [1] Zhengping Jiang, Anqi Liu, Benjamin Van Durme. 2024. "Addressing the Binning Problem in Calibration Assessment through Scalar Annotations". Transactions of the Association for Computational Linguistics (TACL). §1-2.
+
     Examples
     --------
     >>> t = pd.DataFrame({"a": [1.0, 2.0, 3.0], "b": [2.0, 1.0, 3.0]}, index=["x", "y", "z"])
@@ -506,66 +565,535 @@ def ranking_changes(table: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def annotation_cost_study(
-    probs: Mapping[str, Any],
-    counts,
-    values,
-    *,
-    votes: Sequence[int] = (1, 3, 5, 10),
-    n_scalar_annotators: int = 3,
-    noise: float = 0.05,
-    n_repeats: int = 5,
-    seed: Any = None,
-) -> pd.DataFrame:
-    r"""Cheap labels vs 100 votes: how well does each protocol rank the models? (Jiang et al. 2024 §6.)
+# --------------------------------------------------------------------------- Theorem 1 (ranking risk)
 
-    The reference is the ranking of the models by CE against all votes. Each
-    repeat draws, for every item, ``k`` categorical votes (:func:`sample_votes`,
-    for each ``k`` in ``votes``) and ``n_scalar_annotators`` simulated scalar
-    labels (:func:`simulate_scalar_labels` around :math:`\psi_f` of the full
-    vote distribution, averaged per item), then ranks the models by CE against
-    the ``k`` votes, and by MAE and RR against the scalar labels; agreement is
-    Kendall's :math:`\tau` with the reference ranking (:func:`ranking_agreement`).
-    Cost is counted in annotations per item.
+
+def gap_weighted_regret(pred_scalar, target_scalar) -> float:
+    r"""Pairwise ranking regret weighted by the target gap.
+
+    .. math::
+
+        R(\hat s; s) = \binom{N}{2}^{-1} \sum_{i<j} |s_i - s_j|\,
+        \Big([(\hat s_i - \hat s_j)(s_i - s_j) < 0] + \tfrac12 [\hat s_i = \hat s_j,\ s_i \ne s_j]\Big)
+
+    A pair ordered against the target costs its gap :math:`|s_i - s_j|`
+    (half of it when the prediction ties it). Because such a pair has
+    :math:`|s_i - s_j| \le |\hat s_i - s_i| + |\hat s_j - s_j|`,
+    :math:`R \le 2\,\mathrm{MAE}(\hat s, s)`: the bipartite ranking-regret bound
+    (Clémençon et al. 2008) that Jiang et al. 2024's Theorem 1 carries to K
+    ordered classes (the theorem's own statement was lost in our copy of the
+    paper; see :func:`theorem1_table`).
+
+    Parameters
+    ----------
+    pred_scalar, target_scalar : array-like of shape (N,)
+        Predicted and target scalars, N >= 2.
 
     Returns
     -------
-    DataFrame with one row per (repeat, protocol): ``repeat``, ``protocol``,
-    ``metric``, ``annotations per item``, ``kendall tau``
+    float
 
     Examples
     --------
-    >>> probs = {"good": [[0.8, 0.2], [0.3, 0.7]], "bad": [[0.2, 0.8], [0.7, 0.3]]}
-    >>> out = annotation_cost_study(probs, [[8, 2], [3, 7]], [1.0, 0.0], votes=(10,), noise=0.0, n_repeats=1, seed=0)
-    >>> out["kendall tau"].tolist()
-    [1.0, 1.0, 1.0]
+    >>> round(gap_weighted_regret([0.1, 0.2, 0.3], [0.3, 0.2, 0.1]), 6)   # every pair reversed: mean gap
+    0.133333
+    >>> gap_weighted_regret([1, 2, 3], [0.0, 0.5, 1.0])
+    0.0
+    """
+    a = check_1d_finite(pred_scalar, "pred_scalar")
+    s = check_1d_finite(target_scalar, "target_scalar")
+    if a.shape != s.shape or a.shape[0] < 2:
+        raise ValueError(f"pred_scalar and target_scalar must have the same length, at least 2; "
+                         f"got {a.shape[0]} and {s.shape[0]}.")
+    iu, ju = np.triu_indices(a.shape[0], k=1)
+    d, g = a[iu] - a[ju], s[iu] - s[ju]
+    cost = (d * g < 0) + 0.5 * ((d == 0) & (g != 0))
+    return float(np.mean(np.abs(g) * cost))
+
+
+def kpartite_ranking_risk(pred_scalar, human, values) -> float:
+    r"""K-partite ranking risk of a scoring rule when each item's label is drawn from its human distribution.
+
+    .. math::
+
+        L(\hat s) = \binom{N}{2}^{-1} \sum_{i<j} \Pr\big[(\hat s_i - \hat s_j)(f(Y_i) - f(Y_j)) < 0\big],
+        \qquad Y_i \sim \bar\pi(x_i)\ \text{independently}
+
+    (a pair tied by :math:`\hat s` costs half of
+    :math:`\Pr[f(Y_i) \ne f(Y_j)]`). This is the ranking risk of Jiang et al.
+    2024 §4 (after Clémençon et al. 2013) on the empirical distribution of
+    the items; Theorem 1 bounds the regret :math:`L(\hat s) - L(s)` with
+    :math:`s = \psi_f(\bar\pi)`.
+
+    Parameters
+    ----------
+    pred_scalar : array-like of shape (N,)
+    human : array-like of shape (N, K)
+        Vote counts or distributions.
+    values : array-like of shape (K,)
+        f per class.
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> h = [[1.0, 0.0], [0.0, 1.0]]          # item 0 surely class 0 (f = 1), item 1 class 1 (f = 0)
+    >>> kpartite_ranking_risk([1.0, 0.0], h, [1.0, 0.0]), kpartite_ranking_risk([0.0, 1.0], h, [1.0, 0.0])
+    (0.0, 1.0)
+    """
+    a = check_1d_finite(pred_scalar, "pred_scalar")
+    v = check_1d_finite(values, "values")
+    h = human_distribution(check_human(human, a.shape[0], v.shape[0]))
+    if a.shape[0] < 2:
+        raise ValueError(f"pred_scalar needs at least 2 items; got {a.shape[0]}.")
+    below = (v[:, None] < v[None, :]).astype(np.float64)       # below[a, b] = [f(a) < f(b)]
+    n = a.shape[0]
+    # ranked order (highest scalar first), items with equal scalars grouped: a pair across groups costs
+    # h_i' B h_j (i above j), a pair inside a group half of h_i' B h_j + h_j' B h_i; prefix sums make it O(N K^2)
+    order = np.argsort(-a, kind="stable")
+    vals, start = np.unique(-a[order], return_index=True)
+    group_sum = np.add.reduceat(h[order], start, axis=0)                  # (G, K)
+    above = np.cumsum(group_sum, axis=0) - group_sum                     # mass of the groups ranked above
+    cross = np.einsum("gk,kl,gl->", above, below, group_sum)
+    self_pairs = np.einsum("ik,kl,il->", h, below, h)                    # the i = j terms (0 when f is strict)
+    within = 0.5 * (np.einsum("gk,kl,gl->", group_sum, below, group_sum) - self_pairs)
+    return float((cross + within) / (n * (n - 1) / 2))
+
+
+def theorem1_table(probs: Mapping[str, Any], human, values) -> pd.DataFrame:
+    r"""Theorem 1 of Jiang et al. 2024 on real models: observed ranking risks and the calibration-error bound.
+
+    For each model with scalar :math:`\hat s = \psi_f(\hat\pi)` and target
+    :math:`s = \psi_f(\bar\pi)` (the human distribution), with
+    :math:`\Delta f = \max f - \min f` and K classes:
+
+    .. math::
+
+        R(\hat s; s) \;\le\; 2\,\mathrm{MAE}(\hat s, s) \;\le\; 2\,\Delta f\,\mathbb E[\mathrm{TVD}(\hat\pi, \bar\pi)]
+        \;=\; K\,\Delta f\,\mathrm{CE}
+
+    (:func:`gap_weighted_regret`; CE is Definition 1,
+    :func:`calibnb.human_classwise_ce`, and :math:`\mathrm{TVD} = \tfrac K2` times the
+    item's CE). The chain holds for any input (it is the theorem's proof, not
+    a finding). Also reported: the unweighted ranking risk RR
+    (:func:`calibnb.ranking_risk`, the paper's Table 2 metric) and the
+    K-partite regret :math:`L(\hat s) - L(s)` (:func:`kpartite_ranking_risk`),
+    which the chain does not bound by construction.
+
+    Returns
+    -------
+    DataFrame indexed by model: ``CE``, ``MAE``, ``RR``, ``gap regret``,
+    ``2 MAE``, ``bound`` (:math:`K\,\Delta f\,\mathrm{CE}`), ``L regret``
+
+    Examples
+    --------
+    >>> t = theorem1_table({"m": [[0.9, 0.1], [0.2, 0.8]]}, [[6, 4], [0, 10]], [1.0, 0.0])
+    >>> t.round(3).loc["m", ["CE", "MAE", "gap regret", "bound"]].tolist()
+    [0.25, 0.25, 0.0, 0.5]
+    """
+    models = _check_models(probs)
+    n, k = next(iter(models.values())).shape
+    h = human_distribution(check_human(human, n, k))
+    v = check_1d_finite(values, "values")
+    if v.shape[0] != k:
+        raise ValueError(f"values must have one entry per class ({k}); got {v.shape[0]}.")
+    s = expected_label(h, v)
+    base = kpartite_ranking_risk(s, h, v)
+    spread = float(v.max() - v.min())
+    rows = {}
+    for name, p in models.items():
+        psi = expected_label(p, v)
+        ce = human_classwise_ce(p, h)
+        mae = scalar_mae(psi, s)
+        rows[name] = {"CE": ce, "MAE": mae, "RR": ranking_risk(psi, s), "gap regret": gap_weighted_regret(psi, s),
+                      "2 MAE": 2.0 * mae, "bound": k * spread * ce, "L regret": kpartite_ranking_risk(psi, h, v) - base}
+    return pd.DataFrame.from_dict(rows, orient="index")
+
+
+def pair_share(human, *, threshold: float = 0.3) -> pd.Series:
+    r"""Share of items whose human distribution puts at least ``threshold`` on each of two classes.
+
+    .. math:: \mathrm{share}(a, b) = \frac1N \sum_i [\bar\pi_a(x_i) \ge t]\,[\bar\pi_b(x_i) \ge t]
+
+    for every pair of classes (Jiang et al. 2024 §3, Figure 1: "it is rare for
+    an instance to have a high contradiction and entailment probability at the
+    same time").
+
+    Returns
+    -------
+    Series indexed by ``"a+b"`` (class indices), one entry per pair
+
+    Examples
+    --------
+    >>> pair_share([[5, 5, 0], [4, 0, 6], [10, 0, 0]]).round(3).tolist()
+    [0.333, 0.333, 0.0]
+    """
+    h = human_distribution(check_human(human))
+    t = check_scalar_in_range(threshold, "threshold", low=0.0, high=1.0, low_inclusive=False)
+    k = h.shape[1]
+    high = h >= t
+    return pd.Series({f"{a}+{b}": float((high[:, a] & high[:, b]).mean()) for a in range(k) for b in range(a + 1, k)})
+
+
+# --------------------------------------------------------------------------- annotators and the cost study
+
+
+def scalar_label_correlation(target, noise: float, *, n_annotators: int = 3, seed: Any = None) -> float:
+    r"""Pearson r between the mean of ``n_annotators`` simulated labels and the target.
+
+    .. math:: r = \mathrm{corr}\Big(\tfrac1n \textstyle\sum_j \hat u_{ij},\ u_i\Big)
+
+    with :math:`\hat u_{ij}` from :func:`simulate_scalar_labels`. Jiang et al.
+    2024 (footnote to §3) report r = 0.703 between UNLI's labels and
+    :math:`\psi_f` of ChaosNLI.
+
+    Examples
+    --------
+    >>> u = [0.1, 0.4, 0.6, 0.9]
+    >>> scalar_label_correlation(u, 0.0, seed=0)
+    1.0
+    """
+    u = check_1d_finite(target, "target")
+    labels = simulate_scalar_labels(u, n_annotators=n_annotators, noise=noise, seed=seed).mean(axis=1)
+    if np.ptp(labels) == 0 or np.ptp(u) == 0:
+        raise ValueError("the correlation is undefined: the target or the simulated labels are constant.")
+    return float(round(np.corrcoef(labels, u)[0, 1], 15))
+
+
+def fit_annotator_noise(target, r: float, *, n_annotators: int = 3, seed: Any = 0,
+                        bounds: tuple[float, float] = (1e-4, 1.0), xtol: float = 1e-6) -> tuple[float, float]:
+    r"""The annotator noise at which the mean of ``n_annotators`` simulated labels correlates with the target at ``r``.
+
+    Solves :math:`r(\sigma) = r^\star` by Brent's method, where
+    :math:`r(\sigma)` is :func:`scalar_label_correlation` with the same seed
+    at every :math:`\sigma` (common random numbers, so :math:`r(\sigma)` is a
+    continuous, decreasing function of :math:`\sigma` on one draw).
+
+    Parameters
+    ----------
+    target : array-like of shape (N,)
+        Target labels in [0, 1] (in notebook 05, :math:`\psi_f` of ChaosNLI).
+    r : float
+        Wanted correlation, in (0, 1); Jiang et al. 2024 report 0.703.
+    n_annotators : int, default 3
+    seed : int or numpy.random.Generator, default 0
+        A Generator is used to draw one integer seed, then the fit is deterministic.
+    bounds : (float, float)
+        Noise interval searched; r must be bracketed by its ends.
+    xtol : float
+
+    Returns
+    -------
+    noise, achieved_r : float, float
+
+    Examples
+    --------
+    >>> u = np.linspace(0.05, 0.95, 200)
+    >>> noise, got = fit_annotator_noise(u, 0.7, seed=0)
+    >>> abs(got - 0.7) < 1e-3
+    True
+    """
+    from scipy import optimize
+
+    u = check_1d_finite(target, "target")
+    r = check_scalar_in_range(r, "r", low=0.0, high=1.0, low_inclusive=False, high_inclusive=False)
+    n_annotators = check_positive_int(n_annotators, "n_annotators")
+    if isinstance(seed, np.random.Generator):
+        seed = int(seed.integers(2**31))
+    if seed is None or isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)):
+        raise TypeError(f"seed must be an int or a numpy Generator (the fit needs common random numbers); got {seed!r}.")
+    lo, hi = (check_scalar_in_range(b, "bounds", low=0.0, low_inclusive=False) for b in bounds)
+    if not lo < hi:
+        raise ValueError(f"bounds must be increasing; got {bounds!r}.")
+
+    def gap(noise: float) -> float:
+        return scalar_label_correlation(u, noise, n_annotators=n_annotators, seed=int(seed)) - r
+
+    g_lo, g_hi = gap(lo), gap(hi)
+    if g_lo < 0 or g_hi > 0:
+        raise ValueError(f"r={r} is not reached within bounds={bounds!r}: r runs from {g_lo + r:.3f} to {g_hi + r:.3f}.")
+    noise = float(optimize.brentq(gap, lo, hi, xtol=xtol))
+    return noise, gap(noise) + r
+
+
+def _ce_rows(p: np.ndarray, target: np.ndarray) -> np.ndarray:
+    """Definition 1 per model: p (M, N, K), target (N, K) -> (M,)."""
+    return np.abs(p - target[None]).mean(axis=(1, 2))
+
+
+def _tied_pairs_sorted(*keys: np.ndarray) -> int:
+    """Pairs equal in every key, counted from runs of a lexicographic sort."""
+    order = np.lexsort(keys[::-1])
+    change = np.zeros(order.shape[0] - 1, dtype=bool)
+    for k in keys:
+        ks = k[order]
+        change |= ks[1:] != ks[:-1]
+    runs = np.diff(np.flatnonzero(np.concatenate(([True], change, [True]))))
+    return int((runs * (runs - 1) // 2).sum())
+
+
+def _ranking_risk_fast(pred: np.ndarray, target: np.ndarray) -> float:
+    r""":func:`calibnb.ranking_risk` through scipy's compiled Kendall count (same value, about 3x faster).
+
+    With :math:`n_0 = \binom N2`, :math:`n_1`, :math:`n_2`, :math:`n_3` the pairs
+    tied in the prediction, in the target and in both, scipy's
+    :math:`\tau_b = (C - D)/\sqrt{(n_0 - n_1)(n_0 - n_2)}` and
+    :math:`C + D = n_0 - n_1 - n_2 + n_3` give the discordant count :math:`D`
+    (rounded to the integer it is), and
+    :math:`\mathrm{RR} = (D + (n_1 - n_3)/2) / (n_0 - n_2)`.
+    """
+    from scipy import stats
+
+    n = pred.shape[0]
+    n0 = n * (n - 1) // 2
+    n1, n2, n3 = _tied_pairs_sorted(pred), _tied_pairs_sorted(target), _tied_pairs_sorted(pred, target)
+    if n0 == n2:
+        raise ValueError("target_scalar has no two different values; the ranking risk is undefined.")
+    if n0 == n1:   # a constant prediction: every pair it orders is a tie
+        return 0.5
+    tau = stats.kendalltau(pred, target).statistic
+    discordant = round(((n0 - n1 - n2 + n3) - tau * np.sqrt(float(n0 - n1) * float(n0 - n2))) / 2.0)
+    return float((discordant + 0.5 * (n1 - n3)) / (n0 - n2))
+
+
+def metric_agreement(probs: Mapping[str, Any], human, values, model_sets: Mapping[str, Sequence[str]], *,
+                     n_resamples: int = 50, level: float = 0.95, seed: Any = None) -> pd.DataFrame:
+    r"""Kendall's :math:`\tau` between CE and MAE, and between CE and RR, per set of models, with item-bootstrap intervals.
+
+    For each model set :math:`S` and metric :math:`M \in \{\mathrm{MAE}, \mathrm{RR}\}`
+    (against :math:`s = \psi_f(\bar\pi)`),
+    :math:`\tau\big(\mathrm{CE}(m), M(m)\big)_{m \in S}` (Jiang et al. 2024
+    §6.1: the metrics "give a consistent ranking of models"). The interval is
+    the percentile interval of :math:`\tau` over ``n_resamples`` resamples of
+    the items with replacement (the same resample for every model and metric).
+
+    Parameters
+    ----------
+    probs : mapping of str -> array-like of shape (N, K)
+    human : array-like of shape (N, K)
+    values : array-like of shape (K,)
+    model_sets : mapping of str -> sequence of model names
+        Each set needs at least 2 models of ``probs``.
+    n_resamples : int, default 50
+    level : float, default 0.95
+    seed : None, int or numpy.random.Generator
+
+    Returns
+    -------
+    DataFrame with one row per (set, metric): ``model set``, ``metric``,
+    ``models``, ``tau``, ``low``, ``high``
+
+    Examples
+    --------
+    >>> h = np.array([[8, 2], [3, 7], [5, 5], [9, 1]])
+    >>> probs = {"a": h / 10, "b": [[0.7, 0.3], [0.4, 0.6], [0.5, 0.5], [0.8, 0.2]], "c": [[0.5, 0.5]] * 4}
+    >>> t = metric_agreement(probs, h, [1.0, 0.0], {"all": ["a", "b", "c"]}, n_resamples=20, seed=0)
+    >>> t.round(3)[["metric", "tau"]].values.tolist()
+    [['MAE', 1.0], ['RR', 0.816]]
     """
     models = _check_models(probs)
     names = list(models)
-    n, k = next(iter(models.values())).shape
-    c = check_human(counts, n, k, name="counts")
+    p = np.stack([models[m] for m in names])
+    _, n, k = p.shape
+    h = human_distribution(check_human(human, n, k))
     v = check_1d_finite(values, "values")
-    vote_sizes = [check_positive_int(x, "votes") for x in votes]
-    n_repeats = check_positive_int(n_repeats, "n_repeats")
+    if v.shape[0] != k:
+        raise ValueError(f"values must have one entry per class ({k}); got {v.shape[0]}.")
+    if not isinstance(model_sets, Mapping) or not model_sets:
+        raise TypeError("model_sets must be a non-empty mapping of set name -> model names.")
+    sets = {}
+    for label, members in model_sets.items():
+        members = list(members)
+        unknown = sorted(set(members) - set(names))
+        if unknown or len(members) < 2:
+            raise ValueError(f"model_sets[{label!r}] must name at least 2 models of probs; unknown {unknown}, "
+                             f"got {len(members)}.")
+        sets[str(label)] = [names.index(m) for m in members]
+    n_resamples = check_positive_int(n_resamples, "n_resamples")
+    level = check_scalar_in_range(level, "level", low=0.0, high=1.0, low_inclusive=False, high_inclusive=False)
+    s = expected_label(h, v)
+    psi = p @ v
+
+    def scores(idx: np.ndarray) -> dict[str, np.ndarray]:
+        return {"CE": np.abs(p[:, idx] - h[idx]).mean(axis=(1, 2)),
+                "MAE": np.abs(psi[:, idx] - s[idx]).mean(axis=1),
+                "RR": np.array([_ranking_risk_fast(q[idx], s[idx]) for q in psi])}
+
     rng = as_rng(seed)
+    full = scores(np.arange(n))
+    draws: dict[tuple[str, str], list[float]] = {(lab, m): [] for lab in sets for m in ("MAE", "RR")}
+    for _ in range(n_resamples):
+        b = scores(rng.integers(0, n, size=n))
+        for lab, rows in sets.items():
+            for m in ("MAE", "RR"):
+                draws[(lab, m)].append(ranking_agreement(b["CE"][rows], b[m][rows]))
+    a = (1.0 - level) / 2.0
+    out = []
+    for lab, rows in sets.items():
+        for m in ("MAE", "RR"):
+            lo, hi = np.quantile(draws[(lab, m)], [a, 1.0 - a])
+            out.append({"model set": lab, "metric": m, "models": len(rows),
+                        "tau": ranking_agreement(full["CE"][rows], full[m][rows]), "low": float(lo), "high": float(hi)})
+    return pd.DataFrame(out)
+
+
+def like_for_like_cost_study(
+    probs: Mapping[str, Any],
+    human,
+    values,
+    *,
+    budgets: Sequence[int] = (1, 3, 5, 10),
+    noise: float = 0.1,
+    n_draws: int = 20,
+    cutoffs: Sequence[float] = (1 / 3, 2 / 3),
+    seed: Any = None,
+) -> pd.DataFrame:
+    r"""Scalar labels vs categorical votes at the same budget, on the same metric and the same target.
+
+    Each draw resamples the N items with replacement (the item bootstrap) and
+    draws fresh annotations (a new seed). For every budget :math:`n` (labels per
+    item) the models are scored three ways on the resampled items, by each
+    metric :math:`M \in \{\mathrm{CE}, \mathrm{MAE}, \mathrm{RR}\}`:
+
+    * **reference**: against all votes, :math:`\bar\pi` (CE) or :math:`s = \psi_f(\bar\pi)` (MAE, RR);
+    * **votes**: against :math:`n` votes per item (:func:`sample_votes`),
+      :math:`\hat\pi_n` (CE) or :math:`\psi_f(\hat\pi_n)` (MAE, RR);
+    * **scalar**: against :math:`n` simulated scalar labels per item
+      (:func:`simulate_scalar_labels` around :math:`s`): their mean :math:`\bar u`
+      (MAE, RR), or for CE the §5 closed-form back-mapping of the labels into a
+      distribution (:func:`fit_beta`, :func:`quantize_beta` with ``cutoffs``,
+      classes in ascending order of f).
+
+    A protocol's score is Kendall's :math:`\tau` (:func:`ranking_agreement`)
+    between the models' ranking under it and the reference ranking by the same
+    metric; the comparison is the paired difference
+    :math:`\tau_{\text{scalar}} - \tau_{\text{votes}}` (Jiang et al. 2024 §1/§7:
+    scalar labels are "significantly more cost-effective").
+
+    Parameters
+    ----------
+    probs : mapping of str -> array-like of shape (N, K)
+        At least two models.
+    human : array-like of shape (N, K)
+        Integer vote counts; every item needs ``max(budgets)`` votes.
+    values : array-like of shape (K,)
+        f per class, strictly monotone (needed for the back-mapping's class order).
+    budgets : sequence of int
+        Labels per item.
+    noise : float
+        Annotator noise of :func:`simulate_scalar_labels`.
+    n_draws : int
+        Draws (item resample + annotation seed).
+    cutoffs : sequence of K - 1 floats
+        Back-mapping cut-offs in (0, 1).
+    seed : None, int or numpy.random.Generator
+
+    Returns
+    -------
+    DataFrame with one row per (draw, budget, metric): ``draw``, ``budget``,
+    ``metric``, ``tau votes``, ``tau scalar``, ``difference``
+
+    References
+    ----------
+    .. [1] Zhengping Jiang, Anqi Liu, Benjamin Van Durme. 2024. "Addressing the Binning Problem in Calibration Assessment through Scalar Annotations". Transactions of the Association for Computational Linguistics (TACL). §6.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> yes = rng.integers(0, 11, size=40)
+    >>> counts = np.stack([yes, 10 - yes], axis=1)
+    >>> truth = counts / 10
+    >>> probs = {"oracle": truth, "flat": 0.5 * truth + 0.25, "reversed": truth[:, ::-1]}
+    >>> out = like_for_like_cost_study(probs, counts, [1.0, 0.0], budgets=(5,), noise=0.0, n_draws=2,
+    ...                                cutoffs=[0.5], seed=0)
+    >>> out.columns.tolist()
+    ['draw', 'budget', 'metric', 'tau votes', 'tau scalar', 'difference']
+    >>> out.set_index("metric").loc["MAE", "tau scalar"].tolist()   # exact scalar labels: the reference ranking
+    [1.0, 1.0]
+    """
+    models = _check_models(probs)
+    if len(models) < 2:
+        raise ValueError(f"probs must hold at least 2 models to rank; got {len(models)}.")
+    p = np.stack(list(models.values()))
+    _, n, k = p.shape
+    c = check_human(human, n, k, name="human")
+    v = check_1d_finite(values, "values")
+    if v.shape[0] != k:
+        raise ValueError(f"values must have one entry per class ({k}); got {v.shape[0]}.")
+    if not ((np.diff(v) > 0).all() or (np.diff(v) < 0).all()):
+        raise ValueError(f"values must be strictly monotone for the back-mapping; got {v.tolist()}.")
+    sizes = sorted({check_positive_int(b, "budgets") for b in budgets})
+    if not sizes:
+        raise ValueError("budgets must name at least one budget.")
+    cut = check_1d_finite(cutoffs, "cutoffs")
+    if cut.shape[0] != k - 1:
+        raise ValueError(f"cutoffs must have K - 1 = {k - 1} entries; got {cut.shape[0]}.")
+    noise = check_scalar_in_range(noise, "noise", low=0.0)
+    n_draws = check_positive_int(n_draws, "n_draws")
+    rng = as_rng(seed)
+    ascending = np.argsort(v)                      # back-mapped classes come in ascending f
     h = human_distribution(c)
-    reference = np.array([classwise_ce(models[m], h) for m in names])
-    psi = {m: expected_label(models[m], v) for m in names}
-    target = expected_label(h, v)
+    s = expected_label(h, v)
+    psi = p @ v                                    # (M, N)
     rows = []
-    for r in range(n_repeats):
-        for size in vote_sizes:
-            few = sample_votes(c, size, seed=rng)
-            score = np.array([classwise_ce(models[m], few) for m in names])
-            rows.append({"repeat": r, "protocol": f"{size} vote(s)", "metric": "CE",
-                         "annotations per item": size, "kendall tau": ranking_agreement(score, reference)})
-        labels = simulate_scalar_labels(target, n_annotators=n_scalar_annotators, noise=noise, seed=rng).mean(axis=1)
-        for metric, fn in (("MAE", scalar_mae), ("RR", ranking_risk)):
-            score = np.array([fn(psi[m], labels) for m in names])
-            rows.append({"repeat": r, "protocol": f"{n_scalar_annotators} scalar label(s)", "metric": metric,
-                         "annotations per item": n_scalar_annotators,
-                         "kendall tau": ranking_agreement(score, reference)})
+    for draw in range(n_draws):
+        idx = rng.integers(0, n, size=n)
+        ref = {"CE": _ce_rows(p[:, idx], h[idx]),
+               "MAE": np.abs(psi[:, idx] - s[idx]).mean(axis=1),
+               "RR": np.array([_ranking_risk_fast(q[idx], s[idx]) for q in psi])}
+        for size in sizes:
+            votes = sample_votes(c, size, seed=rng)[idx] / size
+            labels = simulate_scalar_labels(s, n_annotators=size, noise=noise, seed=rng)[idx]
+            pseudo = np.empty_like(votes)
+            pseudo[:, ascending] = quantize_beta(*fit_beta(labels), cut)
+            t_votes, t_scalar = votes @ v, labels.mean(axis=1)
+            scores = {
+                "CE": (_ce_rows(p[:, idx], votes), _ce_rows(p[:, idx], pseudo)),
+                "MAE": (np.abs(psi[:, idx] - t_votes).mean(axis=1), np.abs(psi[:, idx] - t_scalar).mean(axis=1)),
+                "RR": (np.array([_ranking_risk_fast(q[idx], t_votes) for q in psi]),
+                       np.array([_ranking_risk_fast(q[idx], t_scalar) for q in psi])),
+            }
+            for metric, (by_votes, by_scalar) in scores.items():
+                tv, ts = ranking_agreement(by_votes, ref[metric]), ranking_agreement(by_scalar, ref[metric])
+                rows.append({"draw": draw, "budget": size, "metric": metric, "tau votes": tv,
+                             "tau scalar": ts, "difference": ts - tv})
     return pd.DataFrame(rows)
+
+
+def cost_intervals(study: pd.DataFrame, *, level: float = 0.95) -> pd.DataFrame:
+    r"""Percentile intervals of a cost study's paired differences, per budget and metric.
+
+    .. math:: [\,\Delta_{(\alpha/2)},\ \Delta_{(1-\alpha/2)}\,],\qquad \alpha = 1 - \text{level}
+
+    over the draws of :func:`like_for_like_cost_study` (each draw a bootstrap
+    resample of the items with fresh annotations), with
+    :math:`\Delta = \tau_{\text{scalar}} - \tau_{\text{votes}}`.
+
+    Returns
+    -------
+    DataFrame indexed by (``budget``, ``metric``): ``tau votes``, ``tau scalar``
+    (means), ``difference`` (mean), ``low``, ``high``, ``draws``
+
+    Examples
+    --------
+    >>> t = pd.DataFrame({"draw": [0, 1], "budget": [3, 3], "metric": ["MAE", "MAE"],
+    ...                   "tau votes": [0.5, 0.7], "tau scalar": [0.9, 0.9], "difference": [0.4, 0.2]})
+    >>> cost_intervals(t, level=0.5).round(2).loc[(3, "MAE"), ["difference", "low", "high"]].tolist()
+    [0.3, 0.25, 0.35]
+    """
+    need = {"budget", "metric", "tau votes", "tau scalar", "difference"}
+    if not isinstance(study, pd.DataFrame) or not need <= set(study.columns) or study.empty:
+        raise TypeError(f"study must be a non-empty DataFrame from like_for_like_cost_study (columns {sorted(need)}).")
+    level = check_scalar_in_range(level, "level", low=0.0, high=1.0, low_inclusive=False, high_inclusive=False)
+    a = (1.0 - level) / 2.0
+    g = study.groupby(["budget", "metric"], sort=True)
+    out = g[["tau votes", "tau scalar", "difference"]].mean()
+    out["low"] = g["difference"].quantile(a)
+    out["high"] = g["difference"].quantile(1.0 - a)
+    out["draws"] = g.size()
+    return out
 
 
 # --------------------------------------------------------------------------- Table 4 (Circa)
@@ -587,6 +1115,10 @@ def load_circa_examples() -> pd.DataFrame:
     DataFrame with columns ``question``, ``answer``, ``scalar`` (the paper's
     scalar label), ``category`` (Circa's label: Y, PY, M, PN, N) and
     ``category value`` (:data:`CIRCA_VALUES`, the paper's f).
+
+    References
+    ----------
+    .. [1] Zhengping Jiang, Anqi Liu, Benjamin Van Durme. 2024. "Addressing the Binning Problem in Calibration Assessment through Scalar Annotations". Transactions of the Association for Computational Linguistics (TACL). Table 4.
 
     Examples
     --------
@@ -636,7 +1168,7 @@ def f_neutral_explorer(probs: Mapping[str, Any], human, *, f_neutral: float = 0.
         axes[0].set_xticks(x, table.index, rotation=60, ha="right", fontsize=8)
         axes[0].set_ylabel("error (lower is better)")
         axes[0].set_title(f"f = (1, {f_neutral:.2f}, 0)")
-        axes[0].legend()
+        axes[0].legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0, fontsize=8)
         out = table[["CE", "MAE", "RR"]].copy()
         for col in ("CE", "MAE", "RR"):
             out[f"rank {col}"] = table[col].rank(method="min").astype(int)
@@ -665,7 +1197,7 @@ def ece_bins_explorer(probs: Mapping[str, Any], human, *, n_bins: int = 10, max_
     n_bins = check_n_bins(n_bins)
     if n_bins > max_bins:
         raise ValueError(f"n_bins must be at most max_bins ({max_bins}); got {n_bins}.")
-    ce = pd.Series({m: classwise_ce(p, h) for m, p in models.items()})
+    ce = pd.Series({m: human_classwise_ce(p, h) for m, p in models.items()})
     import ipywidgets as w
 
     controls = {
@@ -681,7 +1213,7 @@ def ece_bins_explorer(probs: Mapping[str, Any], human, *, n_bins: int = 10, max_
         axes[0].bar(x + 0.2, ce[e.index], width=0.4, label="CE (no bins)")
         axes[0].set_xticks(x, e.index, rotation=60, ha="right", fontsize=8)
         axes[0].set_ylabel("calibration error (lower is better)")
-        axes[0].legend()
+        axes[0].legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0, fontsize=8)
         return pd.DataFrame({"ECE": e, "CE": ce[e.index], "rank ECE": e.rank(method="min").astype(int),
                              "rank CE": ce[e.index].rank(method="min").astype(int)})
 

@@ -100,6 +100,10 @@ def perturb_confidence(probs: Any, index: int, new_top: float, *, others: Any = 
         If the result has a negative probability or a different predicted
         class (argmax, first index on ties).
 
+    References
+    ----------
+    .. [1] Tetsuya Sakai. 2024. "Evaluating System Responses Based On Overconfidence and Underconfidence". In EMTCIR '24: The First Workshop on Evaluation Methodologies, Testbeds and Community for Information Access Research. Section 4.1, Table 1.
+
     Examples
     --------
     Sakai's Table 1, System Y, instance 7:
@@ -171,6 +175,10 @@ class SakaiExample:
     printed : dict[str, ndarray (N, M)]
         Y, Z and W as printed in the paper's table, transcribed only to check
         the built ``systems`` against (empty if the file has none).
+
+    References
+    ----------
+    .. [1] Tetsuya Sakai. 2024. "Evaluating System Responses Based On Overconfidence and Underconfidence". In EMTCIR '24: The First Workshop on Evaluation Methodologies, Testbeds and Community for Information Access Research.
     """
 
     number: int
@@ -200,6 +208,10 @@ class SakaiExample:
 
 def load_sakai_example(number: int) -> SakaiExample:
     """Load Sakai 2024's Example ``number`` (1: Table 1, 2: Table 4, 3: Table 9).
+
+    References
+    ----------
+    .. [1] Tetsuya Sakai. 2024. "Evaluating System Responses Based On Overconfidence and Underconfidence". In EMTCIR '24: The First Workshop on Evaluation Methodologies, Testbeds and Community for Information Access Research. Table 1, Table 4, Table 9.
 
     Examples
     --------

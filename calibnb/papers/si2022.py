@@ -10,7 +10,7 @@ more than once (on several data sources), and the tests need them too:
 - :func:`trust_scores` -- precision, recall and F1 of a reader who trusts an
   answer whenever its confidence is at least 0.5 (Section 5.4, Table 3's
   "always trust" row);
-- :func:`calibration_summary` and :func:`calibration_table` -- the per-source
+- :func:`calibration_summary` and :func:`calibration_summary_table` -- the per-source
   metric rows of Table 1 / Table 4 / Table 7 (accuracy, ECE with equal-width
   and equal-mass bins, ICE, ICE_pos, ICE_neg, MacroCE);
 - :func:`relative_reduction` -- how much a calibrator cut a metric, relative to
@@ -43,6 +43,7 @@ from ..validation import (
     check_n_bins,
     check_positive_int,
     check_scalar_in_range,
+    seed_int,
 )
 
 __all__ = [
@@ -50,7 +51,7 @@ __all__ = [
     "TrustScores",
     "trust_scores",
     "calibration_summary",
-    "calibration_table",
+    "calibration_summary_table",
     "relative_reduction",
     "normalize_answer",
     "expert_agreement",
@@ -58,16 +59,14 @@ __all__ = [
     "top_confidence",
     "resampling_table",
     "accuracy_shift_table",
-    "ResamplingExplorer",
     "resampling_explorer",
     "conscal_threshold_data",
     "plot_conscal_threshold",
-    "ConsCalExplorer",
     "conscal_explorer",
     "SUMMARY_COLUMNS",
 ]
 
-#: Columns of :func:`calibration_summary` / :func:`calibration_table`, in the
+#: Columns of :func:`calibration_summary` / :func:`calibration_summary_table`, in the
 #: order of Si et al.'s Tables 1, 4 and 7.
 SUMMARY_COLUMNS = ("accuracy", "ece_width", "ece_mass", "ice", "ice_pos", "ice_neg", "macro_ce")
 
@@ -117,6 +116,10 @@ def resample_indices(correct: Any, accuracy: float, *, n: int | None = None, see
     ------
     ValueError
         If there are not enough correct or wrong predictions for the sample.
+
+    References
+    ----------
+    .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of Question Answering". In Findings of the Association for Computational Linguistics: EMNLP 2022. Section 4.2, Table 5, Figure 2.
 
     Examples
     --------
@@ -184,7 +187,7 @@ def top_confidence(scores: Any, labels: Any, *, temperature: float = 1.0) -> tup
         c, y = check_conf_correct(scores, labels)
         with np.errstate(divide="ignore"):
             return special.expit(special.logit(c) / tau), y
-    p = softmax(scores, tau)
+    p = softmax(scores, temperature=tau)
     lab = np.asarray(labels)
     if lab.ndim != 1 or lab.shape[0] != p.shape[0]:
         raise ValueError(f"labels must be 1-D with {p.shape[0]} entries (one per row of scores); got shape {lab.shape}.")
@@ -198,7 +201,7 @@ def _take(scores: Any, labels: Any, idx: np.ndarray) -> tuple[np.ndarray, np.nda
 def _fit_tau(scores: np.ndarray, labels: np.ndarray, n_bins: int) -> float:
     from ..calibrators import TemperatureScaling
 
-    return TemperatureScaling("ece", n_bins=n_bins).fit(scores, labels).temperature_
+    return TemperatureScaling(objective="ece", n_bins=n_bins).fit(scores, labels).temperature_
 
 
 def _stage_row(conf: np.ndarray, correct: np.ndarray, n_bins: int) -> dict[str, float]:
@@ -207,8 +210,29 @@ def _stage_row(conf: np.ndarray, correct: np.ndarray, n_bins: int) -> dict[str, 
             "macro_ce": s["macro_ce"], "n": int(conf.shape[0])}
 
 
-def resampling_table(dev_scores: Any, dev_labels: Any, test_scores: Any, test_labels: Any,
-                     accuracies: Any = (0.1, 0.5, 0.9), *, seed: Any = None, n_bins: int = 10):
+def _resampler(dev: tuple[Any, Any], test: tuple[Any, Any], *, seed: Any, n_bins: int):
+    """``resample(dev_accuracy, test_accuracy) -> ((dev scores, labels), (test scores, labels), tau)``.
+
+    Each call re-samples the dev and the test predictions to the given
+    accuracies (:func:`resample_indices`, one Generator for all calls) and fits
+    the dev-ECE temperature on the dev sample.
+    """
+    rng = as_rng(seed)
+    n_bins = check_n_bins(n_bins)
+    y_dev = top_confidence(*dev)[1]
+    y_test = top_confidence(*test)[1]
+
+    def resample(dev_accuracy: float, test_accuracy: float):
+        d_idx = resample_indices(y_dev, dev_accuracy, seed=rng)
+        t_idx = resample_indices(y_test, test_accuracy, seed=rng)
+        ds, dl = _take(*dev, d_idx)
+        return (ds, dl), _take(*test, t_idx), _fit_tau(ds, dl, n_bins)
+
+    return resample
+
+
+def resampling_table(dev_scores: Any, dev_labels: Any, test_scores: Any, test_labels: Any, *,
+                     accuracies: Any = (0.1, 0.5, 0.9), seed: Any = None, n_bins: int = 10):
     r"""Temperature scaling at re-sampled accuracy levels (Si et al. 2022, Table 5, Figure 2).
 
     For each target accuracy :math:`a`, the dev and the test predictions are
@@ -235,19 +259,18 @@ def resampling_table(dev_scores: Any, dev_labels: Any, test_scores: Any, test_la
     pandas.DataFrame
         Columns ``accuracy, stage ("before"/"after TS"), temperature, ece, ice,
         ice_pos, ice_neg, macro_ce, n`` (fractions).
+
+    References
+    ----------
+    .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of Question Answering". In Findings of the Association for Computational Linguistics: EMNLP 2022. Table 5, Figure 2.
     """
     import pandas as pd
 
-    rng = as_rng(seed)
     n_bins = check_n_bins(n_bins)
-    _, y_dev = top_confidence(dev_scores, dev_labels)
-    _, y_test = top_confidence(test_scores, test_labels)
+    resample = _resampler((dev_scores, dev_labels), (test_scores, test_labels), seed=seed, n_bins=n_bins)
     rows = []
     for a in np.atleast_1d(np.asarray(accuracies, dtype=float)):
-        d_idx = resample_indices(y_dev, float(a), seed=rng)
-        t_idx = resample_indices(y_test, float(a), seed=rng)
-        tau = _fit_tau(*_take(dev_scores, dev_labels, d_idx), n_bins)
-        ts, tl = _take(test_scores, test_labels, t_idx)
+        _, (ts, tl), tau = resample(float(a), float(a))
         for stage, t in (("before", 1.0), ("after TS", tau)):
             c, y = top_confidence(ts, tl, temperature=t)
             rows.append({"accuracy": float(a), "stage": stage, "temperature": t, **_stage_row(c, y, n_bins)})
@@ -268,19 +291,18 @@ def accuracy_shift_table(dev_scores: Any, dev_labels: Any, test_scores: Any, tes
     pandas.DataFrame
         Two rows (``split`` = "dev", "test") with columns ``split, accuracy,
         temperature, ece, ice, ice_pos, ice_neg, macro_ce, n``.
+
+    References
+    ----------
+    .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of Question Answering". In Findings of the Association for Computational Linguistics: EMNLP 2022. Table 6, Figure 3.
     """
     import pandas as pd
 
-    rng = as_rng(seed)
     n_bins = check_n_bins(n_bins)
-    _, y_dev = top_confidence(dev_scores, dev_labels)
-    _, y_test = top_confidence(test_scores, test_labels)
-    d_idx = resample_indices(y_dev, dev_accuracy, seed=rng)
-    t_idx = resample_indices(y_test, test_accuracy, seed=rng)
-    ds, dl = _take(dev_scores, dev_labels, d_idx)
-    tau = _fit_tau(ds, dl, n_bins)
+    resample = _resampler((dev_scores, dev_labels), (test_scores, test_labels), seed=seed, n_bins=n_bins)
+    dev, test, tau = resample(dev_accuracy, test_accuracy)
     rows = []
-    for split, (s, l), a in (("dev", (ds, dl), dev_accuracy), ("test", _take(test_scores, test_labels, t_idx), test_accuracy)):
+    for split, (s, l), a in (("dev", dev, dev_accuracy), ("test", test, test_accuracy)):
         c, y = top_confidence(s, l, temperature=tau)
         rows.append({"split": split, "accuracy": float(a), "temperature": tau, **_stage_row(c, y, n_bins)})
     return pd.DataFrame(rows)
@@ -333,6 +355,10 @@ def trust_scores(conf: Any, correct: Any, *, threshold: float = 0.5) -> TrustSco
     TrustScores
         ``(precision, recall, f1, n_trusted)``.
 
+    References
+    ----------
+    .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of Question Answering". In Findings of the Association for Computational Linguistics: EMNLP 2022. Section 5.4, Table 3.
+
     Examples
     --------
     >>> trust_scores([0.9, 0.8, 0.6, 0.2], [1, 0, 1, 1])
@@ -371,10 +397,8 @@ def calibration_summary(conf: Any, correct: Any, *, n_bins: int = 10) -> dict[st
 
     Parameters
     ----------
-    conf : array-like of shape (N,)
-        Confidences in [0, 1].
-    correct : array-like of shape (N,)
-        0/1 or bool correctness.
+    conf, correct :
+        As in :func:`calibnb.ece`.
     n_bins : int, default 10
         Number of bins of both ECE variants.
 
@@ -384,6 +408,10 @@ def calibration_summary(conf: Any, correct: Any, *, n_bins: int = 10) -> dict[st
         Keys :data:`SUMMARY_COLUMNS` (``accuracy``, ``ece_width``,
         ``ece_mass``, ``ice``, ``ice_pos``, ``ice_neg``, ``macro_ce``), as
         fractions.
+
+    References
+    ----------
+    .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of Question Answering". In Findings of the Association for Computational Linguistics: EMNLP 2022. Section 4.2.
 
     Examples
     --------
@@ -407,7 +435,7 @@ def calibration_summary(conf: Any, correct: Any, *, n_bins: int = 10) -> dict[st
     }
 
 
-def calibration_table(rows: Mapping[Any, tuple[Any, Any]], *, n_bins: int = 10, percent: bool = True):
+def calibration_summary_table(rows: Mapping[Any, tuple[Any, Any]], *, n_bins: int = 10, percent: bool = False):
     """A table of :func:`calibration_summary` rows, one per (source, method).
 
     Parameters
@@ -418,8 +446,9 @@ def calibration_table(rows: Mapping[Any, tuple[Any, Any]], *, n_bins: int = 10, 
         ``source`` and ``method``.
     n_bins : int, default 10
         Number of ECE bins.
-    percent : bool, default True
-        Multiply every value by 100, as Si et al. print them.
+    percent : bool, default False
+        Multiply every metric by 100, as Si et al. print them (the default
+        gives fractions, as everywhere in calibnb).
 
     Returns
     -------
@@ -427,11 +456,15 @@ def calibration_table(rows: Mapping[Any, tuple[Any, Any]], *, n_bins: int = 10, 
         One row per key, columns :data:`SUMMARY_COLUMNS` plus ``n`` (the
         number of predictions).
 
+    References
+    ----------
+    .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of Question Answering". In Findings of the Association for Computational Linguistics: EMNLP 2022.
+
     Examples
     --------
-    >>> t = calibration_table({("toy", "raw"): ([0.9, 0.6], [1, 0]), ("toy", "flat"): ([0.5, 0.5], [1, 0])})
-    >>> t["macro_ce"].round(1).tolist()
-    [35.0, 50.0]
+    >>> t = calibration_summary_table({("toy", "raw"): ([0.9, 0.6], [1, 0]), ("toy", "flat"): ([0.5, 0.5], [1, 0])})
+    >>> t["macro_ce"].round(3).tolist()
+    [0.35, 0.5]
     >>> list(t.index.names)
     ['source', 'method']
     """
@@ -472,6 +505,10 @@ def relative_reduction(before: Any, after: Any) -> np.ndarray | float:
     Returns
     -------
     float or numpy.ndarray
+
+    References
+    ----------
+    .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of Question Answering". In Findings of the Association for Computational Linguistics: EMNLP 2022.
 
     Examples
     --------
@@ -563,6 +600,10 @@ def expert_agreement(answers: Any, expert: int) -> np.ndarray:
     -------
     numpy.ndarray of shape (N, E), bool
 
+    References
+    ----------
+    .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of Question Answering". In Findings of the Association for Computational Linguistics: EMNLP 2022. Section 5.2.
+
     Examples
     --------
     >>> expert_agreement([["Paris", "paris.", "Lyon"], ["1988", "1986", "1986"]], 1)
@@ -606,6 +647,10 @@ def expert_features(answers: Any, confidences: Any, expert: int) -> np.ndarray:
     -------
     numpy.ndarray of shape (N, 2 E + 1), float
 
+    References
+    ----------
+    .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of Question Answering". In Findings of the Association for Computational Linguistics: EMNLP 2022. Section 5.1, Appendix B.
+
     Examples
     --------
     >>> expert_features([["a", "a", "b"]], [[0.9, 0.7, 0.2]], 0).round(3).tolist()
@@ -633,7 +678,7 @@ def expert_features(answers: Any, confidences: Any, expert: int) -> np.ndarray:
 # Widget: the accuracy re-sampling slider (Section 4.2)
 # --------------------------------------------------------------------------
 
-def resampling_explorer(conf: Any, correct: Any, *, seed: int = 0, n_bins: int = 10,
+def resampling_explorer(conf: Any, correct: Any, *, seed: Any = None, n_bins: int = 10,
                         accuracy: float = 0.5) -> Any:
     """An accuracy slider that re-samples predictions (Si et al. 2022, Section 4.2).
 
@@ -647,6 +692,10 @@ def resampling_explorer(conf: Any, correct: Any, *, seed: int = 0, n_bins: int =
     calibnb.widgets.Panel
         Control ``"accuracy"``; ``update(accuracy=...)`` returns the readout
         (column ``value``, rows ``accuracy``, ``n``, ``ece``, ``ice``, ``macro_ce``).
+
+    References
+    ----------
+    .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of Question Answering". In Findings of the Association for Computational Linguistics: EMNLP 2022. Section 4.2.
     """
     import ipywidgets as w
     import pandas as pd
@@ -657,6 +706,7 @@ def resampling_explorer(conf: Any, correct: Any, *, seed: int = 0, n_bins: int =
     c, y = check_conf_correct(conf, correct)
     n_bins = check_n_bins(n_bins)
     a = check_scalar_in_range(accuracy, "accuracy", low=0.0, high=1.0)
+    seed = seed_int(seed)  # the same sample every time a slider value comes back
     slider = w.FloatSlider(value=a, min=0.05, max=0.95, step=0.05, description="accuracy",
                            continuous_update=False)
 
@@ -681,8 +731,8 @@ def _agreement_counts(predictions: Any, reference: str) -> tuple[np.ndarray, np.
     """(final prediction, k = number of columns agreeing with it, C) of a prediction table."""
     from ..calibrators import ConsCal
 
-    cc = ConsCal("binary", reference=reference)
-    final, agree = cc._agreement(predictions)
+    cc = ConsCal(mode="binary", reference=reference)
+    final, agree = cc.agreement(predictions)
     return final, agree.sum(axis=1), agree.shape[1]
 
 
@@ -725,6 +775,10 @@ def conscal_threshold_data(
         One row per (split, n): columns ``split``, ``n``, ``macro_ce``,
         ``ece``, ``confident_share``, ``confident_accuracy``, ``tuned``.
 
+    References
+    ----------
+    .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of Question Answering". In Findings of the Association for Computational Linguistics: EMNLP 2022. Section 5.2.
+
     Examples
     --------
     >>> dev = [[0, 0, 0], [1, 2, 2], [0, 1, 2], [1, 1, 1]]
@@ -738,7 +792,7 @@ def conscal_threshold_data(
     from ..calibrators import ConsCal
 
     n_bins = check_n_bins(n_bins)
-    tuned = ConsCal("binary", reference=reference).fit(dev_predictions, dev_correct).threshold_
+    tuned = ConsCal(mode="binary", reference=reference).fit(dev_predictions, dev_correct).threshold_
     rows = []
     for split, pred, corr in (("dev", dev_predictions, dev_correct), ("test", test_predictions, test_correct)):
         _, k, c = _agreement_counts(pred, reference)
@@ -805,6 +859,10 @@ def conscal_explorer(table: Any, *, n: int | None = None) -> Any:
         Control ``"n"``; ``update(n=...)`` returns the readout: one row per
         split (``dev``, ``test``), columns ``macro_ce``, ``ece``,
         ``confident_share``, ``confident_accuracy``, ``n``, ``tuned_n``.
+
+    References
+    ----------
+    .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of Question Answering". In Findings of the Association for Computational Linguistics: EMNLP 2022. Section 5.2.
     """
     import ipywidgets as w
     import pandas as pd

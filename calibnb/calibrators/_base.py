@@ -1,0 +1,134 @@
+"""The base class of every calibrator: a scikit-learn estimator and transformer."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.exceptions import NotFittedError as _SklearnNotFittedError
+
+__all__ = ["Calibrator", "NotFittedError", "calibration_scorer"]
+
+
+class NotFittedError(_SklearnNotFittedError):
+    """Raised when ``transform`` (or another method needing a fit) is called before ``fit``.
+
+    A subclass of :class:`sklearn.exceptions.NotFittedError` (itself a
+    ``ValueError`` and an ``AttributeError``), so code catching either
+    scikit-learn's or calibnb's error catches this one.
+    """
+
+
+class Calibrator(TransformerMixin, BaseEstimator):
+    """Base class of calibnb's calibrators (scikit-learn estimator API).
+
+    A calibrator is fitted on calibration data and maps new scores to
+    calibrated probabilities or confidences:
+
+    * options are keyword-only ``__init__`` arguments stored unchanged, so
+      ``get_params``, ``set_params``, :func:`sklearn.base.clone` and ``repr``
+      come from :class:`sklearn.base.BaseEstimator`; they are validated in
+      ``fit``;
+    * ``fit(X, y)`` returns ``self``; what it learns is stored in attributes
+      ending in ``_``;
+    * ``transform(X)`` before ``fit`` raises :class:`NotFittedError`;
+    * ``fit_transform(X, y)`` equals ``fit(X, y).transform(X)``;
+    * inputs are never modified.
+
+    Subclasses implement ``fit`` and ``transform`` and name, in
+    ``_fitted_attribute``, the attribute whose presence means "fitted".
+
+    Examples
+    --------
+    >>> from sklearn.base import clone
+    >>> from calibnb import TemperatureScaling
+    >>> ts = TemperatureScaling(objective="ece", n_bins=15)
+    >>> ts
+    TemperatureScaling(n_bins=15, objective='ece')
+    >>> clone(ts).get_params()["n_bins"]
+    15
+    """
+
+    _fitted_attribute: str = ""
+
+    def fit(self, X: Any, y: Any = None) -> "Calibrator":  # pragma: no cover - every subclass overrides it
+        raise NotImplementedError
+
+    def transform(self, X: Any) -> np.ndarray:  # pragma: no cover - every subclass overrides it
+        raise NotImplementedError
+
+    def fit_transform(self, X: Any, y: Any = None, **fit_params: Any) -> np.ndarray:
+        """``fit(X, y, **fit_params).transform(X)``."""
+        return self.fit(X, y, **fit_params).transform(X)
+
+    def __sklearn_is_fitted__(self) -> bool:
+        return hasattr(self, self._fitted_attribute)
+
+    def _check_fitted(self) -> None:
+        """Raise :class:`NotFittedError` unless ``fit`` has been called."""
+        if not self.__sklearn_is_fitted__():
+            name = type(self).__name__
+            raise NotFittedError(f"This {name} is not fitted yet; call {name}.fit(...) before using it.")
+
+
+_LOWER_IS_BETTER = ("ece", "mce", "ice", "macro_ce", "brier_top", "ks_error")
+_HIGHER_IS_BETTER = ("hmr",)
+
+
+def calibration_scorer(metric: str = "ece", **options: Any):
+    """A scikit-learn scorer ``scorer(calibrator, X, y)`` from a calibnb metric of the top-1 prediction.
+
+    For ``GridSearchCV``, ``cross_validate`` and the like. The fitted
+    calibrator transforms ``X``; the top-1 confidence and its correctness are
+    then scored with ``calibnb.<metric>(conf, correct, **options)``:
+
+    * ``transform`` returns ``(N, K)`` probabilities: ``conf`` is their row
+      maximum and ``correct`` says whether its class is the label ``y``;
+    * ``transform`` returns 1-D scores for ``(N, K)`` input (e.g.
+      :class:`SplineCalibrator` in its default top-1 mode): ``conf`` is the
+      output and ``correct`` says whether the argmax of ``X`` is ``y``;
+    * 1-D input (the binary form): ``conf`` is the output, ``correct`` is ``y``.
+
+    Scores follow scikit-learn's "greater is better": an error (ECE, MCE, ICE,
+    MacroCE, top-1 Brier, KS error) is negated, HMR is returned as is.
+
+    Parameters
+    ----------
+    metric : {"ece", "mce", "ice", "macro_ce", "brier_top", "ks_error", "hmr"}
+    **options
+        Keyword options of the metric (e.g. ``n_bins=15``).
+
+    Examples
+    --------
+    >>> from sklearn.model_selection import cross_val_score
+    >>> from calibnb import TemperatureScaling
+    >>> rng = np.random.default_rng(0)
+    >>> z = rng.normal(size=(600, 3)) * 3
+    >>> y = (rng.random((600, 1)) < np.cumsum(np.exp(z / 2) / np.exp(z / 2).sum(1, keepdims=True), 1)).argmax(1)
+    >>> scores = cross_val_score(TemperatureScaling(), z, y, cv=3, scoring=calibration_scorer("ece", n_bins=10))
+    >>> bool(np.all(scores <= 0))
+    True
+    """
+    from .. import metrics
+    from ..validation import check_choice
+
+    check_choice(metric, _LOWER_IS_BETTER + _HIGHER_IS_BETTER, "metric")
+    fn = getattr(metrics, metric)
+    sign = 1.0 if metric in _HIGHER_IS_BETTER else -1.0
+
+    def scorer(calibrator: Any, X: Any, y: Any) -> float:
+        out = np.asarray(calibrator.transform(X))
+        x = np.asarray(X)
+        y = np.asarray(y)
+        if out.ndim == 2:
+            conf, correct = out.max(axis=1), out.argmax(axis=1) == y
+        elif x.ndim == 2:
+            conf, correct = out, x.argmax(axis=1) == y
+        else:
+            conf, correct = out, y
+        return sign * float(fn(conf, correct, **options))
+
+    scorer.__name__ = f"{'neg_' if sign < 0 else ''}{metric}"
+    return scorer
+
