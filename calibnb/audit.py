@@ -72,7 +72,15 @@ __all__ = [
     "read_columns",
     "load_predictions",
     "predictions_from_arrays",
+    "predictions_from_columns",
     "run_audit",
+    "audit_json",
+    "write_audit_json",
+    "summary_frame",
+    "comparison_frame",
+    "notebook_parameters",
+    "load_from_parameters",
+    "parse_scalar_values",
     "plot_reliability",
     "plot_ks",
     "plot_rewards",
@@ -487,7 +495,7 @@ def run_audit(pred: Predictions, *, n_bins: int = 15, n_resamples: int = 200, he
     if idx is None:
         summary = comparison[comparison.method == "uncalibrated"].drop(columns="method").reset_index(drop=True)
     else:
-        summary = _summary.calibration_summary(pred.conf, pred.correct, probs=pred.probs, labels=pred.labels,
+        summary = _summary.metric_summary(pred.conf, pred.correct, probs=pred.probs, labels=pred.labels,
                                                votes=pred.votes, sample_weight=pred.weights, **common)
     picks = _summary.metric_picks(comparison)
     pick = dict(zip(picks.key, picks.pick))
@@ -498,7 +506,8 @@ def run_audit(pred: Predictions, *, n_bins: int = 15, n_resamples: int = 200, he
                                   "notebook": f"notebooks/{notebook}", "why": why})
     acc = comparison[comparison.key == "accuracy"][["method", "estimate", "low", "high"]].reset_index(drop=True)
     acc["change"] = acc["estimate"] - float(acc.loc[acc.method == "uncalibrated", "estimate"].iloc[0])
-    reliability = {b: _summary.reliability_intervals(pred.conf, pred.correct, n_bins=n_bins, binning=b, level=level)
+    reliability = {b: _summary.reliability_intervals(pred.conf, pred.correct, n_bins=n_bins, binning=b,
+                                                     sample_weight=pred.weights, level=level)
                    for b in ("width", "mass")}
     return {
         "inputs": {"kind": pred.kind, "rows": pred.n, "classes": pred.n_classes, "roles": dict(pred.roles),
@@ -585,18 +594,13 @@ def plot_reliability(pred: Predictions, result: dict):
 
     from .plots import plot_reliability_diagram, reliability_diagram_data
 
-    n_bins = result["settings"]["n_bins"]
+    settings = result["settings"]
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.5))
     for ax, binning in zip(axes, ("width", "mass")):
-        data = reliability_diagram_data(pred.conf, pred.correct, n_bins=n_bins, binning=binning)
-        plot_reliability_diagram(data, ax=ax, show_counts=True)
-        t = result["reliability"][binning]
-        yerr = [np.maximum(t["accuracy"] - t["acc_low"], 0), np.maximum(t["acc_high"] - t["accuracy"], 0)]  # rounding
-        ax.errorbar(t["mean_conf"], t["accuracy"], yerr=yerr,
-                    fmt="o", color="black", ms=3, capsize=2, label=f"bin accuracy, {result['settings']['level']:.0%} "
-                    "Wilson interval")
-        ax.set_title(f"equal-{binning} bins")
-        ax.legend(loc="upper left", fontsize=8)
+        data = reliability_diagram_data(pred.conf, pred.correct, n_bins=settings["n_bins"], binning=binning,
+                                        interval="wilson", level=settings["level"])
+        plot_reliability_diagram(data, ax=ax, show_counts=True, show_intervals=True)
+        ax.set_title(f"equal-{binning} bins, {settings['level']:.0%} Wilson interval per bin")
     fig.tight_layout()
     return fig
 

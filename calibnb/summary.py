@@ -2,13 +2,13 @@ r"""Every applicable calibration metric of the five papers, with intervals, from
 
 The generic layer behind ``python -m calibnb.audit`` (and usable on its own):
 
-* :func:`calibration_summary` -- accuracy and every metric that applies to the
+* :func:`metric_summary` -- accuracy and every metric that applies to the
   arrays given (top-1 confidences; class probabilities; human vote counts;
   per-row weights), each with a seeded bootstrap interval, the paper it comes
   from and a one-line plain-language reading.
 * :func:`cross_fit` -- k-fold cross-fitted recalibration: each fold's outputs
   come from a calibrator fitted on the other folds only.
-* :func:`recalibration_comparison` -- :func:`calibration_summary` of every
+* :func:`recalibration_comparison` -- :func:`metric_summary` of every
   cross-fitted method in one long table, and :func:`metric_picks`, the method
   each metric would pick.
 * :func:`reliability_intervals` -- per-bin accuracy with Wilson score intervals.
@@ -24,7 +24,7 @@ from typing import Any, Callable
 
 import numpy as np
 import pandas as pd
-from scipy import special, stats
+from scipy import special
 
 from .metrics import (
     brier_top, debiased_ece, ece, ent_ce, expected_label, hmr, human_distribution, ice, ks_error, macro_ce,
@@ -36,7 +36,7 @@ from .validation import as_rng, check_choice, check_positive_int
 __all__ = [
     "PAPERS",
     "METHODS",
-    "calibration_summary",
+    "metric_summary",
     "cross_fit",
     "recalibration_comparison",
     "metric_picks",
@@ -84,7 +84,7 @@ class _Spec:
     paper: str
     reading: str
     fn: Callable | None     # see ``kind``
-    arrays: str             # which derived arrays it takes (see calibration_summary)
+    arrays: str             # which derived arrays it takes (see metric_summary)
     kind: str               # "binary": calibnb binary metric fn(conf, correct, sample_weight=, **options);
                             # "mean": fn(*arrays) -> per-row values, the metric is their weighted mean;
                             # "classwise": fn is a binary metric applied per class of (probs, labels), averaged;
@@ -259,7 +259,7 @@ def _interval(spec: _Spec, arrays: tuple, w, n_resamples: int, level: float, see
     return est, float(lo), float(hi)
 
 
-def calibration_summary(
+def metric_summary(
     conf, correct, *, probs=None, labels=None, votes=None, sample_weight=None, scalar_values=None,
     n_bins: int = 15, n_resamples: int = 200, heavy_resamples: int = 50, level: float = 0.95, seed: int = 0,
     include=None,
@@ -314,7 +314,7 @@ def calibration_summary(
     --------
     >>> rng = np.random.default_rng(0)
     >>> conf = rng.uniform(0.5, 1, 200); correct = rng.uniform(size=200) < conf
-    >>> t = calibration_summary(conf, correct, n_resamples=0)
+    >>> t = metric_summary(conf, correct, n_resamples=0)
     >>> t.set_index("key").loc["macro_ce", "paper"]
     'Si 2022'
     >>> bool(t.set_index("key").loc["ece_width", "estimate"] < 0.15)
@@ -360,18 +360,13 @@ def calibration_summary(
 
 # ------------------------------------------------------------------ reliability
 
-def reliability_intervals(conf, correct, *, n_bins: int = 15, binning: str = "width", level: float = 0.95):
-    r"""Per-bin reliability table with a Wilson score interval for each bin's accuracy.
+def reliability_intervals(conf, correct, *, n_bins: int = 15, binning: str = "width", sample_weight=None,
+                          level: float = 0.95):
+    """Per-bin reliability table with a Wilson interval of each bin's accuracy.
 
-    For a bin with :math:`n` predictions of which :math:`k` are correct,
-    :math:`\hat p = k/n` and :math:`z = \Phi^{-1}(1 - \alpha/2)`:
-
-    .. math::
-
-        \frac{\hat p + \frac{z^2}{2n} \pm z\sqrt{\frac{\hat p(1-\hat p)}{n} + \frac{z^2}{4n^2}}}{1 + z^2/n}
-
-    (Wilson 1927). Columns of :func:`calibnb.reliability_table` plus
-    ``acc_low`` and ``acc_high``.
+    :func:`calibnb.reliability_table` with ``interval="wilson"`` (Wilson 1927):
+    columns ``bin, lower, upper, count, n_correct, mean_conf, accuracy, gap,
+    acc_low, acc_high``.
 
     Examples
     --------
@@ -380,15 +375,8 @@ def reliability_intervals(conf, correct, *, n_bins: int = 15, binning: str = "wi
     True
     """
     check_choice(binning, ("width", "mass"), "binning")
-    t = reliability_table(conf, correct, n_bins=n_bins, binning=binning)
-    z = stats.norm.ppf(0.5 + level / 2)
-    n = t["count"].to_numpy(np.float64)
-    p = t["accuracy"].to_numpy(np.float64)
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    t["acc_low"] = np.clip(centre - half, 0.0, 1.0)
-    t["acc_high"] = np.clip(centre + half, 0.0, 1.0)
-    return t
+    return reliability_table(conf, correct, n_bins=n_bins, binning=binning, sample_weight=sample_weight,
+                             interval="wilson", level=level)
 
 
 # ----------------------------------------------------------------- recalibration
@@ -443,7 +431,7 @@ def _fit_apply(method: str, logits, labels, conf, correct, train, test):
     if logits is None:  # top-1 data: conf, correct
         if method in ("TS (NLL)", "TS (ECE)"):
             obj = "nll" if method == "TS (NLL)" else "ece"
-            m = c.TemperatureScaling(obj, n_bins=15).fit(conf[train], correct[train])
+            m = c.TemperatureScaling(objective=obj, n_bins=15).fit(conf[train], correct[train])
         elif method == "Platt":
             m = c.PlattScaling(logit_input=True).fit(conf[train], correct[train])
         elif method == "spline":
@@ -451,14 +439,14 @@ def _fit_apply(method: str, logits, labels, conf, correct, train, test):
         elif method == "isotonic":
             m = c.IsotonicCalibrator().fit(conf[train], correct[train])
         elif method == "histogram binning":
-            m = c.HistogramBinning(15).fit(conf[train], correct[train])
+            m = c.HistogramBinning(n_bins=15).fit(conf[train], correct[train])
         else:
             raise ValueError(f"method {method!r} does not apply to confidences without class probabilities.")
         return m.transform(conf[test]), correct[test], None
     probs = None
     if method in ("TS (NLL)", "TS (ECE)"):
         obj = "nll" if method == "TS (NLL)" else "ece"
-        probs = c.TemperatureScaling(obj, n_bins=15).fit(logits[train], labels[train]).transform(logits[test])
+        probs = c.TemperatureScaling(objective=obj, n_bins=15).fit(logits[train], labels[train]).transform(logits[test])
     elif method == "vector scaling":
         probs = c.VectorScaling().fit(logits[train], labels[train]).transform(logits[test])
     elif method == "Platt":  # two classes: recalibrate p(class 1)
@@ -476,7 +464,7 @@ def _fit_apply(method: str, logits, labels, conf, correct, train, test):
     if method == "isotonic":
         m = c.IsotonicCalibrator().fit(conf[train], correct[train])
     elif method == "histogram binning":
-        m = c.HistogramBinning(15).fit(conf[train], correct[train])
+        m = c.HistogramBinning(n_bins=15).fit(conf[train], correct[train])
     else:
         raise ValueError(f"unknown method {method!r}; choose from {list(METHODS)}.")
     return m.transform(conf[test]), correct[test], None
@@ -550,9 +538,9 @@ def recalibration_comparison(
     methods=None, n_folds: int = 5, n_bins: int = 15, n_resamples: int = 200, heavy_resamples: int = 50,
     level: float = 0.95, seed: int = 0,
 ) -> pd.DataFrame:
-    """Every metric of :func:`calibration_summary` for every cross-fitted method.
+    """Every metric of :func:`metric_summary` for every cross-fitted method.
 
-    Parameters are those of :func:`cross_fit` and :func:`calibration_summary`;
+    Parameters are those of :func:`cross_fit` and :func:`metric_summary`;
     ``methods`` defaults to :func:`applicable_methods`. Recalibration is fitted
     unweighted; the metrics use ``sample_weight``.
 
@@ -576,7 +564,7 @@ def recalibration_comparison(
     frames = []
     for m in methods:
         r = cross_fit(m, conf, correct, logits=logits, labels=labels, n_folds=n_folds, seed=seed)
-        t = calibration_summary(r.conf, r.correct, probs=r.probs, labels=r.labels,
+        t = metric_summary(r.conf, r.correct, probs=r.probs, labels=r.labels,
                                 votes=votes if r.probs is not None else None, sample_weight=sample_weight,
                                 scalar_values=scalar_values, n_bins=n_bins, n_resamples=n_resamples,
                                 heavy_resamples=heavy_resamples, level=level, seed=seed)

@@ -230,7 +230,7 @@ def _data(n=400, k=4, seed=3):
 def test_summary_equals_the_library_metrics():
     z, p, y, h = _data()
     conf, correct = p.max(1), (p.argmax(1) == y).astype(float)
-    t = summary.calibration_summary(conf, correct, probs=p, labels=y, votes=h, n_resamples=0).set_index("key")
+    t = summary.metric_summary(conf, correct, probs=p, labels=y, votes=h, n_resamples=0).set_index("key")
     v = np.linspace(1.0, 0.0, 4)  # the default class values
     expected = {
         "ece_width": cn.ece(conf, correct, n_bins=15), "ece_mass": cn.ece(conf, correct, n_bins=15, binning="mass"),
@@ -240,7 +240,7 @@ def test_summary_equals_the_library_metrics():
         "ks_top2": cn.ks_error(*cn.top_r(p, y, r=2)), "classwise_ece": cn.classwise_ece(p, y, n_bins=15),
         "nbr": cn.nbr(p, y), "dist_ce": cn.dist_ce(p, h).mean(), "ent_ce": np.abs(cn.ent_ce(p, h)).mean(),
         "rank_cs": cn.rank_cs(p, h), "classwise_ece_human": cn.classwise_ece(p, cn.majority_label(h), n_bins=15),
-        "jiang_ce": cn.classwise_ce(p, h),
+        "jiang_ce": cn.human_classwise_ce(p, h),
         "psi_mae": cn.scalar_mae(cn.expected_label(p, v), cn.expected_label(cn.human_distribution(h), v)),
         "psi_rr": cn.ranking_risk(cn.expected_label(p, v), cn.expected_label(cn.human_distribution(h), v)),
     }
@@ -255,13 +255,13 @@ def test_integer_weights_equal_repeated_rows_and_intervals_cover():
     w = np.random.default_rng(0).integers(1, 4, p.shape[0])
     rep = np.repeat(np.arange(p.shape[0]), w)
     keys = ["accuracy", "ece_width", "ice", "macro_ce", "hmr", "nbr", "classwise_ece", "dist_ce", "jiang_ce"]
-    a = summary.calibration_summary(conf, correct, probs=p, labels=y, votes=h, sample_weight=w, n_resamples=0,
+    a = summary.metric_summary(conf, correct, probs=p, labels=y, votes=h, sample_weight=w, n_resamples=0,
                                     include=keys).set_index("key")["estimate"]
-    b = summary.calibration_summary(conf[rep], correct[rep], probs=p[rep], labels=y[rep], votes=h[rep],
+    b = summary.metric_summary(conf[rep], correct[rep], probs=p[rep], labels=y[rep], votes=h[rep],
                                     n_resamples=0, include=keys).set_index("key")["estimate"]
     pd.testing.assert_series_equal(a, b, atol=1e-12)
-    t = summary.calibration_summary(conf, correct, probs=p, labels=y, n_resamples=100, heavy_resamples=30, seed=1)
-    t2 = summary.calibration_summary(conf, correct, probs=p, labels=y, n_resamples=100, heavy_resamples=30, seed=1)
+    t = summary.metric_summary(conf, correct, probs=p, labels=y, n_resamples=100, heavy_resamples=30, seed=1)
+    t2 = summary.metric_summary(conf, correct, probs=p, labels=y, n_resamples=100, heavy_resamples=30, seed=1)
     pd.testing.assert_frame_equal(t, t2)  # seeded
     inside = (t.low <= t.estimate) & (t.estimate <= t.high)
     assert inside[t.key.isin(["accuracy", "hmr", "macro_ce", "nbr", "ks_top2"])].all()
@@ -274,10 +274,10 @@ def test_cross_fit_never_sees_its_test_fold():
     r = summary.cross_fit("histogram binning", conf, correct, n_folds=3, seed=5)
     fold = summary._folds(300, 3, 5)
     for f in range(3):
-        fitted = cn.HistogramBinning(15).fit(conf[fold != f], correct[fold != f])
+        fitted = cn.HistogramBinning(n_bins=15).fit(conf[fold != f], correct[fold != f])
         np.testing.assert_array_equal(r.conf[fold == f], fitted.transform(conf[fold == f]))
     ts = summary.cross_fit("TS (NLL)", conf, correct, logits=z, labels=y, n_folds=3, seed=5)
-    fitted = cn.TemperatureScaling("nll").fit(z[fold != 0], y[fold != 0])
+    fitted = cn.TemperatureScaling(objective="nll").fit(z[fold != 0], y[fold != 0])
     np.testing.assert_allclose(ts.probs[fold == 0], fitted.transform(z[fold == 0]))
     np.testing.assert_array_equal(ts.correct, correct)  # temperature scaling keeps the predicted class
 
