@@ -35,16 +35,22 @@ beside ``--out`` and moved into place only when it is complete.
 
 Large files
 -----------
-Files with more than ``--stream-threshold`` values (rows x columns used,
-default :data:`STREAM_THRESHOLD` = 20,000,000, e.g. 200,000 rows of 100
-classes) are read in chunks of ``--chunk-rows`` rows with a progress bar; each
-chunk is validated and reduced to what the metrics need (top-1 and top-2
-confidences and correctness, per-row NBR, and the per-class binned sums of the
-class-wise ECE), so the full probability matrix is never held in memory. The
-summary's class-wise KS is then not computed (it needs every class's column
-sorted) and the class-wise ECE has no interval, both stated in the report;
-the recalibration comparison is fitted and scored on a seeded subsample of
-``--subsample`` rows, also stated.
+CSV and Parquet files with more than ``--stream-threshold`` values (rows x
+columns, default :data:`STREAM_THRESHOLD` = 20,000,000, e.g. 200,000 rows of
+100 classes) are read in chunks of ``--chunk-rows`` rows with a progress bar
+(:func:`stream_predictions`): each chunk is validated (a bad value names its
+row in the whole file) and reduced to a few numbers per row (top-1, top-2 and
+within-top-2 confidence and correctness, the per-row terms of NBR and of the
+human-vote metrics: :func:`calibnb.summary.row_reductions`), so the summary's
+per-row metrics use every row without holding the probability matrix. The
+rows of a seeded subsample of ``--subsample`` rows are kept whole: the
+recalibration comparison is fitted and scored on them, and so are the metrics
+that need whole rows of class probabilities (class-wise KS and ECE, RankCS);
+the report says so and the summary's ``rows`` column gives each metric's row
+count. NPZ files are read whole. (``CalibrationStats`` of the Scale issue was
+not on main when this was written; the chunked reduction stands in for it.)
+Without streaming, above ``--subsample`` rows the recalibration comparison
+also uses a seeded subsample (stated in the report).
 """
 
 from __future__ import annotations
@@ -81,6 +87,8 @@ __all__ = [
     "notebook_parameters",
     "load_from_parameters",
     "parse_scalar_values",
+    "file_size",
+    "stream_predictions",
     "plot_reliability",
     "plot_ks",
     "plot_rewards",
@@ -130,6 +138,12 @@ class Predictions:
     roles: dict = field(default_factory=dict)
     notes: list = field(default_factory=list)
     source: str = ""
+    #: Streaming (large files): probs/logits/labels/votes hold only the rows
+    #: ``subsample_index`` (with weights ``sub_weights``); ``derived`` holds
+    #: :func:`calibnb.summary.row_reductions` of every row.
+    derived: dict | None = None
+    subsample_index: np.ndarray | None = None
+    sub_weights: np.ndarray | None = None
 
     @property
     def n(self) -> int:
@@ -307,9 +321,13 @@ def predictions_from_arrays(*, probs=None, logits=None, labels=None, conf=None, 
 
 def predictions_from_columns(
     cols: dict, *, prob_prefix=None, logit_prefix=None, label=None, conf=None, correct=None, vote_prefix=None,
-    weight=None, sum_tol: float = 1e-3, n_folds: int = 5, min_fold_rows: int = 10,
+    weight=None, sum_tol: float = 1e-3, n_folds: int = 5, min_fold_rows: int = 10, check_classes: bool = True,
 ) -> Predictions:
-    """Infer roles and validate columns (1-D arrays by name); see :func:`load_predictions`."""
+    """Infer roles and validate columns (1-D arrays by name); see :func:`load_predictions`.
+
+    ``check_classes=False`` skips the checks that need every row (a single
+    class present, too few rows): a chunk of a streamed file.
+    """
     notes: list[str] = []
     names = list(cols)
     if not names:
@@ -372,7 +390,7 @@ def predictions_from_columns(
             _fail(label, f"label not an integer in [0, {k})", bad, lab)
         labels = lab.astype(np.int64)
         roles["label"] = label
-        if np.unique(labels).size < 2:
+        if check_classes and np.unique(labels).size < 2:
             _fail(label, f"a single class present (every label is {labels[0]}); calibration needs at least two",
                   np.ones(n, bool), labels)
         if logits is None:
@@ -411,7 +429,7 @@ def predictions_from_columns(
         bad = (y != 0) & (y != 1)
         if bad.any():
             _fail(correct_c, "correctness not 0/1", bad, y)
-        if np.unique(y).size < 2:
+        if check_classes and np.unique(y).size < 2:
             _fail(correct_c, f"a single class present (every row is {int(y[0])}); calibration needs both correct "
                   "and wrong predictions", np.ones(n, bool), y)
         roles.update(conf=conf_c, correct=correct_c)
@@ -426,7 +444,7 @@ def predictions_from_columns(
         if weights.sum() <= 0:
             _fail(weight_c, "weights sum to 0", np.ones(n, bool), weights)
         roles["weight"] = weight_c
-    if n < n_folds * min_fold_rows:
+    if check_classes and n < n_folds * min_fold_rows:
         raise AuditInputError(f"column '-': too few rows for the requested splits: {n} rows, but {n_folds} folds "
                               f"need at least {n_folds * min_fold_rows} ({min_fold_rows} per fold).")
     used = set()
@@ -439,6 +457,133 @@ def predictions_from_columns(
     return Predictions(kind=kind, conf=np.asarray(c, np.float64), correct=np.asarray(y, np.float64),
                        probs=probs, logits=logits if kind == "multiclass" else None, labels=labels, votes=votes,
                        weights=weights, roles=roles, notes=notes)
+
+
+# ----------------------------------------------------------------- streaming
+
+def file_size(path) -> tuple[int, int] | None:
+    """(rows, columns) of a CSV or Parquet file without reading its values; None for NPZ.
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> f = os.path.join(tempfile.mkdtemp(), "p.csv")
+    >>> pd.DataFrame({"conf": [.9, .2, .6], "correct": [1, 0, 1]}).to_csv(f, index=False)
+    >>> file_size(f)
+    (3, 2)
+    """
+    path = Path(path)
+    suffix = path.suffix.lower()
+    try:
+        if suffix in (".parquet", ".pq"):
+            import pyarrow.parquet as pq
+
+            meta = pq.ParquetFile(path).metadata
+            return int(meta.num_rows), int(meta.num_columns)
+        if suffix in (".csv", ".txt"):
+            columns = len(pd.read_csv(path, nrows=0).columns)
+            lines = 0
+            last = b"\n"
+            with open(path, "rb") as fh:
+                while block := fh.read(1 << 22):
+                    lines += block.count(b"\n")
+                    last = block[-1:]
+            return lines - 1 + (last != b"\n"), columns
+    except Exception as exc:
+        raise AuditInputError(f"column '-': cannot read {str(path)!r}: {type(exc).__name__}: {exc}") from None
+    return None
+
+
+def _chunks(path: Path, chunk_rows: int):
+    if path.suffix.lower() in (".parquet", ".pq"):
+        import pyarrow.parquet as pq
+
+        for batch in pq.ParquetFile(path).iter_batches(batch_size=chunk_rows):
+            frame = batch.to_pandas()
+            yield {str(c): frame[c].to_numpy() for c in frame.columns}
+    else:
+        for frame in pd.read_csv(path, chunksize=chunk_rows):
+            yield {str(c): frame[c].to_numpy() for c in frame.columns}
+
+
+def stream_predictions(path, *, chunk_rows: int = 100_000, subsample: int = 20_000, seed: int = 0,
+                       n_bins: int = 15, scalar_values=None, progress: bool = True, sum_tol: float = 1e-3,
+                       n_folds: int = 5, min_fold_rows: int = 10, **options) -> Predictions:
+    """Read a large CSV/Parquet file in chunks: validate each, keep a few numbers per row and a subsample.
+
+    Every chunk is validated as :func:`load_predictions` does (a bad value
+    names its row in the whole file) and reduced to the top-1 confidence and
+    correctness and :func:`calibnb.summary.row_reductions`; the rows of a
+    seeded subsample of ``subsample`` rows are kept whole (for the
+    recalibration comparison and the class-wise metrics). A tqdm progress bar
+    counts rows on stderr.
+    """
+    from tqdm import tqdm
+
+    from .summary import concat_reductions, row_reductions
+
+    path = Path(path)
+    size = file_size(path)
+    if size is None:
+        raise AuditInputError(f"column '-': only CSV and Parquet files can be streamed; got {str(path)!r}.")
+    n_total = size[0]
+    idx = np.sort(np.random.default_rng(seed).choice(n_total, min(subsample, n_total), replace=False))
+    conf, correct, weights, reds = [], [], [], []
+    keep: dict[str, list] = {"probs": [], "logits": [], "labels": [], "votes": [], "weights": []}
+    first = None
+    labels_seen: set = set()
+    start = 0
+    bar = tqdm(total=n_total, unit="rows", desc="reading", disable=not progress, file=sys.stderr)
+    for cols in _chunks(path, chunk_rows):
+        n = len(next(iter(cols.values())))
+        try:
+            part = predictions_from_columns(cols, sum_tol=sum_tol, check_classes=False, **options)
+        except AuditInputError as exc:
+            msg = re.sub(r"first offending row (\d+)", lambda m: f"first offending row {int(m.group(1)) + start}",
+                         str(exc))
+            msg = re.sub(r"in (\d+) of (\d+) rows", rf"in \1 of the {n} rows {start}..{start + n - 1}", msg)
+            bar.close()
+            raise AuditInputError(msg) from None
+        first = first or part
+        conf.append(part.conf)
+        correct.append(part.correct)
+        if part.weights is not None:
+            weights.append(part.weights)
+        if part.kind == "multiclass":
+            reds.append(row_reductions(part.probs, part.labels, part.votes, scalar_values=scalar_values,
+                                       n_bins=n_bins))
+            labels_seen |= set(np.unique(part.labels).tolist())
+            local = idx[(idx >= start) & (idx < start + n)] - start
+            for key, arr in (("probs", part.probs), ("logits", part.logits), ("labels", part.labels),
+                             ("votes", part.votes), ("weights", part.weights)):
+                if arr is not None:
+                    keep[key].append(arr[local])
+        start += n
+        bar.update(n)
+    bar.close()
+    c, y = np.concatenate(conf), np.concatenate(correct)
+    w = np.concatenate(weights) if weights else None
+    roles, notes = first.roles, list(first.notes)
+    if first.kind == "multiclass":
+        if len(labels_seen) < 2:
+            _fail(roles["label"], "a single class present; calibration needs at least two", np.ones(c.size, bool))
+    elif np.unique(y).size < 2:
+        _fail(roles["correct"], "a single class present; calibration needs both correct and wrong predictions",
+              np.ones(c.size, bool), y)
+    if c.size < n_folds * min_fold_rows:
+        raise AuditInputError(f"column '-': too few rows for the requested splits: {c.size} rows.")
+    notes.append(f"large file ({n_total} rows x {size[1]} columns): read in chunks of {chunk_rows} rows")
+    if first.kind == "binary":
+        return Predictions(kind="binary", conf=c, correct=y, weights=w, roles=roles, notes=notes,
+                           source=str(path), subsample_index=idx, sub_weights=None if w is None else w[idx])
+
+    def cat(key):
+        return np.concatenate(keep[key]) if keep[key] else None
+
+    return Predictions(kind="multiclass", conf=c, correct=y, probs=cat("probs"), logits=cat("logits"),
+                       labels=cat("labels"), votes=cat("votes"), weights=w, roles=roles, notes=notes,
+                       source=str(path), derived=concat_reductions(reds), subsample_index=idx,
+                       sub_weights=cat("weights"))
 
 
 # ------------------------------------------------------------------- the audit
@@ -481,22 +626,24 @@ def run_audit(pred: Predictions, *, n_bins: int = 15, n_resamples: int = 200, he
     """
     common = dict(n_bins=n_bins, n_resamples=n_resamples, heavy_resamples=heavy_resamples, level=level,
                   seed=seed, scalar_values=scalar_values)
-    idx = None
-    if pred.n > subsample:
+    idx = pred.subsample_index
+    if idx is None and pred.n > subsample:
         idx = np.sort(np.random.default_rng(seed).choice(pred.n, subsample, replace=False))
-
-    def take(a):
-        return None if a is None or idx is None else a[idx]
-
-    sub = (lambda a: a) if idx is None else take
+    if pred.derived is not None:  # streamed: the class-level arrays already hold only the subsample
+        rec = dict(logits=pred.logits, labels=pred.labels, votes=pred.votes, sample_weight=pred.sub_weights)
+    else:
+        rec = {k: (a if a is None or idx is None else a[idx]) for k, a in
+               (("logits", pred.logits), ("labels", pred.labels), ("votes", pred.votes),
+                ("sample_weight", pred.weights))}
     comparison = _summary.recalibration_comparison(
-        sub(pred.conf), sub(pred.correct), logits=sub(pred.logits), labels=sub(pred.labels), votes=sub(pred.votes),
-        sample_weight=sub(pred.weights), n_folds=n_folds, **common)
+        pred.conf if idx is None else pred.conf[idx], pred.correct if idx is None else pred.correct[idx],
+        n_folds=n_folds, **rec, **common)
     if idx is None:
         summary = comparison[comparison.method == "uncalibrated"].drop(columns="method").reset_index(drop=True)
     else:
         summary = _summary.metric_summary(pred.conf, pred.correct, probs=pred.probs, labels=pred.labels,
-                                               votes=pred.votes, sample_weight=pred.weights, **common)
+                                          votes=pred.votes, sample_weight=pred.weights, derived=pred.derived,
+                                          class_weight=pred.sub_weights, **common)
     picks = _summary.metric_picks(comparison)
     pick = dict(zip(picks.key, picks.pick))
     disagreements = []
@@ -516,8 +663,9 @@ def run_audit(pred: Predictions, *, n_bins: int = 15, n_resamples: int = 200, he
         "settings": {"n_bins": n_bins, "n_resamples": n_resamples, "heavy_resamples": heavy_resamples,
                      "n_folds": n_folds, "level": level, "seed": seed,
                      "scalar_values": None if scalar_values is None else list(map(float, scalar_values)),
-                     "recalibration_rows": pred.n if idx is None else int(subsample),
-                     "subsampled": idx is not None},
+                     "recalibration_rows": pred.n if idx is None else int(idx.size),
+                     "subsampled": idx is not None, "streamed": pred.derived is not None or (
+                         pred.subsample_index is not None)},
         "summary": summary,
         "reliability": reliability,
         "recalibration": comparison,
@@ -563,11 +711,13 @@ def _paper_text(paper: str) -> str:
 
 
 def summary_frame(summary: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
-    """The summary as the report shows it: metric, estimate, interval, better, paper, reading."""
+    """The summary as the report shows it: metric, estimate, interval, resamples, rows, better, paper, reading."""
     return pd.DataFrame({
         "metric": summary["metric"],
         "estimate": summary["estimate"].map(_fmt),
         f"{level:.0%} interval": [_interval_text(r) for _, r in summary.iterrows()],
+        "resamples": summary["resamples"],
+        "rows": summary["rows"],
         "better": np.where(summary["higher_is_better"], "higher", "lower"),
         "paper": summary["paper"].map(_paper_text),
         "what it says": summary["reading"],
@@ -701,6 +851,10 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--sum-tol", type=float, default=1e-3, help="tolerance of probability rows summing to 1")
     p.add_argument("--subsample", type=int, default=20_000,
                    help="rows above which recalibration uses a seeded subsample of this size")
+    p.add_argument("--stream-threshold", type=int, default=STREAM_THRESHOLD,
+                   help="values (rows x columns) above which a CSV/Parquet file is read in chunks "
+                        f"(default {STREAM_THRESHOLD:,})")
+    p.add_argument("--chunk-rows", type=int, default=100_000, help="rows per chunk when streaming")
     return p
 
 
@@ -713,16 +867,26 @@ def notebook_parameters(args: argparse.Namespace) -> dict:
         "vote_prefix": args.vote_prefix or "", "weight": args.weight or "",
         "scalar_values": args.scalar_values or "", "n_bins": args.n_bins, "n_resamples": args.n_resamples,
         "heavy_resamples": args.heavy_resamples, "n_folds": args.n_folds, "level": args.level, "seed": args.seed,
-        "sum_tol": args.sum_tol, "subsample": args.subsample,
+        "sum_tol": args.sum_tol, "subsample": args.subsample, "stream_threshold": args.stream_threshold,
+        "chunk_rows": args.chunk_rows,
     }
 
 
-def load_from_parameters(params: dict) -> Predictions:
-    """:func:`load_predictions` with the notebook's parameters ("" = infer)."""
+def load_from_parameters(params: dict, *, progress: bool = True) -> Predictions:
+    """:func:`load_predictions`, or :func:`stream_predictions` above ``stream_threshold`` values, with the
+    notebook's parameters ("" = infer)."""
     opt = {k: (params.get(k) or None) for k in ("prob_prefix", "logit_prefix", "label", "conf", "correct",
                                                  "vote_prefix", "weight")}
-    return load_predictions(params["predictions_path"], sum_tol=params.get("sum_tol", 1e-3),
-                            n_folds=params.get("n_folds", 5), **opt)
+    path = params["predictions_path"]
+    size = file_size(path) if Path(path).exists() else None
+    if size is not None and size[0] * size[1] > params.get("stream_threshold", STREAM_THRESHOLD):
+        return stream_predictions(path, chunk_rows=params.get("chunk_rows", 100_000),
+                                  subsample=params.get("subsample", 20_000), seed=params.get("seed", 0),
+                                  n_bins=params.get("n_bins", 15),
+                                  scalar_values=parse_scalar_values(params.get("scalar_values", "")),
+                                  progress=progress, sum_tol=params.get("sum_tol", 1e-3),
+                                  n_folds=params.get("n_folds", 5), **opt)
+    return load_predictions(path, sum_tol=params.get("sum_tol", 1e-3), n_folds=params.get("n_folds", 5), **opt)
 
 
 def parse_scalar_values(text: str):

@@ -37,6 +37,8 @@ __all__ = [
     "PAPERS",
     "METHODS",
     "metric_summary",
+    "row_reductions",
+    "concat_reductions",
     "cross_fit",
     "recalibration_comparison",
     "metric_picks",
@@ -259,10 +261,83 @@ def _interval(spec: _Spec, arrays: tuple, w, n_resamples: int, level: float, see
     return est, float(lo), float(hi)
 
 
+#: Array sets that need whole rows of class probabilities (a subsample when streaming).
+_WHOLE_ROWS_ONLY = {"probs", "votes", "probs_majority"}
+
+
+def _identity(v):
+    return v
+
+
+def row_reductions(probs, labels, votes=None, *, scalar_values=None, n_bins: int = 15) -> dict:
+    r"""What the per-row metrics keep of K-class rows: a few numbers per row, not K.
+
+    Top-2 and within-top-2 confidence and correctness (Gupta 2021), the
+    per-row values whose mean is a metric (NBR's squared errors; with votes
+    the agreement with the human majority, DistCE, \|EntCE\|, Jiang's CE and
+    the absolute :math:`\psi_f` error), and :math:`\psi_f` of model and humans
+    (for the ranking risk). Rows can be reduced chunk by chunk and the results
+    concatenated (:func:`concat_reductions`): :func:`metric_summary` with
+    ``derived=`` then gives the same numbers as on the whole arrays.
+
+    Returns
+    -------
+    dict
+        Keys ``"top2"``, ``"within2"``, ``"psi"`` (pairs of (N,) arrays) and
+        ``"rows:<metric key>"`` (one (N,) array each).
+
+    Examples
+    --------
+    >>> r = row_reductions(np.array([[0.7, 0.2, 0.1], [0.2, 0.5, 0.3]]), np.array([0, 2]))
+    >>> r["top2"][1].tolist(), np.round(r["rows:nbr"][0], 4).tolist()
+    ([0.0, 1.0], [0.0467, 0.26])
+    """
+    p = np.asarray(probs, dtype=np.float64)
+    y = np.asarray(labels, dtype=np.int64)
+    out: dict[str, tuple] = {}
+    c2, y2 = top_r(p, y, r=2)
+    cw, yw = within_top_r(p, y, r=2)
+    out["top2"] = (np.clip(np.asarray(c2, np.float64), 0, 1), np.asarray(y2, np.float64))
+    out["within2"] = (np.clip(np.asarray(cw, np.float64), 0, 1), np.asarray(yw, np.float64))
+    specs = [s_ for s_ in _specs(n_bins) if s_.kind == "mean"]
+    for spec in specs:
+        if spec.arrays == "probs":
+            out[f"rows:{spec.key}"] = (np.asarray(spec.fn(p, y), dtype=np.float64),)
+    if votes is not None:
+        h = np.asarray(votes, dtype=np.float64)
+        k = p.shape[1]
+        v = np.linspace(1.0, 0.0, k) if scalar_values is None else np.asarray(scalar_values, dtype=np.float64)
+        if v.shape != (k,):
+            raise ValueError(f"scalar_values has length {v.shape[0]} but there are {k} classes; they must match.")
+        out["psi"] = (expected_label(p, v), expected_label(human_distribution(h), v))
+        for spec in specs:
+            if spec.arrays == "votes":
+                out[f"rows:{spec.key}"] = (np.asarray(spec.fn(p, h), dtype=np.float64),)
+            elif spec.arrays == "psi":
+                out[f"rows:{spec.key}"] = (np.asarray(spec.fn(*out["psi"]), dtype=np.float64),)
+    return out
+
+
+def concat_reductions(parts) -> dict:
+    """Concatenate :func:`row_reductions` of consecutive chunks of rows.
+
+    Examples
+    --------
+    >>> p = np.array([[0.7, 0.2, 0.1], [0.2, 0.5, 0.3]]); y = np.array([0, 2])
+    >>> whole = row_reductions(p, y)
+    >>> parts = concat_reductions([row_reductions(p[:1], y[:1]), row_reductions(p[1:], y[1:])])
+    >>> all(np.array_equal(a, b) for k in whole for a, b in zip(whole[k], parts[k]))
+    True
+    """
+    parts = list(parts)
+    return {k: tuple(np.concatenate([part[k][i] for part in parts]) for i in range(len(parts[0][k])))
+            for k in parts[0]}
+
+
 def metric_summary(
     conf, correct, *, probs=None, labels=None, votes=None, sample_weight=None, scalar_values=None,
     n_bins: int = 15, n_resamples: int = 200, heavy_resamples: int = 50, level: float = 0.95, seed: int = 0,
-    include=None,
+    include=None, derived=None, class_weight=None,
 ) -> pd.DataFrame:
     r"""Accuracy and every applicable calibration metric, each with a bootstrap interval.
 
@@ -303,12 +378,18 @@ def metric_summary(
         Every metric's bootstrap uses this seed (same resampled rows).
     include : collection of str, optional
         Only these metric keys.
+    derived : dict, optional
+        :func:`row_reductions` of every row of a file too large to hold
+        (``python -m calibnb.audit`` streams it); ``probs``, ``labels``,
+        ``votes`` are then a subsample, used only by the metrics that need
+        whole rows (class-wise KS and ECE, RankCS), with ``class_weight`` as
+        their weights. The column ``rows`` says how many rows each metric used.
 
     Returns
     -------
     pandas.DataFrame
         One row per metric: ``key, metric, estimate, low, high, resamples,
-        higher_is_better, weighted, paper, reading``.
+        rows, higher_is_better, weighted, paper, reading``.
 
     Examples
     --------
@@ -330,31 +411,35 @@ def metric_summary(
         p = np.asarray(probs, dtype=np.float64)
         y = np.asarray(labels, dtype=np.int64)
         arrays["probs"] = (p, y)
-        arrays["top2"] = tuple(np.asarray(a, dtype=np.float64) for a in top_r(p, y, r=2))
-        arrays["within2"] = tuple(np.asarray(a, dtype=np.float64) for a in within_top_r(p, y, r=2))
-        arrays["top2"] = (np.clip(arrays["top2"][0], 0, 1), arrays["top2"][1])
-        arrays["within2"] = (np.clip(arrays["within2"][0], 0, 1), arrays["within2"][1])
-        if votes is not None:
-            h = np.asarray(votes, dtype=np.float64)
+        h = None if votes is None else np.asarray(votes, dtype=np.float64)
+        if h is not None:
             arrays["votes"] = (p, h)
             arrays["probs_majority"] = (p, majority_label(h))
-            k = p.shape[1]
-            v = np.linspace(1.0, 0.0, k) if scalar_values is None else np.asarray(scalar_values, dtype=np.float64)
-            if v.shape != (k,):
-                raise ValueError(f"scalar_values has length {v.shape[0]} but there are {k} classes; they must match.")
-            arrays["psi"] = (expected_label(p, v), expected_label(human_distribution(h), v))
+        arrays.update(row_reductions(p, y, h, scalar_values=scalar_values, n_bins=n_bins))
+    if derived is not None:
+        arrays.update(derived)  # rows of the whole file (streaming) take precedence
+    cw = w if class_weight is None else np.asarray(class_weight, dtype=np.float64)
+    specs = {s_.key: s_ for s_ in _specs(n_bins)}
     rows = []
-    for spec in _specs(n_bins):
-        if spec.arrays not in arrays or (include is not None and spec.key not in include):
+    for spec in specs.values():
+        if include is not None and spec.key not in include:
             continue
+        if spec.kind == "mean" and f"rows:{spec.key}" in arrays:
+            spec = _Spec(**{**spec.__dict__, "fn": _identity, "arrays": f"rows:{spec.key}"})
+        elif spec.arrays not in arrays:
+            continue
+        data = arrays[spec.arrays]
+        ww = cw if spec.arrays in _WHOLE_ROWS_ONLY else w
         b = min(n_resamples, heavy_resamples) if spec.kind in ("loop", "classwise") else n_resamples
-        est, lo, hi = _interval(spec, arrays[spec.arrays], w, b, level, seed)
+        est, lo, hi = _interval(spec, data, ww, b, level, seed)
         rows.append({"key": spec.key, "metric": spec.name, "estimate": est, "low": lo, "high": hi, "resamples": b,
-                     "higher_is_better": spec.higher_is_better,
-                     "weighted": bool(w is not None and spec.kind != "loop"),
+                     "rows": int(np.shape(data[0])[0]), "higher_is_better": spec.higher_is_better,
+                     "weighted": bool(ww is not None and spec.kind != "loop"),
                      "paper": spec.paper, "reading": spec.reading})
-    return pd.DataFrame(rows, columns=["key", "metric", "estimate", "low", "high", "resamples", "higher_is_better",
-                                       "weighted",
+    order = list(specs)
+    rows.sort(key=lambda r: order.index(r["key"]))
+    return pd.DataFrame(rows, columns=["key", "metric", "estimate", "low", "high", "resamples", "rows",
+                                       "higher_is_better", "weighted",
                                        "paper", "reading"])
 
 

@@ -121,13 +121,19 @@ def test_notebook_and_command_give_the_same_json(multiclass_run, tmp_path):
     assert run.results == read_json(d / "out")
 
 
-def test_binary_parquet(tmp_path):
+def test_binary_parquet_streamed(tmp_path):
+    """A binary Parquet file, read in chunks (threshold lowered) with a progress bar and said so in the report."""
     path = tmp_path / "preds.parquet"
     binary_frame().to_parquet(path)
-    proc = run_cli(path, "--out", tmp_path / "out", *FAST)
+    proc = run_cli(path, "--out", tmp_path / "out", *FAST, "--stream-threshold", "100", "--chunk-rows", "64",
+                   "--subsample", "150")
     assert proc.returncode == 0, proc.stderr
+    assert "reading" in proc.stderr and "200/200" in proc.stderr  # tqdm's bar
     res = read_json(tmp_path / "out")
     assert res["inputs"]["kind"] == "binary"
+    assert res["settings"]["streamed"] and res["settings"]["recalibration_rows"] == 150
+    page = (tmp_path / "out" / "audit.html").read_text()
+    assert "read in chunks of 64 rows" in page and "seeded subsample of 150 of the 200 rows" in page
     keys = set(frame(res, "summary").key)
     assert "hmr" in keys and "nbr" not in keys and "dist_ce" not in keys
     assert set(frame(res, "recalibration").method) == {"uncalibrated", "TS (NLL)", "TS (ECE)", "Platt", "spline",
@@ -304,3 +310,30 @@ def test_reliability_intervals_are_wilson():
     for _, row in t.iterrows():
         ci = stats.binomtest(int(row["n_correct"]), int(row["count"])).proportion_ci(0.95, method="wilson")
         assert row["acc_low"] == pytest.approx(ci.low) and row["acc_high"] == pytest.approx(ci.high)
+
+
+# ------------------------------------------------------------------ streaming
+
+def test_streaming_equals_reading_whole(tmp_path):
+    """Above the threshold the file is read in chunks: per-row metrics equal the whole-file ones."""
+    df = multiclass_frame(n=600, k=4, seed=6)
+    path = tmp_path / "big.csv"
+    df.to_csv(path, index=False)
+    params = {"predictions_path": str(path), "n_folds": 3, "subsample": 200, "chunk_rows": 128, "seed": 0}
+    whole = audit.load_from_parameters(params)
+    streamed = audit.load_from_parameters({**params, "stream_threshold": 100}, progress=False)
+    assert whole.derived is None and streamed.derived is not None
+    assert streamed.probs.shape == (200, 4) and streamed.n == 600
+    np.testing.assert_array_equal(streamed.probs, whole.probs[streamed.subsample_index])
+    kw = dict(n_bins=10, n_resamples=30, heavy_resamples=10, n_folds=3, seed=0, subsample=200)
+    a = audit.run_audit(whole, **kw)["summary"].set_index("key")
+    b = audit.run_audit(streamed, **kw)["summary"].set_index("key")
+    per_row = ["accuracy", "ece_width", "hmr", "ks_top1", "ks_top2", "ks_within_top2", "nbr", "dist_ce", "ent_ce",
+               "jiang_ce", "psi_mae", "psi_rr", "human_accuracy"]
+    pd.testing.assert_frame_equal(a.loc[per_row, ["estimate", "low", "high"]], b.loc[per_row, ["estimate", "low", "high"]])
+    assert (b.loc[per_row, "rows"] == 600).all() and (b.loc[["classwise_ece", "rank_cs"], "rows"] == 200).all()
+    # a bad value in a later chunk names its row in the whole file
+    df.loc[300, "p2"] = np.nan
+    df.to_csv(path, index=False)
+    with pytest.raises(audit.AuditInputError, match=r"'p2'.*first offending row 300"):
+        audit.load_from_parameters({**params, "stream_threshold": 100}, progress=False)
