@@ -653,8 +653,8 @@ def run_audit(pred: Predictions, *, n_bins: int = 15, n_resamples: int = 200, he
                                   "notebook": f"notebooks/{notebook}", "why": why})
     acc = comparison[comparison.key == "accuracy"][["method", "estimate", "low", "high"]].reset_index(drop=True)
     acc["change"] = acc["estimate"] - float(acc.loc[acc.method == "uncalibrated", "estimate"].iloc[0])
-    reliability = {b: _summary.reliability_intervals(pred.conf, pred.correct, n_bins=n_bins, binning=b,
-                                                     sample_weight=pred.weights, level=level)
+    # unweighted, as the diagrams: binomial intervals need integer counts per bin
+    reliability = {b: _summary.reliability_intervals(pred.conf, pred.correct, n_bins=n_bins, binning=b, level=level)
                    for b in ("width", "mass")}
     return {
         "inputs": {"kind": pred.kind, "rows": pred.n, "classes": pred.n_classes, "roles": dict(pred.roles),

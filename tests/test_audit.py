@@ -45,7 +45,7 @@ def multiclass_frame(n=240, k=3, seed=0, votes=True, weights=True):
         for j in range(k):
             df[f"h{j}"] = h[:, j]
     if weights:
-        df["weight"] = rng.integers(1, 4, n).astype(float)
+        df["weight"] = rng.uniform(0.5, 2.0, n)  # non-integer weights
     return df
 
 
