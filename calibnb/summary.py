@@ -145,8 +145,8 @@ def _specs(n_bins: int) -> list[_Spec]:
               "KS of the top-2 probability mass against 'the label is among the top two'",
               ks_error, "within2", "binary"),
         _Spec("ks_classwise", "KS (class-wise, mean over classes)", "Gupta 2021",
-              "KS of each class's probability against 'label == k', averaged over classes",
-              ks_error, "probs", "classwise"),
+              "KS of each class's probability against 'label == k', averaged over classes (per class with "
+              "calibnb.ks_error)", ks_error, "probs", "classwise"),
         _Spec("classwise_ece", f"class-wise ECE ({n_bins} bins)", "Baan 2022",
               "ECE of each class's probability against 'label == k', averaged over classes",
               ece, "probs", "classwise", options=nb),
