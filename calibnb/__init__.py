@@ -29,7 +29,7 @@ __version__ = "0.1.0"
 # --- metrics (calibnb.metrics: binary, multiclass, human, scalar) ------------
 from .metrics import (  # noqa: E402
     KSCurves, MacroCEParts, Rewards, auto_n_bins, bin_indices, binomial_interval, debiased_ece, smooth_ece, smooth_ece_bandwidth,
-    sweep_n_bins, brier_top, classwise_ece, dist_ce, ece, ent_ce, entropy,
+    sweep_n_bins, brier_top, classwise_ece, classwise_ks, dist_ce, ece, ent_ce, entropy,
     expected_label, hmr, human_classwise_ce, human_distribution, ice, ks_curves, ks_error, macro_ce,
     macro_ce_parts, majority_label, mce, nbr, rank_cs, ranking_risk, ranking_ties, reliability_table, rewards,
     scalar_mae, top_r, tvd, unli_inverse, unli_transform, within_top_r,
@@ -58,6 +58,10 @@ from .calibrators import (  # noqa: E402
 )
 from .training import train_softmax_regression, training_dynamics  # noqa: E402
 
+# --- mergeable statistics of large prediction streams (calibnb.stats) -------
+# (`calibnb.dask` is imported explicitly: importing calibnb never imports Dask.)
+from .stats import CalibrationStats  # noqa: E402,F401
+
 # --- reproduction record (calibnb.reproduction) ------------------------------
 from .reproduction import Claim, LedgerError, Reproduction, ReproductionError, load_ledger  # noqa: E402,F401
 
@@ -74,7 +78,7 @@ __all__ = [
     "BootstrapResult", "bootstrap_ci", "paired_bootstrap_ci", "batch_axis", "CalibrationTest",
     "spiegelhalter_test", "cumulative_ks_test",
     # metrics: multiclass (probs, labels)
-    "top_r", "within_top_r", "classwise_ece", "nbr",
+    "top_r", "within_top_r", "classwise_ece", "classwise_ks", "nbr",
     # metrics: human vote counts (probs, human)
     "human_distribution", "majority_label", "entropy", "tvd", "dist_ce", "ent_ce", "rank_cs", "ranking_ties",
     "human_classwise_ce",
@@ -92,6 +96,8 @@ __all__ = [
     "AverageBaseline", "BinaryBaseline", "CorrectnessClassifier", "ConsCal", "majority_vote",
     # training-time calibration (label smoothing) and checkpoints
     "train_softmax_regression", "training_dynamics",
+    # mergeable statistics of large prediction streams (calibnb.dask is imported on its own)
+    "CalibrationStats",
     # reproduction record
     "Claim", "Reproduction", "ReproductionError", "LedgerError", "load_ledger",
 ]

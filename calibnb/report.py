@@ -33,6 +33,12 @@ A YAML parameter file maps a notebook stem, or ``all``, to parameter values::
 
 Robustness
 ----------
+Every cell has a finite timeout (``--timeout``, default 300 s): a cell that runs
+longer, or a kernel that dies, fails that notebook only. Panels run headless as
+static, scrubbable animations (no live widgets). The HTML pages load nothing
+from the network: MathJax is copied from the ``jupyter-server-mathjax`` package
+into ``<out>/mathjax``; each page's title is the notebook's first heading.
+
 A failing notebook is reported with its error and does not stop the others; its
 executed notebook and HTML go to ``<stem>.failed.ipynb``/``<stem>.failed.html``
 so that a previous good ``<stem>.html`` is not replaced by a failed run. Every
@@ -68,6 +74,7 @@ __all__ = [
     "NotebookRun",
     "run_notebook",
     "notebook_to_html",
+    "copy_mathjax",
     "load_params_file",
     "parse_cli_value",
     "params_for",
@@ -82,6 +89,28 @@ __all__ = [
 #: The inline backend, so that figures are embedded in the executed notebooks
 #: (a test run sets ``MPLBACKEND=Agg`` instead).
 INLINE_BACKEND = "module://matplotlib_inline.backend_inline"
+
+#: Default per-cell execution timeout (seconds) of :func:`run_notebook` and the CLI:
+#: a cell that runs longer (or a kernel that stops answering) fails that notebook
+#: instead of hanging the report. Every notebook cell runs in seconds at defaults.
+DEFAULT_CELL_TIMEOUT = 300.0
+
+#: MathJax (2.7, from the ``jupyter-server-mathjax`` package) is copied next to the
+#: HTML pages into this folder, so formulas render with no network.
+MATHJAX_DIR = "mathjax"
+MATHJAX_CONFIG = "TeX-AMS-MML_HTMLorMML-full,Safe"
+
+# The lab template without anything fetched from the network: no require.js, no
+# widget manager (panels are static animations in headless runs; widget state is
+# dropped), no mermaid; MathJax from a local copy (resources.mathjax_url).
+_OFFLINE_TEMPLATE = """{%- extends 'lab/index.html.j2' -%}
+{%- block html_head_js_requirejs -%}{%- endblock html_head_js_requirejs -%}
+{%- block jupyter_widgets -%}{%- endblock jupyter_widgets -%}
+{%- block html_head_js_mermaidjs -%}{%- endblock html_head_js_mermaidjs -%}
+"""
+_WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+_WIDGET_NOTE = ("<p><i>(An interactive widget: open the notebook in JupyterLab to use it. "
+                "Panels of calibnb appear in this report as scrubbable animations.)</i></p>")
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
@@ -149,9 +178,15 @@ def run_notebook(
     results_path: str | os.PathLike | None = None,
     kernel_name: str = "python3",
     cwd: str | os.PathLike | None = None,
-    timeout: float | None = None,
+    timeout: float | None = DEFAULT_CELL_TIMEOUT,
 ) -> NotebookRun:
     """Execute one notebook with papermill and collect what it produced.
+
+    The kernel runs headless with ``CALIBNB_PANELS=static``: every
+    :class:`calibnb.widgets.Panel` displays a scrubbable animation of its
+    figure and its readout instead of live widgets (no browser is there to move
+    them, and a live widget's output in a headless run is what the HTML page
+    could not show and what the executing client could wait on).
 
     Parameters
     ----------
@@ -167,8 +202,10 @@ def run_notebook(
         Jupyter kernel; ``python3`` is the one the Makefile installs into the venv.
     cwd : path, optional
         Working directory of the kernel; default the notebook's folder.
-    timeout : float, optional
-        Per-cell execution timeout in seconds (None = no limit).
+    timeout : float or None, default DEFAULT_CELL_TIMEOUT (300 s)
+        Per-cell execution timeout in seconds; a cell over it, or a kernel that
+        died, fails this notebook (``ok`` False, the error names it) and returns.
+        None disables it.
 
     Returns
     -------
@@ -187,8 +224,16 @@ def run_notebook(
         if results_path.exists():
             results_path.unlink()
         injected["results_path"] = str(results_path)
+    import papermill.engines as pm_engines
+
+    from .widgets import STATIC_ENV
+
     start = time.perf_counter()
     error = tb = None
+    previous = os.environ.get(STATIC_ENV)
+    os.environ[STATIC_ENV] = "static"  # inherited by the kernel
+    client_class = pm_engines.PapermillNotebookClient
+    pm_engines.PapermillNotebookClient = _headless_client()  # restored below
     try:
         pm.execute_notebook(
             str(path), str(output_path), parameters=injected, kernel_name=kernel_name,
@@ -198,9 +243,15 @@ def run_notebook(
     except PapermillExecutionError as exc:
         error = f"{exc.ename}: {_strip_ansi(str(exc.evalue))}"
         tb = _strip_ansi("\n".join(exc.traceback))
-    except Exception as exc:  # kernel died, timeout, unreadable notebook, ...
+    except Exception as exc:  # kernel died (DeadKernelError), cell timeout, unreadable notebook, ...
         error = f"{type(exc).__name__}: {_strip_ansi(str(exc))}"
         tb = _strip_ansi(traceback.format_exc())
+    finally:
+        pm_engines.PapermillNotebookClient = client_class
+        if previous is None:
+            os.environ.pop(STATIC_ENV, None)
+        else:
+            os.environ[STATIC_ENV] = previous
     elapsed = time.perf_counter() - start
     results = None
     if results_path is not None and results_path.exists():
@@ -212,18 +263,83 @@ def run_notebook(
                        results=results, output_path=output_path, parameters=params)
 
 
-def notebook_to_html(notebook_path: str | os.PathLike) -> str:
-    """Convert an executed notebook to one self-contained HTML page (nbconvert, lab template).
+def _headless_client() -> type:
+    """papermill's notebook client without nbclient's emulation of a frontend's Output widgets.
 
-    Figures are embedded as base64 images; CSS is inlined.
+    nbclient mimics a browser for ``ipywidgets.Output``: it captures the outputs
+    sent inside one and sends them back to the kernel as widget updates on the
+    shell channel while the cell runs. In headless runs that exchange is what a
+    cell displaying a live widget (``interactive_output``) waited on, up to the
+    cell timeout. Without it, what such a widget displays is recorded as the
+    cell's own output, so it also appears in the HTML report.
     """
+    from papermill.clientwrap import PapermillNotebookClient
+
+    class HeadlessNotebookClient(PapermillNotebookClient):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            self.widget_registry = {}  # no Output-widget emulation (see above)
+
+    return HeadlessNotebookClient
+
+
+
+def notebook_to_html(notebook_path: str | os.PathLike, *, title: str | None = None,
+                     mathjax_url: str = f"{MATHJAX_DIR}/MathJax.js?config={MATHJAX_CONFIG}") -> str:
+    """Convert an executed notebook to one HTML page that needs no network (nbconvert, lab template).
+
+    Figures are embedded as base64 images, CSS is inlined, and the page loads
+    no script from the network: no require.js, no widget manager, no mermaid;
+    MathJax comes from ``mathjax_url``, by default the local copy that
+    :func:`copy_mathjax` puts next to the page. Saved widget state is dropped
+    (it would be stale) and a widget view with no static form is replaced by a
+    short note; calibnb panels run headless show scrubbable animations instead
+    (:func:`run_notebook`). The page's ``<title>`` is ``title``, by default the
+    notebook's first heading.
+    """
+    import jinja2
     import nbformat
     from nbconvert import HTMLExporter
 
     nb = nbformat.read(str(notebook_path), as_version=4)
-    exporter = HTMLExporter(template_name="lab", embed_images=True)
+    nb.metadata.pop("widgets", None)
+    for cell in nb.cells:
+        for output in cell.get("outputs", []):
+            data = output.get("data")
+            if data and _WIDGET_VIEW in data:
+                del data[_WIDGET_VIEW]
+                if set(data) <= {"text/plain"}:
+                    data.clear()
+                    data["text/html"] = _WIDGET_NOTE
+    nb.metadata["title"] = title or _title(Path(notebook_path))
+    exporter = HTMLExporter(template_name="lab", embed_images=True, mathjax_url=mathjax_url,
+                            extra_loaders=[jinja2.DictLoader({"calibnb_offline.html.j2": _OFFLINE_TEMPLATE})],
+                            template_file="calibnb_offline.html.j2")
     body, _ = exporter.from_notebook_node(nb)
     return body
+
+
+def copy_mathjax(out_dir: str | os.PathLike) -> Path:
+    """Copy MathJax (from the ``jupyter-server-mathjax`` package) to ``<out_dir>/mathjax``; return it.
+
+    The HTML pages of :func:`notebook_to_html` load it with a relative URL, so
+    formulas render from a local folder or a copied report folder, offline.
+    Skipped when the copy is already there.
+    """
+    import jupyter_server_mathjax
+
+    source = Path(jupyter_server_mathjax.__file__).parent / "static"
+    target = Path(out_dir) / MATHJAX_DIR
+    if not (target / "MathJax.js").exists():
+        tmp = Path(tempfile.mkdtemp(prefix=".mathjax-", dir=out_dir))
+        try:
+            shutil.copytree(source, tmp / "copy", ignore=shutil.ignore_patterns("localization"))
+            if target.exists():
+                shutil.rmtree(target)
+            os.replace(tmp / "copy", target)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+    return target
 
 
 # ---------------------------------------------------------------------- parameters
@@ -560,7 +676,7 @@ def build_report(
     file_params: dict[str, dict[str, Any]] | None = None,
     cli_params: dict[str, Any] | None = None,
     kernel_name: str = "python3",
-    timeout: float | None = None,
+    timeout: float | None = DEFAULT_CELL_TIMEOUT,
     html_output: bool = True,
     progress: bool = True,
 ) -> list[dict]:
@@ -607,7 +723,8 @@ def build_report(
             if tmp_nb.exists():
                 if html_output:
                     try:
-                        write_text_atomic(out_dir / f"{name}.html", notebook_to_html(tmp_nb))
+                        copy_mathjax(out_dir)
+                        write_text_atomic(out_dir / f"{name}.html", notebook_to_html(tmp_nb, title=entry["title"]))
                         entry["html"] = f"{name}.html"
                     except Exception as exc:
                         entry.update(ok=False, error=(entry["error"] or "") + f"\nHTML conversion failed: {exc}")
@@ -645,8 +762,10 @@ def _parser() -> argparse.ArgumentParser:
                         help="which notebooks to run (default: %(default)s)")
     parser.add_argument("--out", default="reports", metavar="DIR", help="output folder (default: %(default)s)")
     parser.add_argument("--kernel", default="python3", help="Jupyter kernel name (default: %(default)s)")
-    parser.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
-                        help="per-cell execution timeout (default: none)")
+    parser.add_argument("--timeout", type=float, default=DEFAULT_CELL_TIMEOUT, metavar="SECONDS",
+                        help="per-cell execution timeout: a cell running longer, or a kernel that dies, fails "
+                             "that notebook (reported in the index) and the next notebook runs "
+                             "(default: %(default)g s; 0 disables it)")
     parser.add_argument("--no-html", action="store_true", help="skip the HTML conversion of each notebook")
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     return parser
@@ -674,7 +793,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for key in sorted(set(file_params) - stems - {"all"}):
         print(f"calibnb.report: warning: params for {key!r} match no selected notebook.", file=sys.stderr)
     entries = build_report(notebooks, args.out, file_params=file_params, cli_params=cli_params,
-                           kernel_name=args.kernel, timeout=args.timeout, html_output=not args.no_html,
+                           kernel_name=args.kernel, timeout=args.timeout or None, html_output=not args.no_html,
                            progress=not args.no_progress)
     failed = [e for e in entries if not e["ok"]]
     index = Path(args.out) / "index.html"

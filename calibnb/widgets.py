@@ -40,7 +40,114 @@ from .validation import (
     check_scalar_in_range,
 )
 
-__all__ = ["Panel", "build_panel", "temperature_slider", "temperature_explorer", "binning_explorer", "perturbation_explorer"]
+__all__ = [
+    "Panel", "build_panel", "temperature_slider", "temperature_explorer", "binning_explorer", "perturbation_explorer",
+    "static_panels", "figure_png", "rounded_readout", "sweep_values",
+]
+
+
+#: Environment variable that switches panels to their static form: ``CALIBNB_PANELS=static``
+#: makes ``display(panel)`` show a scrubbable animation and the readout instead of live
+#: widgets. :func:`calibnb.report.run_notebook` sets it for every headless run (reports,
+#: notebook tests), where no browser is there to move a slider.
+STATIC_ENV = "CALIBNB_PANELS"
+
+#: Width of every control of a panel (description, track and readout): a slider track of
+#: about 400 px, wide enough to aim at 1366 x 768 (narrowed to the window by max_width).
+CONTROL_WIDTH = "680px"
+
+#: Most frames in the static animation of a panel's slider (each costs a redraw and a PNG).
+MAX_FRAMES = 9
+
+
+def static_panels() -> bool:
+    """True when panels should be shown as static animations (``CALIBNB_PANELS=static``)."""
+    import os
+
+    return os.environ.get(STATIC_ENV, "").strip().lower() == "static"
+
+
+def figure_png(fig: Any) -> bytes:
+    """The PNG of ``fig`` exactly as JupyterLab's inline backend shows it (tight bounding box)."""
+    from IPython.core.pylabtools import print_figure
+
+    return print_figure(fig, "png", bbox_inches="tight")
+
+
+def rounded_readout(readout: pd.DataFrame, digits: int) -> pd.DataFrame:
+    """``readout`` for display: floats rounded to ``digits`` decimals, whole-number floats as integers.
+
+    >>> rounded_readout(pd.DataFrame({"value": [20.0, 0.123456]}, index=["votes", "ECE"]), 3)
+            value
+    votes      20
+    ECE     0.123
+    """
+
+    def cell(v: Any) -> Any:
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (float, np.floating)):
+            return v
+        if not np.isfinite(v):
+            return v
+        if float(v).is_integer() and abs(v) < 1e15:
+            return int(v)
+        return round(float(v), digits)
+
+    rows = [[cell(v) for v in row] for row in readout.itertuples(index=False)]
+    return pd.DataFrame(rows, index=readout.index, columns=readout.columns, dtype=object)
+
+
+def sweep_values(control: Any, max_frames: int = MAX_FRAMES) -> list:
+    """The values a static animation of ``control`` steps through: its whole range, start value included.
+
+    Integer controls give every integer if there are at most ``max_frames``,
+    else ``max_frames`` evenly spaced ones; float sliders every 1, 2 or 5 x
+    10^j steps, at most ``max_frames`` round values and the end (logarithmically
+    spaced for a log slider);
+    option controls (toggle buttons, drop-downs) every option.
+    """
+    import ipywidgets as w
+
+    start = control.value
+    if _is_option_control(control):
+        return [value for _, value in _options(control)]
+    lo, hi = control.min, control.max
+    if isinstance(control, w.FloatLogSlider):
+        grid = np.logspace(lo, hi, max_frames, base=control.base)
+        values = {float(f"{v:.3g}") for v in grid}
+    elif isinstance(control.value, (int, np.integer)) and not isinstance(control.value, bool):
+        lo, hi = int(lo), int(hi)
+        if hi - lo + 1 <= max_frames:
+            values = set(range(lo, hi + 1))
+        else:
+            values = {int(round(v)) for v in np.linspace(lo, hi, max_frames)}
+    else:
+        step = float(control.step) if control.step else (hi - lo) / (max_frames - 1)
+        n_steps = int(round((hi - lo) / step))
+        # Frames every 1, 2 or 5 x 10^j steps (round values), at most max_frames of them, and the end.
+        needed = n_steps / max(max_frames - 1, 1)
+        stride = min(m * 10**j for j in range(0, 12) for m in (1, 2, 5) if m * 10**j >= needed)
+        k = sorted(set(range(0, n_steps + 1, stride)) | {n_steps})
+        decimals = max(0, -int(np.floor(np.log10(step)))) + 1
+        values = {round(lo + i * step, decimals) for i in k}
+    values.add(start)
+    return sorted(values)
+
+
+def _options(control: Any) -> list:
+    """(label, value) pairs of an option control."""
+    labels = getattr(control, "_options_labels", None)
+    values = getattr(control, "_options_values", None)
+    if labels is not None and values is not None:
+        return list(zip(labels, values))
+    return [(str(v), v) for v in control.options]
+
+
+def _is_option_control(control: Any) -> bool:
+    return hasattr(control, "options")
+
+
+def _control_label(control: Any) -> str:
+    return control.description or type(control).__name__
 
 
 @dataclass
@@ -52,18 +159,24 @@ class Panel:
     controls : dict of str -> ipywidgets.Widget
         The controls, keyed by the name of the ``update`` argument they set.
     update : callable
-        ``update(**values) -> pandas.DataFrame``: recompute and redraw for the
-        given values (missing ones are taken from the controls) and return the
-        readout. Callable without a browser.
+        ``update(**values) -> pandas.DataFrame``: move the controls to the
+        given values (missing ones stay), recompute, redraw the figure and
+        return the readout. Callable without a browser; in a notebook it also
+        refreshes the panel where it is shown. ``update(show=False, ...)``
+        only redraws the figure (the controls and the shown panel stay).
     figure : matplotlib.figure.Figure
     axes : list of matplotlib.axes.Axes
-    output : ipywidgets.Output
-        Where the figure and readout are shown when a control changes.
-    widget : ipywidgets.Widget
-        Controls above output; what ``display(panel)`` shows (with a static
-        PNG and HTML snapshot as fallbacks for HTML reports).
+    output : ipywidgets.Output or None
+        Where the figure and readout are shown (None in static mode).
+    widget : ipywidgets.Widget or None
+        Controls above the output; what ``display(panel)`` shows in a live
+        notebook (None in static mode).
     readout : pandas.DataFrame or None
         The last readout returned by ``update``.
+    digits : int
+        Decimals of the readout as displayed (the papers' precision).
+    sweep : str or None
+        The control whose range the static animation steps through.
     """
 
     controls: dict
@@ -73,75 +186,265 @@ class Panel:
     output: Any = None
     widget: Any = None
     readout: pd.DataFrame | None = field(default=None)
+    digits: int = 3
+    sweep: str | None = None
+
+    def readout_view(self) -> pd.DataFrame | None:
+        """The readout as shown: numbers rounded to :attr:`digits` decimals."""
+        return None if self.readout is None else rounded_readout(self.readout, self.digits)
+
+    def refresh(self) -> None:
+        """Show the current figure and readout in the panel's output (live notebooks only).
+
+        Called by ``update`` after the figure was redrawn, so what is shown is
+        always the figure of the controls' current values.
+        """
+        if self.output is None:
+            return
+        from IPython import get_ipython
+        from IPython.display import Image, clear_output, display
+
+        if get_ipython() is None:  # plain Python (tests, scripts): nowhere to show it
+            return
+        png = figure_png(self.figure)
+        with self.output:
+            clear_output(wait=True)
+            display(Image(data=png, format="png"))
+            display(self.readout_view())
+
+    def values(self) -> dict:
+        """The controls' current values, keyed like ``update``'s arguments."""
+        return {name: control.value for name, control in self.controls.items()}
+
+    def animation_html(self, values: Any = None, *, fps: float = 2.0, dpi: float = 72.0) -> str:
+        """A self-contained HTML animation of the figure over the range of the :attr:`sweep` control.
+
+        Every frame is the panel's figure for one value of that control (the
+        others at their current values), rendered with
+        :meth:`matplotlib.animation.Animation.to_jshtml`: the frames are
+        embedded as images with their own play/step/scrub controls, so the
+        page needs no kernel and no network. The panel is redrawn at the
+        controls' values afterwards.
+        """
+        import matplotlib as mpl
+        from matplotlib.animation import FuncAnimation
+
+        if self.sweep is None:
+            raise ValueError("this panel has no control to sweep (sweep is None).")
+        start = self.values()
+        frames = list(values) if values is not None else sweep_values(self.controls[self.sweep])
+        if not frames:
+            raise ValueError("values must hold at least one value of the swept control.")
+
+        def draw(value: Any) -> list:
+            # The layout of the start value is kept: every frame the same size, and no
+            # tight_layout per frame (two thirds of a redraw's time).
+            self.update(**{**start, self.sweep: value}, show=False, _layout=False)
+            return []
+
+        try:
+            with mpl.rc_context({"animation.embed_limit": 50.0, "savefig.dpi": dpi}):
+                anim = FuncAnimation(self.figure, draw, frames=frames, init_func=lambda: [], blit=False,
+                                     repeat=False, cache_frame_data=False)
+                html = anim.to_jshtml(fps=fps, default_mode="once")
+        finally:
+            self.update(**start, show=False)
+        return _offline_controls(html)
+
+    def static_html(self) -> str:
+        """The panel for a page without a kernel: caption, scrubbable animation, readout at the start value."""
+        import html as _html
+
+        parts = []
+        if self.sweep is not None:
+            control = self.controls[self.sweep]
+            frames = sweep_values(control)
+            label = _control_label(control)
+            tip = getattr(control, "tooltip", None)
+            parts.append(
+                f"<p><b>Interactive panel, static copy.</b> Use the slider under the figure to step through "
+                f"<i>{_html.escape(label)}</i> from {_html.escape(_fmt(frames[0]))} to "
+                f"{_html.escape(_fmt(frames[-1]))} ({len(frames)} frames)"
+                + (f": {_html.escape(tip)}" if tip else "") + ". "
+                f"The table is the readout at the start value ({_html.escape(_fmt(control.value))}); "
+                "open the notebook in JupyterLab to move the controls freely.</p>")
+            parts.append(self.animation_html(frames))
+        else:
+            parts.append(f'<img src="data:image/png;base64,{_b64(figure_png(self.figure))}"/>')
+        view = self.readout_view()
+        if view is not None:
+            parts.append(view.to_html())
+        return "\n".join(parts)
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict:
-        """The live widget, plus a static snapshot for viewers without widget state.
+        """Live: the widget (controls over the figure and readout). Static mode: a scrubbable animation.
 
-        Jupyter shows the widget view; a viewer that cannot (an HTML report
-        made with nbconvert from a papermill run, which saves no widget state)
-        falls back to the current figure as PNG and the readout as a table.
+        In static mode (``CALIBNB_PANELS=static``, set by :mod:`calibnb.report`
+        for headless runs) no widget view is displayed: an HTML report shows
+        the animation of the figure over the slider's range and the readout,
+        with no widget state to go stale.
         """
-        import base64
-        import io
-
-        data = dict(self.widget._repr_mimebundle_())
-        buf = io.BytesIO()
-        self.figure.savefig(buf, format="png", bbox_inches="tight")
-        png = base64.b64encode(buf.getvalue()).decode("ascii")
-        table = self.readout.to_html() if self.readout is not None else ""
-        data["image/png"] = png
-        data["text/html"] = f'<img src="data:image/png;base64,{png}"/>{table}'
-        return data
+        if self.widget is None or static_panels():
+            return {"text/html": self.static_html(), "text/plain": f"<calibnb Panel: {', '.join(self.controls)}>"}
+        return dict(self.widget._repr_mimebundle_())
 
 
-def build_panel(controls: dict, draw: Callable[..., pd.DataFrame], n_axes: int, figsize: tuple) -> Panel:
-    """Wire ``controls`` to ``draw(axes, **values)``: each change redraws into the panel's output.
+# matplotlib's animation controls use Font Awesome icons loaded from a CDN; offline
+# they would be blank buttons. Plain Unicode symbols need nothing from the network.
+_ICONS = {"fa-minus": "−", "fa-fast-backward": "⏮", "fa-step-backward": "◁", "fa-play fa-flip-horizontal": "◀",
+          "fa-pause": "⏸", "fa-play": "▶", "fa-step-forward": "▷", "fa-fast-forward": "⏭", "fa-plus": "+"}
 
-    The building block of every widget in calibnb (also used by
-    :mod:`calibnb.papers.baan2022` and :mod:`calibnb.papers.si2022`): ``controls`` maps the
+
+def _offline_controls(html: str) -> str:
+    """``to_jshtml`` output without its remote stylesheet, with Unicode symbols for the icons."""
+    import re
+
+    html = re.sub(r'<link rel="stylesheet"\s+href="https?://[^"]*font-awesome[^"]*">', "", html)
+    return re.sub(r'<i class="fa ([^"]+)"></i>', lambda m: _ICONS.get(m.group(1), m.group(1)), html)
+
+
+def _legend_off_the_data(ax: Any) -> None:
+    """Move a legend drawn inside ``ax`` below it (same entries and title), off the data.
+
+    A legend already anchored elsewhere (e.g. beside the axes) is left alone.
+    """
+    legend = ax.get_legend()
+    if legend is None or tuple(legend.get_bbox_to_anchor().bounds) != tuple(ax.bbox.bounds):
+        return
+    handles, labels = ax.get_legend_handles_labels()
+    title = legend.get_title().get_text() or None
+    ax.legend(handles, labels, title=title, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2,
+              fontsize="small", title_fontsize="small", frameon=False)
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, (float, np.floating)):
+        return f"{value:.3g}"
+    return str(value)
+
+
+def _b64(data: bytes) -> str:
+    import base64
+
+    return base64.b64encode(data).decode("ascii")
+
+
+def build_panel(controls: dict, draw: Callable[..., pd.DataFrame], n_axes: int, figsize: tuple, *,
+                digits: int = 3, sweep: str | None = None, extra: Any = ()) -> Panel:
+    """Wire ``controls`` to ``draw(axes, **values)``: compute, redraw, then show.
+
+    The building block of every panel of calibnb (also used by the paper modules in
+    :mod:`calibnb.papers`): ``controls`` maps the
     keyword names of ``draw`` to ipywidgets controls, ``draw`` draws on the
     list of ``n_axes`` axes and returns the readout DataFrame.
+
+    Order of work on every change (a control moved in the browser, or
+    ``panel.update(...)`` called from Python): clear the axes, ``draw`` the
+    new values, lay the figure out, and only then replace what the panel's
+    output shows with the new figure (as PNG) and readout. The panel is drawn
+    once when built, so it shows its figure and readout as soon as it is
+    displayed.
+
+    In static mode (:func:`static_panels`) no output or box widget is
+    created and ``display(panel)`` shows :meth:`Panel.static_html`.
+
+    Parameters
+    ----------
+    controls : dict of str -> ipywidgets.Widget
+    draw : callable
+        ``draw(axes, **values) -> pandas.DataFrame``.
+    n_axes : int
+    figsize : (float, float)
+    digits : int, default 3
+        Decimals of the readout as displayed.
+    sweep : str, optional
+        The control of the static animation; default the first slider, else
+        the first number box, else the first control.
+    extra : sequence of ipywidgets.Widget
+        Shown between the controls and the output (e.g. a caption label).
 
     ``observe`` is used rather than ``interactive_output`` because the latter
     writes terminal escape codes to stdout when no IPython kernel is running.
     """
     import ipywidgets as w
     import matplotlib.pyplot as plt
-    from IPython import get_ipython
-    from IPython.display import clear_output, display
+
+    if not controls:
+        raise ValueError("controls must hold at least one control.")
+    if sweep is None:
+        ranked = sorted(controls, key=lambda n: (not type(controls[n]).__name__.endswith("Slider"),
+                                                  _is_option_control(controls[n])))
+        sweep = ranked[0]
+    elif sweep not in controls:
+        raise ValueError(f"sweep must be one of {sorted(controls)}; got {sweep!r}.")
+    for control in controls.values():
+        if not control.layout.width:
+            control.layout.width = CONTROL_WIDTH
+            control.layout.max_width = "100%"
+        if hasattr(control, "style") and hasattr(control.style, "description_width"):
+            control.style.description_width = "initial"
 
     fig, axes = plt.subplots(1, n_axes, figsize=figsize, squeeze=False)
-    plt.close(fig)  # shown only through the panel's output, never by the inline backend at cell end
-    panel = Panel(controls=controls, update=None, figure=fig, axes=list(axes[0]))
+    plt.close(fig)  # shown only through the panel, never by the inline backend at cell end
+    panel = Panel(controls=controls, update=None, figure=fig, axes=list(axes[0]), digits=digits, sweep=sweep)
+    params = fig.subplotpars
+    start_layout = {k: getattr(params, k) for k in ("left", "right", "bottom", "top", "wspace", "hspace")}
 
-    def update(**values: Any) -> pd.DataFrame:
+    holding = [False]  # True while update() itself moves the controls: not a user's change
+
+    def set_controls(values: dict) -> None:
+        holding[0] = True
+        try:
+            for name, control in controls.items():  # in order: a control may reset later ones
+                if name in values and control.value != values[name]:
+                    try:
+                        control.value = values[name]
+                    except Exception:  # a value the control cannot hold; draw() reports it
+                        pass
+        finally:
+            holding[0] = False
+
+    def update(*, show: bool = True, _layout: bool = True, **values: Any) -> pd.DataFrame:
         unknown = sorted(set(values) - set(controls))
         if unknown:
             raise TypeError(f"update got unknown argument(s) {unknown}; expected some of {sorted(controls)}.")
+        before = {name: control.value for name, control in controls.items()}
+        if show:  # the controls follow the values drawn, so the panel never contradicts itself
+            set_controls(values)
         merged = {name: control.value for name, control in controls.items()}
         merged.update(values)
-        for ax in panel.axes:
-            ax.clear()
-        panel.readout = draw(panel.axes, **merged)
-        fig.tight_layout()
+        try:
+            for ax in panel.axes:
+                ax.clear()
+            panel.readout = draw(panel.axes, **merged)  # 1. compute and 2. redraw ...
+            for ax in panel.axes:
+                _legend_off_the_data(ax)
+        except Exception:
+            if show:
+                set_controls(before)
+            raise
+        if _layout:
+            # From the same start every time: tight_layout depends on the positions it starts from
+            # (a legend below the axes moves with them), and a panel must look the same for the
+            # same values whatever was shown before.
+            fig.subplots_adjust(**start_layout)
+            fig.tight_layout()
+        if show:
+            panel.refresh()  # 3. ... and only then show
         return panel.readout
 
     def on_change(change: Any = None) -> None:
-        values = {name: control.value for name, control in controls.items()}
-        if get_ipython() is None:  # plain Python (tests, scripts): recompute and redraw, nowhere to show
-            update(**values)
-            return
-        with panel.output:
-            clear_output(wait=True)
-            display(fig)
-            display(update(**values))
+        if not holding[0]:
+            update()
 
     panel.update = update
-    panel.output = w.Output()
+    if not static_panels():
+        panel.output = w.Output()
+        panel.widget = w.VBox([w.HBox(list(controls.values()), layout=w.Layout(flex_flow="row wrap")),
+                               *extra, panel.output])
     for control in controls.values():
         control.observe(on_change, names="value")
-    on_change()
-    panel.widget = w.VBox([w.HBox(list(controls.values())), panel.output])
+    update()
     return panel
 
 
@@ -189,8 +492,10 @@ def temperature_slider(*, temperatures: Any = (0.1, 10.0)) -> Any:
     import ipywidgets as w
 
     return w.FloatLogSlider(value=1.0, base=10, min=np.log10(lo), max=np.log10(hi), step=0.01,
-                            description="temperature τ", continuous_update=False, readout_format=".3g",
-                            style={"description_width": "initial"})
+                            description="temperature τ (no unit)", continuous_update=False,
+                            readout_format=".3g", style={"description_width": "initial"},
+                            tooltip="Temperature scaling divides the logits by τ before the softmax: τ > 1 "
+                                    "lowers every confidence, τ < 1 raises it, τ = 1 is the model as trained.")
 
 
 def temperature_explorer(
@@ -327,9 +632,13 @@ def binning_explorer(conf: Any, correct: Any, *, n_bins: int = 10, max_bins: int
     import ipywidgets as w
 
     controls = {
-        "n_bins": w.IntSlider(value=n_bins, min=1, max=max_bins, description="bins", continuous_update=False),
+        "n_bins": w.IntSlider(value=n_bins, min=1, max=max_bins, description="number of bins",
+                              continuous_update=False,
+                              tooltip="How many confidence bins ECE and MCE compare accuracy and confidence in"),
         "binning": w.ToggleButtons(options=[("equal width", "width"), ("equal mass", "mass")], value=binning,
-                                   description="binning"),
+                                   description="bin edges",
+                                   tooltip="equal width: bins of the same confidence range; "
+                                           "equal mass: bins holding the same number of predictions"),
     }
 
     def draw(axes: list, *, n_bins: int, binning: str) -> pd.DataFrame:
@@ -394,7 +703,7 @@ def _perturbation_verdicts(conf: np.ndarray, correct: np.ndarray, index: int, ne
     return pd.DataFrame(rows).set_index("metric")
 
 
-def perturbation_explorer(conf: Any, correct: Any, *, index: int = 0, n_bins: int = 10,
+def perturbation_explorer(conf: Any, correct: Any, *, instance: int = 1, n_bins: int = 10,
                           binning: str = "width") -> Panel:
     r"""Move one instance's confidence and see every metric's verdict (Sakai 2024, §5.1).
 
@@ -412,8 +721,8 @@ def perturbation_explorer(conf: Any, correct: Any, *, index: int = 0, n_bins: in
     ----------
     conf, correct : array-like of shape (N,)
         The base system (e.g. Sakai's System X).
-    index : int, default 0
-        Initially selected instance (0-based).
+    instance : int, default 1
+        Initially selected instance, numbered from 1 as in the papers.
     n_bins : int, default 10
     binning : {"width", "mass"}, default "width"
         Bins of ECE and MCE and of the reliability diagrams (Sakai: 3, "mass").
@@ -421,9 +730,9 @@ def perturbation_explorer(conf: Any, correct: Any, *, index: int = 0, n_bins: in
     Returns
     -------
     Panel
-        Controls ``"index"`` and ``"new_conf"`` (starting at the instance's
-        confidence); axes: reliability diagrams before and after; readout
-        indexed by metric.
+        Controls ``"instance"`` (1 to N) and ``"new_conf"`` (starting at the
+        instance's confidence); axes: reliability diagrams before and after;
+        readout indexed by metric.
 
     References
     ----------
@@ -433,46 +742,52 @@ def perturbation_explorer(conf: Any, correct: Any, *, index: int = 0, n_bins: in
     --------
     >>> x = [0.4, 0.4, 0.4, 0.6, 0.6, 0.6, 0.8, 0.8, 0.8]   # Sakai 2024, Example 1, System X
     >>> y = [1, 1, 0, 1, 0, 1, 1, 1, 1]
-    >>> panel = perturbation_explorer(x, y, index=6, n_bins=3, binning="mass")
+    >>> panel = perturbation_explorer(x, y, instance=7, n_bins=3, binning="mass")
     >>> panel.controls["new_conf"].value = 0.7                # System Y
     >>> panel.readout.loc["HMR", "Axiom U"]
     'satisfies'
     """
     c, y = check_conf_correct(conf, correct)
     n = c.shape[0]
-    index = check_positive_int(index, "index", minimum=0)
-    if index >= n:
-        raise ValueError(f"index must be below the number of instances ({n}); got {index}.")
+    instance = check_positive_int(instance, "instance", minimum=1)
+    if instance > n:
+        raise ValueError(f"instance must be at most the number of instances ({n}); got {instance}.")
     n_bins = check_n_bins(n_bins)
     binning = check_choice(binning, ("width", "mass"), "binning")
     import ipywidgets as w
 
     controls = {
-        "index": w.BoundedIntText(value=index, min=0, max=n - 1, description="instance"),
-        "new_conf": w.FloatSlider(value=float(c[index]), min=0.0, max=1.0, step=0.01, description="new conf",
-                                  continuous_update=False),
+        "instance": w.BoundedIntText(value=instance, min=1, max=n, description=f"instance (1 to {n})",
+                                     tooltip="Which prediction to move, numbered from 1 as in the paper"),
+        "new_conf": w.FloatSlider(value=float(c[instance - 1]), min=0.0, max=1.0, step=0.01,
+                                  description=f"new confidence of instance {instance}", continuous_update=False,
+                                  readout_format=".2f",
+                                  tooltip="The model's confidence (probability, 0 to 1) in this prediction "
+                                          "after the move; it starts at the instance's own confidence"),
     }
     label = w.Label()
 
-    def draw(axes: list, *, index: int, new_conf: float) -> pd.DataFrame:
-        i = check_positive_int(index, "index", minimum=0)
-        if i >= n:
-            raise ValueError(f"index must be below the number of instances ({n}); got {i}.")
+    def draw(axes: list, *, instance: int, new_conf: float) -> pd.DataFrame:
+        k = check_positive_int(instance, "instance", minimum=1)
+        if k > n:
+            raise ValueError(f"instance must be at most the number of instances ({n}); got {k}.")
+        i = k - 1
         new = check_scalar_in_range(new_conf, "new_conf", low=0.0, high=1.0)
         after = c.copy()
         after[i] = new
-        for ax, system, title in zip(axes, (c, after), ("before", f"after: conf[{i}] = {new:.3g}")):
+        for ax, system, title in zip(axes, (c, after), ("before", f"after: confidence of instance {k} = {new:.2f}")):
             data = plots.reliability_diagram_data(system, y, n_bins=n_bins, binning=binning)
             plots.plot_reliability_diagram(data, ax=ax, style="si")
             ax.set_title(title)
-        label.value = (f"instance {i} is {'correct' if y[i] else 'wrong'}, confidence {c[i]:.3g} -> {new:.3g}")
+        label.value = (f"instance {k} is {'correct' if y[i] else 'wrong'}: confidence {c[i]:.2f} → {new:.2f}")
         return _perturbation_verdicts(c, y, i, new, n_bins, binning)
 
     def reset_conf(change: dict) -> None:
-        controls["new_conf"].value = float(c[change["new"]])
+        k = int(change["new"])
+        if 1 <= k <= n:
+            controls["new_conf"].description = f"new confidence of instance {k}"
+            controls["new_conf"].value = float(c[k - 1])
 
     # Choosing another instance starts its slider at that instance's own confidence.
-    controls["index"].observe(reset_conf, names="value")
-    panel = build_panel(controls, draw, 2, (11, 4.5))
-    panel.widget.children = (panel.widget.children[0], label, panel.output)
-    return panel
+    controls["instance"].observe(reset_conf, names="value")
+    return build_panel(controls, draw, 2, (11, 4.5), extra=[label], sweep="new_conf")

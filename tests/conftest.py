@@ -8,6 +8,8 @@
   xdist worker, in order: under ``--dist loadgroup`` they are scheduled in the
   group ``<notebook stem>``, the group under which ``tests/test_notebooks.py``
   also runs that notebook's papermill cases.
+* nbval's kernels run headless like the report's (``CALIBNB_PANELS=static``):
+  see the repository's top-level ``conftest.py``.
 """
 
 from __future__ import annotations
@@ -48,3 +50,4 @@ def pytest_xdist_make_scheduler(config, log):
             return super()._split_scope(nodeid)
 
     return NotebookGroupScheduling(config, log)
+

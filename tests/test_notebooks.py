@@ -33,7 +33,7 @@ from types import ModuleType
 
 import pytest
 
-from calibnb.report import NotebookRun, run_notebook
+from calibnb.report import DEFAULT_CELL_TIMEOUT, NotebookRun, run_notebook
 
 TESTS_DIR = Path(__file__).resolve().parent
 ROOT = TESTS_DIR.parent
@@ -42,7 +42,7 @@ CASES_DIR = TESTS_DIR / "notebook_cases"
 #: A notebook at its defaults should run well within this (seconds); slower runs warn.
 DEFAULT_RUN_BUDGET = 60.0
 #: A cell running longer than this fails the run instead of hanging the suite.
-CELL_TIMEOUT = 600.0
+CELL_TIMEOUT = DEFAULT_CELL_TIMEOUT  # 300 s, as in the report
 
 if str(TESTS_DIR) not in sys.path:
     sys.path.insert(0, str(TESTS_DIR))

@@ -51,6 +51,21 @@ def test_notebook_committed_without_outputs(path):
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=NOTEBOOK_IDS)
+def test_notebook_import_cell_selects_the_inline_backend(path):
+    """The import cell (first code cell with an import) has `%matplotlib inline`.
+
+    Without it, under ``MPLBACKEND=Agg`` (the test and headless settings) the
+    static figures are never drawn into the notebook or its HTML report.
+    """
+    nb = _read(path)
+    imports = [c for c in nb.cells if c.cell_type == "code"
+               and re.search(r"^\s*(import|from)\s+\w", c.source, flags=re.MULTILINE)]
+    assert imports, f"{path.name}: no import cell"
+    lines = [line.strip() for line in imports[0].source.splitlines()]
+    assert "%matplotlib inline" in lines, f"{path.name}: the import cell lacks a `%matplotlib inline` line"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=NOTEBOOK_IDS)
 def test_notebook_parameters_cell(path):
     """Exactly one cell tagged `parameters`, the first code cell, with seed and results_path = None."""
     nb = _read(path)

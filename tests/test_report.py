@@ -141,8 +141,8 @@ def test_cli_runs_all_reports_failures_and_continues(nb_dir, tmp_path, capsys):
         "a_pass.html", "a_pass.ipynb", "a_pass.results.json",
         "b_raise.failed.html", "b_raise.failed.ipynb",
         "c_claim_fails.failed.html", "c_claim_fails.failed.ipynb", "c_claim_fails.failed.results.json",
-        "claims.json", "index.html", "index.json",
-    ]  # no temporary files or folders left behind
+        "claims.json", "index.html", "index.json", "mathjax",
+    ]  # no temporary files or folders left behind (mathjax/: the offline copy the pages load)
     entries = {e["stem"]: e for e in json.loads((out / "index.json").read_text())}
     assert entries["a_pass"]["ok"] is True
     # -p beats the notebook's own file entry, which beats "all".
@@ -182,7 +182,7 @@ def test_failed_rerun_and_broken_conversion_keep_good_report(nb_dir, tmp_path, m
     # 2. The notebook runs but the HTML conversion breaks half-way: nothing replaced.
     make_notebook(nb_dir, "a_pass", PASSING)
 
-    def broken(path):
+    def broken(path, **kwargs):
         raise OSError("disk full while converting")
 
     monkeypatch.setattr(report, "notebook_to_html", broken)

@@ -16,7 +16,14 @@ from scipy import special  # noqa: E402
 
 from calibnb import metrics  # noqa: E402
 from calibnb.plots import reliability_diagram_data  # noqa: E402
-from calibnb.widgets import Panel, binning_explorer, perturbation_explorer, temperature_explorer  # noqa: E402
+from calibnb.widgets import (  # noqa: E402
+    Panel,
+    binning_explorer,
+    perturbation_explorer,
+    rounded_readout,
+    sweep_values,
+    temperature_explorer,
+)
 
 # Sakai 2024, Example 1 (papers README): System X; instances 3 and 5 (1-based) are wrong.
 SAKAI_X = np.array([0.4, 0.4, 0.4, 0.6, 0.6, 0.6, 0.8, 0.8, 0.8])
@@ -24,7 +31,8 @@ SAKAI_CORRECT = np.array([1, 1, 0, 1, 0, 1, 1, 1, 1])
 
 
 @pytest.fixture(autouse=True)
-def _close_figures():
+def _close_figures(monkeypatch):
+    monkeypatch.delenv("CALIBNB_PANELS", raising=False)  # live panels unless a test asks for static ones
     yield
     plt.close("all")
 
@@ -139,7 +147,7 @@ def test_binning_explorer_bad_input():
 # --------------------------------------------------------------------------
 
 def test_perturbation_explorer_sakai_z_and_y():
-    panel = perturbation_explorer(SAKAI_X, SAKAI_CORRECT, index=2, n_bins=3, binning="mass")
+    panel = perturbation_explorer(SAKAI_X, SAKAI_CORRECT, instance=3, n_bins=3, binning="mass")
     assert (panel.readout["Axiom O"] == "no change").all()  # the slider starts at the instance's own value
     # System Z: the wrong instance 3 raised from 0.4 to 0.6.
     panel.controls["new_conf"].value = 0.6
@@ -163,8 +171,9 @@ def test_perturbation_explorer_sakai_z_and_y():
     _check_si_bars(panel.axes[1], z, SAKAI_CORRECT, 3, "mass")
 
     # Choosing instance 7 (correct) starts its slider at 0.8; lowering it to 0.7 is System Y.
-    panel.controls["index"].value = 6
+    panel.controls["instance"].value = 7
     assert panel.controls["new_conf"].value == pytest.approx(0.8)
+    assert panel.controls["new_conf"].description == "new confidence of instance 7"
     assert (panel.readout["Axiom U"] == "no change").all()
     panel.controls["new_conf"].value = 0.7
     r = panel.readout
@@ -174,25 +183,28 @@ def test_perturbation_explorer_sakai_z_and_y():
 
 
 def test_perturbation_explorer_reverse_moves_must_not_make_it_worse():
-    panel = perturbation_explorer(SAKAI_X, SAKAI_CORRECT, index=4)
+    panel = perturbation_explorer(SAKAI_X, SAKAI_CORRECT, instance=5)
     r = panel.update(new_conf=0.1)  # the wrong instance 5 made less confident: an improvement
     assert r.loc["HMR", "perturbed system is"] == "better"
     assert r.loc["MacroCE", "Axiom O"] == "satisfies" and r.loc["ICE", "Axiom O"] == "satisfies"
-    r = panel.update(index=0, new_conf=0.9)  # a correct instance made more confident
+    r = panel.update(instance=1, new_conf=0.9)  # a correct instance made more confident
     assert "Axiom U" in r.columns
     assert r.loc["HMR", "perturbed system is"] == "better" and r.loc["HMR", "Axiom U"] == "satisfies"
 
 
 def test_perturbation_explorer_bad_input():
-    with pytest.raises(ValueError, match=r"index must be below the number of instances \(9\); got 9"):
-        perturbation_explorer(SAKAI_X, SAKAI_CORRECT, index=9)
-    with pytest.raises(TypeError, match="index must be an integer"):
-        perturbation_explorer(SAKAI_X, SAKAI_CORRECT, index=1.5)
+    with pytest.raises(ValueError, match=r"instance must be at most the number of instances \(9\); got 10"):
+        perturbation_explorer(SAKAI_X, SAKAI_CORRECT, instance=10)
+    with pytest.raises(ValueError, match="instance must be at least 1; got 0"):
+        perturbation_explorer(SAKAI_X, SAKAI_CORRECT, instance=0)
+    with pytest.raises(TypeError, match="instance must be an integer"):
+        perturbation_explorer(SAKAI_X, SAKAI_CORRECT, instance=1.5)
     with pytest.raises(ValueError, match="correct has length 2"):
         perturbation_explorer(SAKAI_X, [1, 0])
     panel = perturbation_explorer(SAKAI_X, SAKAI_CORRECT)
     with pytest.raises(ValueError, match="new_conf must be <= 1"):
         panel.update(new_conf=1.5)
+    assert panel.controls["new_conf"].value == pytest.approx(0.4)  # a refused value leaves the controls as they were
 
 
 # --------------------------------------------------------------------------
@@ -230,9 +242,63 @@ def test_panels_are_quiet_and_leave_global_state_alone(capsys):
         assert list(controls_box.children) == list(p.controls.values())
         bundle = p._repr_mimebundle_()
         assert bundle["application/vnd.jupyter.widget-view+json"]["model_id"] == p.widget.model_id
-        assert bundle["image/png"].startswith("iVBOR")  # base64 of the PNG signature
-        assert bundle["text/html"].startswith('<img src="data:image/png;base64,')
-        assert p.readout.to_html() in bundle["text/html"]
+        assert "text/html" not in bundle  # live: the widget only, whose output already holds the figure
         assert all(ax.figure is p.figure for ax in p.axes)
         for ax in p.axes:
             assert ax.get_xlabel() and ax.get_ylabel()
+
+
+def test_static_mode_shows_a_scrubbable_animation_over_the_slider_and_the_readout(monkeypatch):
+    monkeypatch.setenv("CALIBNB_PANELS", "static")
+    panel = perturbation_explorer(SAKAI_X, SAKAI_CORRECT, instance=7, n_bins=3, binning="mass")
+    assert panel.widget is None and panel.output is None  # no live widget to go stale in a report
+    assert panel.sweep == "new_conf"
+    frames = sweep_values(panel.controls["new_conf"])
+    assert frames[0] == 0.0 and frames[-1] == 1.0 and 0.8 in frames and len(frames) <= 10
+    start = panel.readout.copy()
+    bundle = panel._repr_mimebundle_()
+    assert set(bundle) == {"text/html", "text/plain"}
+    page = bundle["text/html"]
+    assert page.count("data:image/png;base64,") == len(frames)  # one embedded image per frame
+    assert 'type="range"' in page  # the animation's own scrub slider
+    assert "http://" not in page and "https://" not in page  # nothing from the network (no icon font)
+    assert rounded_readout(start, 3).to_html() in page  # the readout at the start value
+    # The panel is left at its start value after rendering the frames.
+    assert panel.readout.equals(start) and panel.controls["new_conf"].value == 0.8
+
+
+def test_sweep_values_cover_each_kind_of_control():
+    w = ipywidgets
+    assert sweep_values(w.IntSlider(value=3, min=1, max=5)) == [1, 2, 3, 4, 5]
+    assert sweep_values(w.IntSlider(value=3, min=0, max=8)) == list(range(9))
+    many = sweep_values(w.IntSlider(value=7, min=1, max=100))
+    assert many[0] == 1 and many[-1] == 100 and 7 in many and len(many) <= 10
+    log = sweep_values(w.FloatLogSlider(value=1.0, min=-1, max=1))
+    assert log[0] == pytest.approx(0.1) and log[-1] == pytest.approx(10) and 1.0 in log
+    assert sweep_values(w.ToggleButtons(options=[("equal width", "width"), ("equal mass", "mass")])) == ["width", "mass"]
+
+
+def test_rounded_readout_prints_counts_as_integers_and_rounds_the_rest():
+    import pandas as pd
+
+    r = rounded_readout(pd.DataFrame({"value": [20.0, 0.1234567, True, "mass"]}), 3)
+    assert list(r["value"]) == [20, 0.123, True, "mass"]
+    assert "20.000" not in r.to_string()
+
+
+def test_update_moves_the_controls_so_the_panel_never_contradicts_itself():
+    panel = perturbation_explorer(SAKAI_X, SAKAI_CORRECT, instance=7, n_bins=3, binning="mass")
+    panel.update(instance=3, new_conf=0.6)  # System Z
+    assert panel.controls["instance"].value == 3 and panel.controls["new_conf"].value == pytest.approx(0.6)
+    assert panel.axes[1].get_title() == "after: confidence of instance 3 = 0.60"
+    panel.update(instance=7)  # another instance: its slider starts at its own confidence
+    assert panel.controls["new_conf"].value == pytest.approx(0.8)
+    assert (panel.readout["Axiom U"] == "no change").all()
+
+
+def test_controls_are_wide_and_explained():
+    for p in [temperature_explorer([0.6, 0.9], [0, 1]), binning_explorer([0.6, 0.9], [0, 1]),
+              perturbation_explorer([0.6, 0.9], [0, 1])]:
+        for control in p.controls.values():
+            assert int(control.layout.width.rstrip("px")) >= 300  # wide enough to aim at 1366 x 768
+            assert control.tooltip and len(control.description) > 8

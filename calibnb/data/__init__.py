@@ -21,6 +21,7 @@ from ._loaders import (
 )
 from ._simulate import SimulatedODQA, simulate_odqa
 from ._votes import subsample_votes
+from ._scan import scan_predictions
 
 __all__ = [
     # the data registry
@@ -33,4 +34,6 @@ __all__ = [
     "load_codex_triviaqa",
     # simulators and vote sub-sampling
     "SimulatedODQA", "simulate_odqa", "subsample_votes",
+    # streaming reader of large prediction logs (Parquet -> calibnb.CalibrationStats)
+    "scan_predictions",
 ]

@@ -756,8 +756,10 @@ def votes_explorer(probs: Any, human: Any, *, hist_bins: int = 30, seed: Any = N
 
     import ipywidgets as w
 
-    slider = w.IntSlider(value=min(20, max_votes), min=1, max=max_votes, description="votes per item",
-                         continuous_update=False, style={"description_width": "initial"})
+    slider = w.IntSlider(value=min(20, max_votes), min=1, max=max_votes, description="human votes per item",
+                         continuous_update=False, style={"description_width": "initial"},
+                         tooltip="How many of each item's annotator votes the sub-sampled human classifier H "
+                                 "sees (drawn without replacement, same seed for every value)")
 
     def draw(axes: list, *, n_votes: int) -> pd.DataFrame:
         sub = subsample_votes(c, int(n_votes), n_groups=1, seed=seed_value)[0] / int(n_votes)

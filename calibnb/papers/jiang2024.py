@@ -1157,18 +1157,20 @@ def f_neutral_explorer(probs: Mapping[str, Any], human, *, f_neutral: float = 0.
     f_neutral = check_scalar_in_range(f_neutral, "f_neutral", low=0.0, high=1.0)
     import ipywidgets as w
 
-    slider = w.FloatSlider(value=f_neutral, min=0.0, max=1.0, step=0.05, description="f(NEU)",
-                           continuous_update=False)
+    slider = w.FloatSlider(value=f_neutral, min=0.0, max=1.0, step=0.05, description="scalar value f(neutral)",
+                           continuous_update=False, readout_format=".2f",
+                           tooltip="Where a 'neutral' vote sits on the 0 (contradiction) to 1 (entailment) "
+                                   "scale; f(entailment) = 1 and f(contradiction) = 0 stay fixed")
 
     def draw(axes: list, *, f_neutral: float) -> pd.DataFrame:
         table = calibration_table(models, h, nli_values(f_neutral))
         x = np.arange(len(table))
         for j, col in enumerate(("CE", "MAE", "RR")):
             axes[0].bar(x + (j - 1) * 0.27, table[col], width=0.27, label=col)
-        axes[0].set_xticks(x, table.index, rotation=60, ha="right", fontsize=8)
+        axes[0].set_xticks(x, table.index, rotation=45, ha="right", fontsize=9)
         axes[0].set_ylabel("error (lower is better)")
         axes[0].set_title(f"f = (1, {f_neutral:.2f}, 0)")
-        axes[0].legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0, fontsize=8)
+        axes[0].legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)  # off the bars
         out = table[["CE", "MAE", "RR"]].copy()
         for col in ("CE", "MAE", "RR"):
             out[f"rank {col}"] = table[col].rank(method="min").astype(int)
@@ -1201,9 +1203,13 @@ def ece_bins_explorer(probs: Mapping[str, Any], human, *, n_bins: int = 10, max_
     import ipywidgets as w
 
     controls = {
-        "n_bins": w.IntSlider(value=n_bins, min=1, max=max_bins, description="bins", continuous_update=False),
+        "n_bins": w.IntSlider(value=n_bins, min=1, max=max_bins, description="number of ECE bins",
+                              continuous_update=False,
+                              tooltip="How many confidence bins ECE uses; CE (no bins) does not change"),
         "binning": w.ToggleButtons(options=[("equal width", "width"), ("equal mass", "mass")], value="width",
-                                   description="binning"),
+                                   description="bin edges",
+                                   tooltip="equal width: bins of the same confidence range; "
+                                           "equal mass: bins holding the same number of items"),
     }
 
     def draw(axes: list, *, n_bins: int, binning: str) -> pd.DataFrame:
@@ -1211,9 +1217,10 @@ def ece_bins_explorer(probs: Mapping[str, Any], human, *, n_bins: int = 10, max_
         x = np.arange(len(e))
         axes[0].bar(x - 0.2, e, width=0.4, label=f"ECE ({binning}, {n_bins} bins)")
         axes[0].bar(x + 0.2, ce[e.index], width=0.4, label="CE (no bins)")
-        axes[0].set_xticks(x, e.index, rotation=60, ha="right", fontsize=8)
+        axes[0].set_xticks(x, e.index, rotation=45, ha="right", fontsize=9)
         axes[0].set_ylabel("calibration error (lower is better)")
-        axes[0].legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0, fontsize=8)
+        axes[0].set_title(f"ECE with {n_bins} equal-{binning} bins vs CE")
+        axes[0].legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)  # off the bars
         return pd.DataFrame({"ECE": e, "CE": ce[e.index], "rank ECE": e.rank(method="min").astype(int),
                              "rank CE": ce[e.index].rank(method="min").astype(int)})
 

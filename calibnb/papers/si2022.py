@@ -707,8 +707,10 @@ def resampling_explorer(conf: Any, correct: Any, *, seed: Any = None, n_bins: in
     n_bins = check_n_bins(n_bins)
     a = check_scalar_in_range(accuracy, "accuracy", low=0.0, high=1.0)
     seed = seed_int(seed)  # the same sample every time a slider value comes back
-    slider = w.FloatSlider(value=a, min=0.05, max=0.95, step=0.05, description="accuracy",
-                           continuous_update=False)
+    slider = w.FloatSlider(value=a, min=0.05, max=0.95, step=0.05, description="accuracy after re-sampling",
+                           continuous_update=False, readout_format=".2f",
+                           tooltip="Share of correct answers (0 to 1) in the re-sampled test set; the "
+                                   "predictions keep their confidences (Si et al. 2022, Section 4.2)")
 
     def draw(axes: list, *, accuracy: float) -> pd.DataFrame:
         idx = resample_indices(y, accuracy, seed=seed)
@@ -877,7 +879,10 @@ def conscal_explorer(table: Any, *, n: int | None = None) -> Any:
     start = tuned if n is None else check_positive_int(n, "n", minimum=0)
     if start > c:
         raise ValueError(f"n must be in [0, {c}]; got {start}.")
-    slider = w.IntSlider(value=start, min=0, max=c, step=1, description="threshold n")
+    slider = w.IntSlider(value=start, min=0, max=c, step=1, description=f"threshold n (0 to {c} checkpoints)",
+                         continuous_update=False,
+                         tooltip="An answer is called confident when more than n of the checkpoints agree "
+                                 "with the final model (binary ConsCal, Si et al. 2022, Section 5.2)")
     cols = ["macro_ce", "ece", "confident_share", "confident_accuracy"]
 
     def draw(axes: list, *, n: int) -> pd.DataFrame:

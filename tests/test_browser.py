@@ -1,0 +1,281 @@
+"""Notebook 04 in JupyterLab in a real headless Chromium, and its HTML report with the network off.
+
+1. JupyterLab runs on 127.0.0.1 (a free port, no token, ``--allow-root``, root
+   dir a temporary copy of ``notebooks/``, its own settings and workspaces);
+   Playwright drives Debian's ``/usr/bin/chromium``. The test opens notebook
+   04, runs every cell from the Run menu, moves the perturbation panel's
+   slider one step with the keyboard, and checks that the panel's figure is
+   the figure of the new value (pixel for pixel, against a render made here)
+   and that the notebook, saved from the browser, holds no error output.
+2. ``python -m calibnb.report`` writes notebook 04's page (quick parameters);
+   the browser opens it from ``file://`` with every request that would leave
+   the machine blocked, and checks that the page asked for nothing remote,
+   that its formulas were typeset by the local MathJax, that every image
+   loaded, and that the panel's animation changes frame when its scrub
+   slider is moved with the keyboard.
+
+Every process started here (JupyterLab and its kernels, the report) is stopped
+by its PID. The test is skipped, with the reason, only where no Chromium or no
+Playwright is installed; ``.ci/run`` installs Debian's ``chromium``.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOK = "04_sakai2024_hmr.ipynb"
+CHROMIUM = os.environ.get("CALIBNB_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                 "--no-first-run", "--disable-sync"]
+# Sakai 2024, Example 1, System X: what notebook 04's panel is built on (checked below against the notebook).
+SAKAI_X = [0.4, 0.4, 0.4, 0.6, 0.6, 0.6, 0.8, 0.8, 0.8]
+SAKAI_CORRECT = [1, 1, 0, 1, 0, 1, 1, 1, 1]
+
+pytestmark = pytest.mark.xdist_group("browser")
+
+
+def _need_browser() -> None:
+    # Notebook 04 needs no downloaded data (Sakai's examples are committed in data/).
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"no Chromium at {CHROMIUM} (Debian: apt-get install chromium; .ci/run installs it)")
+    pytest.importorskip("playwright.sync_api", reason="Playwright is not installed (pip install playwright)")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    """Stop ``proc`` and everything in its process group (JupyterLab's kernels), by PID."""
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=10)
+    try:  # kernels left in the group after the server stopped
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+def _env(tmp: Path) -> dict:
+    env = dict(os.environ)
+    env.pop("MPLBACKEND", None)  # the kernel's inline backend, as for a user
+    env.pop("CALIBNB_PANELS", None)  # live panels
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    for name in ("JUPYTER_CONFIG_DIR", "JUPYTER_RUNTIME_DIR", "JUPYTERLAB_SETTINGS_DIR", "JUPYTERLAB_WORKSPACES_DIR"):
+        env[name] = str(tmp / name.lower())
+    return env
+
+
+@pytest.fixture()
+def lab(tmp_path):
+    """JupyterLab on 127.0.0.1 serving a copy of notebooks/; yields (base URL, root dir)."""
+    _need_browser()
+    root = tmp_path / "root"
+    shutil.copytree(ROOT / "notebooks", root)
+    port = _free_port()
+    cmd = [sys.executable, "-m", "jupyterlab", "--no-browser", "--ip=127.0.0.1", f"--port={port}", "--port-retries=0",
+           "--allow-root", "--IdentityProvider.token=", "--ServerApp.password=", f"--ServerApp.root_dir={root}"]
+    log = open(tmp_path / "lab.log", "w")
+    proc = subprocess.Popen(cmd, env=_env(tmp_path), stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            try:
+                urllib.request.urlopen(base + "/api/status", timeout=2)
+                break
+            except OSError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    log.flush()
+                    pytest.fail("JupyterLab did not start:\n" + (tmp_path / "lab.log").read_text()[-3000:])
+                time.sleep(0.5)
+        yield base, root
+    finally:
+        _stop(proc)
+        log.close()
+
+
+def _launch(p):
+    return p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+
+
+def _pixels(png: bytes) -> np.ndarray:
+    import matplotlib.image as mpimg
+
+    return mpimg.imread(io.BytesIO(png), format="png")
+
+
+def _expected_png(new_conf: float) -> bytes:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from calibnb.widgets import figure_png, perturbation_explorer
+
+    panel = perturbation_explorer(SAKAI_X, SAKAI_CORRECT, instance=7, n_bins=3, binning="mass")
+    panel.update(new_conf=new_conf, show=False)
+    return figure_png(panel.figure)
+
+
+def _img_png(locator) -> bytes:
+    src = locator.get_attribute("src")
+    assert src and src.startswith("data:image/png;base64,"), src and src[:40]
+    return base64.b64decode(src.split(",", 1)[1])
+
+
+def test_notebook_04_in_jupyterlab_panel_follows_the_keyboard(lab):
+    from playwright.sync_api import expect, sync_playwright
+
+    base, root = lab
+    with sync_playwright() as p:
+        browser = _launch(p)
+        try:
+            page = browser.new_page(viewport={"width": 1366, "height": 768})
+            page.goto(f"{base}/lab/tree/{NOTEBOOK}")
+            page.locator(".jp-Notebook").wait_for(timeout=60_000)
+            select = page.get_by_role("button", name="Select", exact=True)  # kernel dialog, if Lab asks
+            page.get_by_text("Python 3 (ipykernel) | Idle").or_(select).first.wait_for(timeout=60_000)
+            if select.is_visible():
+                select.click()
+            page.get_by_text("Python 3 (ipykernel) | Idle").wait_for(timeout=60_000)
+
+            page.get_by_role("menuitem", name="Run", exact=True).click()
+            page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
+            page.wait_for_function("""() => {
+                const p = [...document.querySelectorAll('.jp-CodeCell .jp-InputPrompt')].map(e => e.textContent.trim());
+                return p.length > 0 && p.every(t => /^\\[\\d+\\]:$/.test(t));
+            }""", timeout=120_000)
+
+            slider = page.locator(".widget-slider", has_text="new confidence of instance 7")
+            assert slider.count() == 1
+            box = slider.locator("xpath=ancestor::div[contains(@class, 'widget-vbox')][1]")
+            image = box.locator(".widget-output img")
+            slider.scroll_into_view_if_needed()
+            # After Run All the panel already shows its figure (the notebook left it at System Y, 0.70).
+            expect(slider.locator(".widget-readout")).to_have_text("0.70", timeout=30_000)
+            expect(image).to_have_count(1, timeout=30_000)
+            start = _img_png(image.first)
+            same = np.array_equal(_pixels(start), _pixels(_expected_png(0.7)))
+            assert same, "after Run All the panel does not show the figure of its slider's value (0.70)"
+            assert box.get_by_text("instance 7 is correct: confidence 0.80 → 0.70").count() == 1
+
+            track = slider.locator(".noUi-handle")
+            assert track.bounding_box()["width"] > 0
+            assert slider.locator(".noUi-target").bounding_box()["width"] >= 300  # a slider one can aim
+            track.focus()
+            page.keyboard.press("ArrowLeft")
+            expect(slider.locator(".widget-readout")).to_have_text("0.69", timeout=30_000)
+            expected = _pixels(_expected_png(0.69))
+            deadline = time.monotonic() + 30
+            while True:
+                shown = _pixels(_img_png(image.first))
+                if shown.shape == expected.shape and np.array_equal(shown, expected):
+                    break
+                if time.monotonic() > deadline:
+                    lag = np.array_equal(shown, _pixels(start))
+                    pytest.fail("after the move to 0.69 the panel shows "
+                                + ("the figure of 0.70: it lags one move" if lag else "a figure of neither value"))
+                time.sleep(0.25)
+            assert image.count() == 1  # one figure, replaced, not appended
+            assert box.get_by_text("confidence 0.80 → 0.69").count() == 1
+
+            page.keyboard.press("Control+s")
+            time.sleep(2)
+        finally:
+            browser.close()
+    saved = json.loads((root / NOTEBOOK).read_text(encoding="utf-8"))
+    code = [c for c in saved["cells"] if c["cell_type"] == "code"]
+    assert all(c.get("execution_count") for c in code), "not every cell ran"
+    errors = [o for c in code for o in c.get("outputs", []) if o.get("output_type") == "error"]
+    assert not errors, [f"{e['ename']}: {e['evalue']}" for e in errors]
+    source = "".join("".join(c["source"]) for c in code)
+    assert "perturbation_explorer(conf_x, correct_x, instance=7, n_bins=3" in source
+
+
+@pytest.fixture()
+def report_page(tmp_path):
+    """Notebook 04's report page (quick parameters), written by the report command."""
+    _need_browser()
+    out = tmp_path / "reports"
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
+    proc = subprocess.Popen([sys.executable, "-m", "calibnb.report", "--notebooks", f"notebooks/{NOTEBOOK}",
+                             "--out", str(out), "--params", "params/quick.yaml", "--no-progress"],
+                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            start_new_session=True, text=True)
+    try:
+        output, _ = proc.communicate(timeout=300)
+    finally:
+        _stop(proc)
+    assert proc.returncode == 0, output[-3000:]
+    return out / NOTEBOOK.replace(".ipynb", ".html")
+
+
+def test_report_page_works_with_the_network_off(report_page):
+    from playwright.sync_api import sync_playwright
+
+    remote: list[str] = []
+
+    def gate(route):
+        url = route.request.url
+        if url.startswith(("file:", "data:", "blob:", "about:")):
+            route.continue_()
+        else:
+            remote.append(url)
+            route.abort()
+
+    with sync_playwright() as p:
+        browser = _launch(p)
+        try:
+            context = browser.new_context(viewport={"width": 1366, "height": 768}, offline=True)
+            context.route("**/*", gate)
+            page = context.new_page()
+            page.goto(report_page.as_uri(), wait_until="load")
+            assert page.title().startswith("Sakai 2024")
+            # MathJax (local copy) typesets the formulas: no raw $...$ is left in the prose.
+            page.wait_for_function("() => window.MathJax && document.querySelectorAll('.MathJax, .MathJax_Display,"
+                                   " .MathJax_SVG, .MJXc-display, .mjx-chtml').length > 0", timeout=60_000)
+            page.wait_for_function("() => !document.querySelector('.MathJax_Processing, #MathJax_Message:not([style*=\"none\"])')",
+                                   timeout=60_000)
+            # Every image loaded (static figures and animation frames are embedded).
+            images = page.evaluate("() => [...document.images].map(i => [i.complete && i.naturalWidth > 0, i.src.slice(0, 30)])")
+            executed = json.loads(report_page.with_suffix(".ipynb").read_text(encoding="utf-8"))
+            static = sum("image/png" in o.get("data", {}) for c in executed["cells"] for o in c.get("outputs", []))
+            animations = page.locator(".animation").count()
+            assert animations >= 1  # notebook 04's panel
+            assert len(images) == static + animations and all(ok for ok, _ in images), images
+            # The panel is a scrubbable animation: moving its scrub slider changes the frame.
+            scrub = page.locator(".animation input[type=range]").first
+            frame = page.locator(".animation img").first
+            scrub.scroll_into_view_if_needed()
+            before = frame.get_attribute("src")
+            scrub.focus()
+            page.keyboard.press("End")
+            deadline = time.monotonic() + 10
+            while frame.get_attribute("src") == before and time.monotonic() < deadline:
+                time.sleep(0.1)
+            after = frame.get_attribute("src")
+            assert after != before, "moving the animation's slider did not change the figure"
+            assert page.locator("text=Interactive panel, static copy.").count() >= 1
+        finally:
+            browser.close()
+    assert remote == [], f"the page asked the network for {remote}"

@@ -1,0 +1,112 @@
+"""The report's HTML pages work offline and a stuck or dead kernel fails only its own notebook.
+
+Tiny throwaway notebooks run through :mod:`calibnb.report`; the pages are read
+as text here (what they load, their title, what a panel became). The
+real-browser test (``tests/test_browser.py``) opens them with the network off.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import nbformat
+import pytest
+
+from calibnb import report
+
+pytestmark = pytest.mark.xdist_group("report")
+
+PANEL = (
+    "%matplotlib inline\n"
+    "from calibnb.widgets import perturbation_explorer\n"
+    "panel = perturbation_explorer([0.4, 0.4, 0.4, 0.6, 0.6, 0.6, 0.8, 0.8, 0.8], [1, 1, 0, 1, 0, 1, 1, 1, 1],\n"
+    "                              instance=7, n_bins=3, binning='mass')\n"
+    "display(panel)\n"
+)
+FORMULA = "The ECE is $\\sum_m \\frac{|B_m|}{N} |\\mathrm{acc}(B_m) - \\mathrm{conf}(B_m)|$."
+RAW_WIDGET = "import ipywidgets as w\ndisplay(w.IntSlider(description='plain widget'))\n"
+
+
+def _notebook(folder, stem, *cells, title="Tiny report page"):
+    nb = nbformat.v4.new_notebook()
+    nb.cells.append(nbformat.v4.new_markdown_cell(f"# {title}\n\n{FORMULA}"))
+    params = nbformat.v4.new_code_cell("seed: int = 0\nresults_path = None\n")
+    params.metadata["tags"] = ["parameters"]
+    nb.cells.append(params)
+    nb.cells.extend(nbformat.v4.new_code_cell(c) for c in cells)
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{stem}.ipynb"
+    nbformat.write(nb, str(path))
+    return path
+
+
+def remote_references(page: str) -> list[str]:
+    """Every src/href of a script, stylesheet, image or frame that points off this machine."""
+    refs = re.findall(r'<(?:script|link|img|iframe)\b[^>]*?\b(?:src|href)\s*=\s*["\']([^"\']+)', page, flags=re.I)
+    refs += re.findall(r'import\(\s*["\'](https?://[^"\']+)', page)
+    return [r for r in refs if re.match(r"(?i)^(https?:)?//", r)]
+
+
+def test_pages_load_nothing_from_the_network_and_panels_are_animations(tmp_path):
+    nbs = tmp_path / "nbs"
+    _notebook(nbs, "a_panel", PANEL, RAW_WIDGET, title="Sakai's perturbation panel")
+    out = tmp_path / "reports"
+    assert report.main(["--notebooks", str(nbs / "*.ipynb"), "--out", str(out), "--no-progress"]) == 0
+    page = (out / "a_panel.html").read_text(encoding="utf-8")
+    assert "<title>Sakai&#39;s perturbation panel</title>" in page or "<title>Sakai's perturbation panel</title>" in page
+    assert remote_references(page) == []
+    assert 'src="mathjax/MathJax.js?config=' in page and (out / "mathjax" / "MathJax.js").exists()
+    # The panel: a scrubbable animation (one frame per slider value) and its readout, no widget view or state.
+    assert "Interactive panel, static copy." in page
+    assert 'type="range"' in page and page.count("data:image/png;base64,") >= 6
+    assert "Axiom U" in page  # the readout table
+    assert "application/vnd.jupyter.widget-view+json" not in page
+    assert "application/vnd.jupyter.widget-state+json" not in page
+    assert "open the notebook in JupyterLab to use it" in page  # the plain widget became a note
+    executed = nbformat.read(str(out / "a_panel.ipynb"), as_version=4)
+    panel_outputs = next(c for c in executed.cells if "perturbation_explorer" in c.source).outputs
+    assert [o.output_type for o in panel_outputs] == ["display_data"]
+    assert "application/vnd.jupyter.widget-view+json" not in panel_outputs[0].data
+
+
+def test_a_stuck_cell_and_a_dead_kernel_fail_only_their_notebook(tmp_path):
+    nbs = tmp_path / "nbs"
+    _notebook(nbs, "a_stuck", "import time\ntime.sleep(60)\n")
+    _notebook(nbs, "b_dies", "import os\nos._exit(1)\n")
+    _notebook(nbs, "c_fine", "x = 1\n")
+    out = tmp_path / "reports"
+    status = report.main(["--notebooks", str(nbs / "*.ipynb"), "--out", str(out), "--no-progress",
+                          "--timeout", "3"])
+    assert status == 1
+    entries = {e["stem"]: e for e in json.loads((out / "index.json").read_text())}
+    assert entries["c_fine"]["ok"] is True
+    assert not entries["a_stuck"]["ok"] and "timed out" in entries["a_stuck"]["error"].lower()
+    assert not entries["b_dies"]["ok"] and "DeadKernelError" in entries["b_dies"]["error"]
+    for stem in ("a_stuck", "b_dies"):
+        assert entries[stem]["elapsed"] < 50
+
+
+def test_cli_help_documents_the_default_cell_timeout(capsys):
+    with pytest.raises(SystemExit):
+        report.main(["--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "per-cell execution timeout" in text and "default: 300 s" in text
+
+
+def test_what_an_interactive_output_draws_is_in_the_report(tmp_path):
+    """A notebook-level ``interactive_output`` run headless: its figure is a plain output of the cell."""
+    nbs = tmp_path / "nbs"
+    _notebook(nbs, "a_interactive", "%matplotlib inline\nimport ipywidgets as w\nimport matplotlib.pyplot as plt\n"
+              "from IPython.display import display\n"
+              "def draw(k):\n    plt.plot([0, 1], [0, k])\n    plt.show()\n"
+              "k = w.IntSlider(value=2, min=1, max=5)\n"
+              "display(k, w.interactive_output(draw, {'k': k}))\n")
+    out = tmp_path / "reports"
+    assert report.main(["--notebooks", str(nbs / "*.ipynb"), "--out", str(out), "--no-progress"]) == 0
+    executed = nbformat.read(str(out / "a_interactive.ipynb"), as_version=4)
+    outputs = next(c for c in executed.cells if "interactive_output" in c.source).outputs
+    assert any("image/png" in o.get("data", {}) for o in outputs)
+    page = (out / "a_interactive.html").read_text(encoding="utf-8")
+    assert "data:image/png;base64," in page and remote_references(page) == []
