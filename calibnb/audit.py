@@ -47,8 +47,12 @@ rows of a seeded subsample of ``--subsample`` rows are kept whole: the
 recalibration comparison is fitted and scored on them, and so are the metrics
 that need whole rows of class probabilities (class-wise KS and ECE, RankCS);
 the report says so and the summary's ``rows`` column gives each metric's row
-count. NPZ files are read whole. (``CalibrationStats`` of the Scale issue was
-not on main when this was written; the chunked reduction stands in for it.)
+count. The top-1 metrics are also accumulated in a
+:class:`calibnb.stats.CalibrationStats` (mergeable sufficient statistics) as
+the chunks go by; ``audit.json`` gives its values under ``streaming_stats``
+(they equal the summary's estimates, which the tests check). The per-row
+reductions are kept as well because the bootstrap intervals and the exact KS
+need rows. NPZ files are read whole.
 Without streaming, above ``--subsample`` rows the recalibration comparison
 also uses a seeded subsample (stated in the report).
 """
@@ -144,6 +148,8 @@ class Predictions:
     derived: dict | None = None
     subsample_index: np.ndarray | None = None
     sub_weights: np.ndarray | None = None
+    #: Streaming: :class:`calibnb.stats.CalibrationStats` of the top-1 predictions, built chunk by chunk.
+    stream_stats: Any = None
 
     @property
     def n(self) -> int:
@@ -520,6 +526,7 @@ def stream_predictions(path, *, chunk_rows: int = 100_000, subsample: int = 20_0
     """
     from tqdm import tqdm
 
+    from .stats import CalibrationStats
     from .summary import concat_reductions, row_reductions
 
     path = Path(path)
@@ -531,6 +538,7 @@ def stream_predictions(path, *, chunk_rows: int = 100_000, subsample: int = 20_0
     conf, correct, weights, reds = [], [], [], []
     keep: dict[str, list] = {"probs": [], "logits": [], "labels": [], "votes": [], "weights": []}
     first = None
+    stats = CalibrationStats()
     labels_seen: set = set()
     start = 0
     bar = tqdm(total=n_total, unit="rows", desc="reading", disable=not progress, file=sys.stderr)
@@ -545,6 +553,7 @@ def stream_predictions(path, *, chunk_rows: int = 100_000, subsample: int = 20_0
             bar.close()
             raise AuditInputError(msg) from None
         first = first or part
+        stats.update(part.conf, part.correct, sample_weight=part.weights)
         conf.append(part.conf)
         correct.append(part.correct)
         if part.weights is not None:
@@ -575,7 +584,8 @@ def stream_predictions(path, *, chunk_rows: int = 100_000, subsample: int = 20_0
     notes.append(f"large file ({n_total} rows x {size[1]} columns): read in chunks of {chunk_rows} rows")
     if first.kind == "binary":
         return Predictions(kind="binary", conf=c, correct=y, weights=w, roles=roles, notes=notes,
-                           source=str(path), subsample_index=idx, sub_weights=None if w is None else w[idx])
+                           source=str(path), subsample_index=idx, sub_weights=None if w is None else w[idx],
+                           stream_stats=stats)
 
     def cat(key):
         return np.concatenate(keep[key]) if keep[key] else None
@@ -583,7 +593,7 @@ def stream_predictions(path, *, chunk_rows: int = 100_000, subsample: int = 20_0
     return Predictions(kind="multiclass", conf=c, correct=y, probs=cat("probs"), logits=cat("logits"),
                        labels=cat("labels"), votes=cat("votes"), weights=w, roles=roles, notes=notes,
                        source=str(path), derived=concat_reductions(reds), subsample_index=idx,
-                       sub_weights=cat("weights"))
+                       sub_weights=cat("weights"), stream_stats=stats)
 
 
 # ------------------------------------------------------------------- the audit
@@ -672,7 +682,20 @@ def run_audit(pred: Predictions, *, n_bins: int = 15, n_resamples: int = 200, he
         "picks": picks,
         "accuracy_change": acc,
         "disagreements": disagreements,
+        "streaming_stats": _stream_estimates(pred.stream_stats, n_bins),
     }
+
+
+def _stream_estimates(stats, n_bins: int) -> dict | None:
+    """The top-1 metrics from the streamed CalibrationStats (they equal the summary's estimates)."""
+    if stats is None:
+        return None
+    r = stats.rewards()
+    out = {"rows": stats.n, "ice": stats.ice(), "macro_ce": stats.macro_ce(), "r_o": r.r_o, "r_u": r.r_u,
+           "hmr": stats.hmr(), "brier_top1": stats.brier_top(), "ks_top1_bounds": list(stats.ks_bounds())}
+    if stats.n_cells % n_bins == 0:
+        out.update(ece_width=stats.ece(n_bins=n_bins), mce=stats.mce(n_bins=n_bins))
+    return out
 
 
 def audit_json(result: dict) -> dict:
@@ -933,7 +956,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not run.ok or run.results is None:
             print(f"calibnb.audit: the audit notebook failed: {run.error}\n{run.traceback or ''}", file=sys.stderr)
             return 1
-        write_text_atomic(tmp / "audit.html", notebook_to_html(tmp / "audit.ipynb"))
+        write_text_atomic(tmp / "audit.html", notebook_to_html(tmp / "audit.ipynb",
+                                                               title=f"Calibration audit of {Path(args.predictions).name}"))
         out.mkdir(parents=True, exist_ok=True)
         for name in ("audit.ipynb", "audit.json", "audit.html"):
             os.replace(tmp / name, out / name)

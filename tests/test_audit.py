@@ -332,6 +332,12 @@ def test_streaming_equals_reading_whole(tmp_path):
                "jiang_ce", "psi_mae", "psi_rr", "human_accuracy"]
     pd.testing.assert_frame_equal(a.loc[per_row, ["estimate", "low", "high"]], b.loc[per_row, ["estimate", "low", "high"]])
     assert (b.loc[per_row, "rows"] == 600).all() and (b.loc[["classwise_ece", "rank_cs"], "rows"] == 200).all()
+    # the CalibrationStats accumulated chunk by chunk give the same top-1 metrics
+    st = audit.run_audit(streamed, **kw)["streaming_stats"]
+    assert st["rows"] == 600
+    for key in ("ece_width", "mce", "ice", "macro_ce", "r_o", "r_u", "hmr", "brier_top1"):
+        assert st[key] == pytest.approx(b.loc[key, "estimate"], abs=1e-12), key
+    assert st["ks_top1_bounds"][0] <= b.loc["ks_top1", "estimate"] <= st["ks_top1_bounds"][1]
     # a bad value in a later chunk names its row in the whole file
     df.loc[300, "p2"] = np.nan
     df.to_csv(path, index=False)
