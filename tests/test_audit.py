@@ -107,6 +107,8 @@ def test_multiclass_csv_with_votes_and_weights(multiclass_run):
     assert "inferred 'p' from its name" in page and "MacroCE" in page and "DistCE" in page
     assert page.count("<img") >= 4
     assert "cross-fitted" in page
+    import re
+    assert not [src for src in re.findall(r'<script[^>]*src="([^"]*)"', page) if "://" in src]  # offline
 
 
 def test_notebook_and_command_give_the_same_json(multiclass_run, tmp_path):
