@@ -20,14 +20,14 @@ HMR and RankCS (``higher_is_better`` in the table).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Callable
 
 import numpy as np
 import pandas as pd
 from scipy import special
 
 from .metrics import (
-    brier_top, debiased_ece, ece, ent_ce, expected_label, hmr, human_distribution, ice, ks_error, macro_ce,
+    brier_top, classwise_ks, debiased_ece, ece, ent_ce, expected_label, hmr, human_distribution, ice, ks_error, macro_ce,
     majority_label, mce, ranking_risk, rank_cs, reliability_table, rewards, smooth_ece, top_r, within_top_r,
 )
 from .uncertainty import batch_axis, bootstrap_ci
@@ -145,8 +145,8 @@ def _specs(n_bins: int) -> list[_Spec]:
               "KS of the top-2 probability mass against 'the label is among the top two'",
               ks_error, "within2", "binary"),
         _Spec("ks_classwise", "KS (class-wise, mean over classes)", "Gupta 2021",
-              "KS of each class's probability against 'label == k', averaged over classes (per class with "
-              "calibnb.ks_error)", ks_error, "probs", "classwise"),
+              "KS of each class's probability against 'label == k', averaged over classes (calibnb.classwise_ks)",
+              ks_error, "probs", "classwise"),
         _Spec("classwise_ece", f"class-wise ECE ({n_bins} bins)", "Baan 2022",
               "ECE of each class's probability against 'label == k', averaged over classes",
               ece, "probs", "classwise", options=nb),
@@ -249,7 +249,10 @@ def _interval(spec: _Spec, arrays: tuple, w, n_resamples: int, level: float, see
         return est, float(lo), float(hi)
     # class-wise: every class's binary metric with the batch axis of the multiplicities
     p, y = arrays
-    est = float(_classwise_value(spec.fn, p, y, w, options))
+    if spec.fn is ks_error and w is None:
+        est = float(classwise_ks(p, y))  # the library's class-wise KS (equal to the per-class mean below)
+    else:
+        est = float(_classwise_value(spec.fn, p, y, w, options))
     if n_resamples == 0:
         return est, None, None
     dist = []

@@ -245,7 +245,7 @@ def test_summary_equals_the_library_metrics():
         "mce": cn.mce(conf, correct, n_bins=15), "ice": cn.ice(conf, correct), "macro_ce": cn.macro_ce(conf, correct),
         "r_o": cn.rewards(conf, correct).r_o, "hmr": cn.hmr(conf, correct), "ks_top1": cn.ks_error(conf, correct),
         "brier_top1": cn.brier_top(conf, correct), "smooth_ece": cn.smooth_ece(conf, correct),
-        "ks_top2": cn.ks_error(*cn.top_r(p, y, r=2)), "classwise_ece": cn.classwise_ece(p, y, n_bins=15),
+        "ks_top2": cn.ks_error(*cn.top_r(p, y, r=2)), "ks_classwise": cn.classwise_ks(p, y), "classwise_ece": cn.classwise_ece(p, y, n_bins=15),
         "nbr": cn.nbr(p, y), "dist_ce": cn.dist_ce(p, h).mean(), "ent_ce": np.abs(cn.ent_ce(p, h)).mean(),
         "rank_cs": cn.rank_cs(p, h), "classwise_ece_human": cn.classwise_ece(p, cn.majority_label(h), n_bins=15),
         "jiang_ce": cn.human_classwise_ce(p, h),
@@ -262,7 +262,8 @@ def test_integer_weights_equal_repeated_rows_and_intervals_cover():
     conf, correct = p.max(1), (p.argmax(1) == y).astype(float)
     w = np.random.default_rng(0).integers(1, 4, p.shape[0])
     rep = np.repeat(np.arange(p.shape[0]), w)
-    keys = ["accuracy", "ece_width", "ice", "macro_ce", "hmr", "nbr", "classwise_ece", "dist_ce", "jiang_ce"]
+    keys = ["accuracy", "ece_width", "ice", "macro_ce", "hmr", "nbr", "classwise_ece", "ks_classwise", "dist_ce",
+            "jiang_ce"]
     a = summary.metric_summary(conf, correct, probs=p, labels=y, votes=h, sample_weight=w, n_resamples=0,
                                     include=keys).set_index("key")["estimate"]
     b = summary.metric_summary(conf[rep], correct[rep], probs=p[rep], labels=y[rep], votes=h[rep],
