@@ -52,7 +52,7 @@ from .plots import (  # noqa: E402,F401
 
 # --- calibrators (calibnb.calibrators, calibnb.training) ---------------------
 from .calibrators import (  # noqa: E402
-    AverageBaseline, BinaryBaseline, Calibrator, ConsCal, calibration_scorer, CorrectnessClassifier, HistogramBinning,
+    AverageBaseline, BinaryBaseline, CalibrationWarning, Calibrator, ConsCal, calibration_scorer, CorrectnessClassifier, HistogramBinning,
     IsotonicCalibrator, NotFittedError, PlattScaling, SplineCalibrator, TemperatureScaling, VectorScaling,
     majority_vote, pad_candidates, softmax, temperature_curve,
 )
@@ -64,6 +64,9 @@ from .stats import CalibrationStats  # noqa: E402,F401
 
 # --- reproduction record (calibnb.reproduction) ------------------------------
 from .reproduction import Claim, LedgerError, Reproduction, ReproductionError, load_ledger  # noqa: E402,F401
+
+# --- notebook parameters (calibnb.validation) ---------------------------------
+from .validation import check_parameters  # noqa: E402
 
 # `calibnb.data`, `calibnb.widgets` and `calibnb.papers` are imported as submodules
 # (`from calibnb import data`) so that importing calibnb stays light.
@@ -91,7 +94,7 @@ __all__ = [
     "KSGraphData", "ks_graph_data", "plot_ks_graph",
     "HistogramData", "histogram_data", "probability_histograms", "plot_histograms",
     # calibrators
-    "Calibrator", "NotFittedError", "calibration_scorer", "TemperatureScaling", "temperature_curve", "pad_candidates", "softmax",
+    "Calibrator", "NotFittedError", "CalibrationWarning", "calibration_scorer", "TemperatureScaling", "temperature_curve", "pad_candidates", "softmax",
     "SplineCalibrator", "VectorScaling", "PlattScaling", "IsotonicCalibrator", "HistogramBinning",
     "AverageBaseline", "BinaryBaseline", "CorrectnessClassifier", "ConsCal", "majority_vote",
     # training-time calibration (label smoothing) and checkpoints
@@ -100,4 +103,6 @@ __all__ = [
     "CalibrationStats",
     # reproduction record
     "Claim", "Reproduction", "ReproductionError", "LedgerError", "load_ledger",
+    # notebooks: check the parameters papermill injected (first statement of the import cell)
+    "check_parameters",
 ]

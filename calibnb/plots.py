@@ -32,6 +32,7 @@ import pandas as pd
 
 from .validation import (
     check_1d_finite,
+    check_bool,
     check_choice,
     check_conf_correct,
     check_n_bins,
@@ -254,6 +255,8 @@ def plot_reliability_diagram(
     if not isinstance(data, ReliabilityDiagramData):
         raise TypeError(f"data must be a ReliabilityDiagramData (from reliability_diagram_data); got {type(data).__name__}.")
     style = check_choice(style, ("classic", "si"), "style")
+    show_counts = check_bool(show_counts, "show_counts")
+    show_ece = check_bool(show_ece, "show_ece")
     ax = _new_axes(ax)
     t = data.table
     left = t["bar_left"].to_numpy(float)
@@ -571,7 +574,7 @@ def histogram_data(values: Any, *, bins: int = 30, range: tuple[float, float] | 
     ([2, 2], [0.4, 0.4], 1)
     """
     v = check_1d_finite(values, "values")
-    bins = check_positive_int(bins, "bins")
+    bins = check_n_bins(bins, "bins")
     if range is None:
         lo, hi = float(v.min()), float(v.max())
         if lo == hi:
@@ -673,6 +676,8 @@ def plot_histograms(datas: HistogramData | Sequence[HistogramData], *, ax: Any =
     ----------
     .. [1] Joris Baan, Wilker Aziz, Barbara Plank, Raquel Fernández. 2022. "Stop Measuring Calibration When Humans Disagree". In Proceedings of the 2022 Conference on Empirical Methods in Natural Language Processing (EMNLP). Figure 2.
     """
+    if not isinstance(datas, (HistogramData, list, tuple)):
+        raise TypeError(f"datas must be a HistogramData or a sequence of them; got {type(datas).__name__}.")
     series = [datas] if isinstance(datas, HistogramData) else list(datas)
     if not series:
         raise ValueError("datas is empty; at least one HistogramData is needed.")

@@ -28,8 +28,18 @@ A YAML parameter file maps a notebook stem, or ``all``, to parameter values::
       n_systems: 500
 
 ``-p NAME VALUE`` (repeatable) overrides both, for every notebook that declares
-``NAME``; ``VALUE`` is read as a YAML scalar (``2`` is an int, ``2.0`` a float,
-``true`` a bool, ``null`` None, anything else a string).
+``NAME``. Values follow one set of rules in the file and on the command line:
+plain scalars are typed by the YAML 1.2 core schema (``2`` int, ``012`` int 12,
+``2.0``/``1e-3`` float, ``true``/``false`` bool, ``null``/``~`` None, anything
+else a string: ``NO``, ``1:30`` and ``run #2`` stay strings); a ``-p`` value
+starting with ``[`` or ``{`` is read as JSON.
+
+Every parameter is checked before the first notebook starts (names against
+each targeted notebook's parameters cell, types against its annotations
+``int``/``float``/``str``/``bool``/``list``/``dict``, params-file entries
+against the notebooks that exist); any mistake, or a ``--notebooks`` pattern
+that matches nothing, exits with status 2 and a message naming it, leaving the
+output folder as it was.
 
 Robustness
 ----------
@@ -41,7 +51,8 @@ into ``<out>/mathjax``; each page's title is the notebook's first heading.
 
 A failing notebook is reported with its error and does not stop the others; its
 executed notebook and HTML go to ``<stem>.failed.ipynb``/``<stem>.failed.html``
-so that a previous good ``<stem>.html`` is not replaced by a failed run. Every
+so that a previous good ``<stem>.html`` is not replaced by a failed run (a later
+success removes those ``.failed`` files). Every
 file is written to a temporary file in the output folder first and then moved
 into place with :func:`os.replace`, so a half-written report never replaces a
 good one. The exit status is 0 when every notebook ran, 1 when any failed and
@@ -52,6 +63,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import difflib
 import datetime as _dt
 import glob as _glob
 import html
@@ -79,6 +91,9 @@ __all__ = [
     "parse_cli_value",
     "params_for",
     "build_report",
+    "plan_report",
+    "ReportUsageError",
+    "resolve_scalar",
     "render_index",
     "claims_summary",
     "summary_sentence",
@@ -111,6 +126,13 @@ _OFFLINE_TEMPLATE = """{%- extends 'lab/index.html.j2' -%}
 _WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 _WIDGET_NOTE = ("<p><i>(An interactive widget: open the notebook in JupyterLab to use it. "
                 "Panels of calibnb appear in this report as scrubbable animations.)</i></p>")
+
+#: Arguments for every kernel the report starts. The kernel's own log lines
+#: ("Kernel is running over TCP without encryption", "KeyboardInterrupt caught in
+#: kernel" at shutdown) say nothing to a report reader; errors inside the
+#: notebook still reach the report through the executed cells, and a kernel
+#: that dies is still reported as that notebook's failure.
+KERNEL_ARGUMENTS = ["--IPKernelApp.log_level=CRITICAL"]
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
@@ -238,7 +260,7 @@ def run_notebook(
         pm.execute_notebook(
             str(path), str(output_path), parameters=injected, kernel_name=kernel_name,
             cwd=str(cwd if cwd is not None else path.parent), progress_bar=False,
-            execution_timeout=timeout,
+            execution_timeout=timeout, extra_arguments=KERNEL_ARGUMENTS,
         )
     except PapermillExecutionError as exc:
         error = f"{exc.ename}: {_strip_ansi(str(exc.evalue))}"
@@ -345,27 +367,80 @@ def copy_mathjax(out_dir: str | os.PathLike) -> Path:
 # ---------------------------------------------------------------------- parameters
 
 
-def parse_cli_value(text: str) -> Any:
-    """Read a ``-p NAME VALUE`` value as a YAML scalar.
+_NULL = re.compile(r"null|Null|NULL|~|")
+_BOOL = {"true": True, "True": True, "TRUE": True, "false": False, "False": False, "FALSE": False}
+_INT = re.compile(r"[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+")
+_FLOAT = re.compile(r"[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?")
+_SPECIAL_FLOAT = {".inf": float("inf"), "+.inf": float("inf"), "-.inf": float("-inf"), ".nan": float("nan")}
 
-    >>> [parse_cli_value(v) for v in ["2", "2.0", "true", "null", "mass", "1e-3"]]
-    [2, 2.0, True, None, 'mass', 0.001]
+
+def resolve_scalar(text: str) -> Any:
+    """Type a plain scalar by the YAML 1.2 core schema (the rules of parameter files and ``-p``).
+
+    ``null``/``~``/empty -> None; ``true``/``false`` (three capitalisations) -> bool;
+    decimal integers (leading zeros allowed: ``012`` is 12), ``0o17``, ``0x1F`` -> int;
+    ``1.5``, ``1e-3``, ``.5``, ``.inf``, ``.nan`` -> float; anything else stays the
+    string it is. Unlike YAML 1.1 there is no sexagesimal (``1:30`` stays a string)
+    and no ``yes``/``no``/``on``/``off`` booleans (``NO`` stays a string).
+
+    >>> [resolve_scalar(v) for v in ["012", "1:30", "NO", "1e-3", "0x10", "~", "run #2"]]
+    [12, '1:30', 'NO', 0.001, 16, None, 'run #2']
     """
+    key = text.strip()
+    if _NULL.fullmatch(key):
+        return None
+    if key in _BOOL:
+        return _BOOL[key]
+    if _INT.fullmatch(key):
+        if key.startswith("0o"):
+            return int(key[2:], 8)
+        if key.startswith("0x"):
+            return int(key[2:], 16)
+        return int(key, 10)
+    if _FLOAT.fullmatch(key):
+        return float(key)
+    if key.lower() in _SPECIAL_FLOAT:
+        return _SPECIAL_FLOAT[key.lower()]
+    return text
+
+
+def _yaml12_loader():
+    """A PyYAML SafeLoader whose plain scalars are typed by :func:`resolve_scalar` (YAML 1.2 core)."""
     import yaml
 
-    # YAML 1.1 reads "1e-3" as a string; accept it as a float as Python would.
-    try:
-        value = yaml.safe_load(text)
-    except yaml.YAMLError:
-        return text
-    if isinstance(value, str):
+    class Yaml12Loader(yaml.SafeLoader):
+        pass
+
+    # Drop YAML 1.1's implicit typing (yes/no booleans, sexagesimal and octal
+    # "012" ints, ...): every plain scalar comes back a str and is typed below.
+    Yaml12Loader.yaml_implicit_resolvers = {}
+
+    def construct_str(loader, node):
+        value = loader.construct_scalar(node)
+        if node.style is None:  # plain (unquoted) scalar
+            return resolve_scalar(value)
+        return value
+
+    Yaml12Loader.add_constructor("tag:yaml.org,2002:str", construct_str)
+    return Yaml12Loader
+
+
+def parse_cli_value(text: str) -> Any:
+    """Read a ``-p NAME VALUE`` value by the rules of the parameter file.
+
+    A value starting with ``[`` or ``{`` is read as JSON (a list or a mapping);
+    anything else is a plain scalar typed by the YAML 1.2 core schema (see
+    :func:`resolve_scalar`); nothing is a comment (``run #2`` stays ``run #2``).
+
+    >>> [parse_cli_value(v) for v in ["2", "2.0", "true", "null", "mass", "1e-3", "012", "[1, 2]"]]
+    [2, 2.0, True, None, 'mass', 0.001, 12, [1, 2]]
+    """
+    if text.lstrip().startswith(("[", "{")):
         try:
-            return float(value) if re.fullmatch(r"[+-]?(\d+\.?\d*|\.\d+)[eE][+-]?\d+", value) else value
-        except ValueError:  # pragma: no cover - guarded by the regex
-            return value
-    if isinstance(value, (dict, list)):
-        return text
-    return value
+            return json.loads(text)
+        except ValueError as exc:
+            raise ValueError(f"value {text!r} starts like a JSON list or mapping but is not valid JSON: {exc}") from None
+    return resolve_scalar(text)
 
 
 def load_params_file(path: str | os.PathLike) -> dict[str, dict[str, Any]]:
@@ -380,7 +455,7 @@ def load_params_file(path: str | os.PathLike) -> dict[str, dict[str, Any]]:
 
     path = Path(path)
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = yaml.load(path.read_text(encoding="utf-8"), Loader=_yaml12_loader())  # noqa: S506 (a SafeLoader)
     except OSError as exc:
         raise ValueError(f"params file {path} cannot be read: {exc}") from None
     except yaml.YAMLError as exc:
@@ -430,10 +505,83 @@ def params_for(stem: str, declared: Iterable[str], file_params: dict[str, dict[s
     return params
 
 
+class ReportUsageError(ValueError):
+    """A mistake in the report's arguments, found before any notebook runs (exit status 2)."""
+
+
 def _declared_parameters(path: Path) -> dict[str, Any]:
     import papermill as pm
 
     return dict(pm.inspect_notebook(str(path)))
+
+
+def _parameter_type(info: dict) -> tuple[str | None, Any]:
+    """(type name, default value) of one parameter as papermill reads the parameters cell.
+
+    The annotation gives the type; an unannotated parameter takes the type of its
+    literal default (``n = 10`` is an int; ``x = None`` accepts anything).
+    """
+    import ast
+
+    try:
+        default = ast.literal_eval(str(info.get("default")))
+    except (ValueError, SyntaxError):
+        default = info.get("default")
+    type_name = info.get("inferred_type_name")
+    if type_name in (None, "None"):
+        type_name = type(default).__name__ if default is not None else None
+    return type_name, default
+
+
+def plan_report(notebooks: Sequence[str | os.PathLike], file_params: dict[str, dict[str, Any]],
+                cli_params: dict[str, Any], *, known_stems: Iterable[str] | None = None) -> dict[str, dict[str, Any]]:
+    """Check every parameter against the targeted notebooks before anything runs.
+
+    Returns ``{stem: parameters to inject}``. Raises :class:`ReportUsageError`
+    listing every mistake at once: no notebook selected; a params-file entry
+    for a stem that names no notebook (``known_stems``: every notebook the
+    report could run, default the selected ones); a name in a notebook's own
+    entry that its parameters cell does not declare; a ``-p`` name or ``all``
+    name that no selected notebook declares; a value whose type does not fit the
+    parameter's annotation (``int``, ``float``, ``str``, ``bool``, ``list``,
+    ``dict``; see :func:`calibnb.validation.parameter_type_error`).
+    """
+    from .validation import parameter_type_error
+
+    paths = [Path(p) for p in notebooks]
+    if not paths:
+        raise ReportUsageError("no notebooks selected: the --notebooks pattern matches no .ipynb file.")
+    stems = {p.stem for p in paths}
+    known = set(known_stems) if known_stems is not None else stems
+    problems: list[str] = []
+    for key in sorted(set(file_params) - known - {"all"}):
+        close = difflib.get_close_matches(key, sorted(known), n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        problems.append(f"params file entry {key!r} names no notebook{hint}")
+    plans: dict[str, dict[str, Any]] = {}
+    declared_anywhere: set[str] = set()
+    for path in paths:
+        declared = _declared_parameters(path)
+        declared_anywhere.update(declared)
+        try:
+            params = params_for(path.stem, declared, file_params, cli_params)
+        except ValueError as exc:
+            problems.append(str(exc).rstrip("."))
+            continue
+        for name, value in params.items():
+            type_name, default = _parameter_type(declared[name])
+            problem = parameter_type_error(name, value, type_name, default=default)
+            if problem:
+                problems.append(f"{path.stem}: {problem}")
+        plans[path.stem] = params
+    for where, names in (("-p", cli_params), ("params file entry 'all'", file_params.get("all", {}))):
+        for name in sorted(set(names) - declared_anywhere):
+            close = difflib.get_close_matches(name, sorted(declared_anywhere), n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            problems.append(f"{where} names {name!r}, which no selected notebook declares{hint}")
+    if problems:
+        raise ReportUsageError("; ".join(dict.fromkeys(problems)) + ".")
+    return plans
 
 
 def _title(path: Path) -> str:
@@ -682,41 +830,37 @@ def build_report(
     timeout: float | None = DEFAULT_CELL_TIMEOUT,
     html_output: bool = True,
     progress: bool = True,
+    known_stems: Iterable[str] | None = None,
 ) -> list[dict]:
     """Run every notebook into ``out_dir`` and write the index; return its entries.
 
     See the module docstring for the files written. Each entry is a dict with
     ``stem, title, ok, error, traceback, elapsed, parameters, claims, results,
-    notebook, html``.
+    notebook, html``. Every parameter is checked first (:func:`plan_report`):
+    a mistake raises :class:`ReportUsageError` before any notebook runs or any
+    file is written.
     """
     from tqdm.auto import tqdm
 
     out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
     file_params = file_params or {}
     cli_params = cli_params or {}
     paths = [Path(p) for p in notebooks]
+    plans = plan_report(paths, file_params, cli_params, known_stems=known_stems)  # raises before any run
+    out_dir.mkdir(parents=True, exist_ok=True)
     # Figures inline in the executed notebooks (the kernels inherit this).
     os.environ["MPLBACKEND"] = INLINE_BACKEND
 
     entries: list[dict] = []
-    declared_anywhere: set[str] = set()
     work = Path(tempfile.mkdtemp(prefix=".report-", dir=out_dir))
     try:
         bar = tqdm(paths, desc="notebooks", unit="nb", disable=not progress, file=sys.stderr)
         for path in bar:
             stem = path.stem
             bar.set_description(stem)
-            entry: dict[str, Any] = {"stem": stem, "title": _title(path), "parameters": {}, "claims": None,
+            params = plans[stem]
+            entry: dict[str, Any] = {"stem": stem, "title": _title(path), "parameters": params, "claims": None,
                                      "results": None, "notebook": None, "html": None, "traceback": None}
-            try:
-                declared = _declared_parameters(path)
-                declared_anywhere.update(declared)
-                params = params_for(stem, declared, file_params, cli_params)
-            except Exception as exc:
-                entry.update(ok=False, error=f"{type(exc).__name__}: {exc}", elapsed=0.0)
-                entries.append(entry)
-                continue
             tmp_nb, tmp_json = work / f"{stem}.ipynb", work / f"{stem}.results.json"
             run = run_notebook(path, tmp_nb, parameters=params, results_path=tmp_json,
                                kernel_name=kernel_name, timeout=timeout)
@@ -735,14 +879,15 @@ def build_report(
                 entry["notebook"] = f"{name}.ipynb"
             if tmp_json.exists():
                 os.replace(tmp_json, out_dir / f"{name}.results.json")
+            if entry["ok"]:
+                # A success makes an older failure's files stale: remove them.
+                for stale in out_dir.glob(f"{_glob.escape(stem)}.failed.*"):
+                    stale.unlink(missing_ok=True)
             entries.append(entry)
             bar.set_postfix_str("ok" if entry["ok"] else "FAILED")
         bar.close()
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    unused = sorted((set(cli_params) | set(file_params.get("all", {}))) - declared_anywhere)
-    if unused and paths:
-        print(f"calibnb.report: warning: no selected notebook declares {', '.join(unused)}.", file=sys.stderr)
     write_text_atomic(out_dir / "index.html", render_index(entries))
     write_json_atomic(out_dir / "claims.json", collect_claims(entries, paths))
     write_json_atomic(out_dir / "index.json", [{k: v for k, v in e.items() if k != "results"} for e in entries])
@@ -788,16 +933,23 @@ def main(argv: Sequence[str] | None = None) -> int:
             parser.error(f"-p name must be a Python identifier; got {name!r}.")
         if name == "results_path":
             parser.error("-p results_path is set by the report itself.")
-        cli_params[name] = parse_cli_value(value)
+        try:
+            cli_params[name] = parse_cli_value(value)
+        except ValueError as exc:
+            parser.error(f"-p {name}: {exc}")
     notebooks = sorted(p for p in _glob.glob(args.notebooks) if p.endswith(".ipynb"))
     if not notebooks:
-        print(f"calibnb.report: no notebooks match {args.notebooks!r}; writing an empty index.", file=sys.stderr)
-    stems = {Path(p).stem for p in notebooks}
-    for key in sorted(set(file_params) - stems - {"all"}):
-        print(f"calibnb.report: warning: params for {key!r} match no selected notebook.", file=sys.stderr)
-    entries = build_report(notebooks, args.out, file_params=file_params, cli_params=cli_params,
-                           kernel_name=args.kernel, timeout=args.timeout or None, html_output=not args.no_html,
-                           progress=not args.no_progress)
+        parser.error(f"no notebooks match {args.notebooks!r}; nothing was run and {args.out} was left as it was.")
+    # A params-file entry may name any notebook beside the selected ones (so that
+    # one file serves every --notebooks pattern), but not a notebook that does not exist.
+    folders = {Path(p).parent for p in notebooks}
+    known = {Path(p).stem for folder in folders for p in folder.glob("*.ipynb")}
+    try:
+        entries = build_report(notebooks, args.out, file_params=file_params, cli_params=cli_params,
+                               kernel_name=args.kernel, timeout=args.timeout or None, html_output=not args.no_html,
+                               progress=not args.no_progress, known_stems=known)
+    except ReportUsageError as exc:
+        parser.error(f"{exc} Nothing was run and {args.out} was left as it was.")
     failed = [e for e in entries if not e["ok"]]
     index = Path(args.out) / "index.html"
     print(f"calibnb.report: {len(entries) - len(failed)} of {len(entries)} notebooks ran; see {index}")

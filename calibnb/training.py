@@ -137,7 +137,7 @@ def train_softmax_regression(
     n, d = x.shape
     if n_classes is not None:
         n_classes = check_positive_int(n_classes, "n_classes", minimum=2)
-    labels = check_labels(y, n, n_classes, name="y")
+    labels = check_labels(y, n, n_classes, name="y", other="X")
     k = n_classes if n_classes is not None else max(int(labels.max()) + 1, 2)
     alpha = check_scalar_in_range(label_smoothing, "label_smoothing", low=0.0, high=1.0, high_inclusive=False)
     epochs = check_positive_int(epochs, "epochs")

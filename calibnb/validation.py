@@ -32,16 +32,23 @@ __all__ = [
     "check_sample_weight",
     "check_probs",
     "check_labels",
+    "MAX_CLASSES",
+    "MAX_BINS",
     "check_probs_labels",
     "check_human",
     "check_vote_counts",
     "check_n_bins",
     "check_choice",
     "check_positive_int",
+    "check_bool",
+    "check_prediction_table",
     "check_scalar_in_range",
     "check_same_length",
     "check_1d_finite",
     "as_rng",
+    "PARAMETER_TYPES",
+    "parameter_type_error",
+    "check_parameters",
     "seed_int",
 ]
 
@@ -95,7 +102,7 @@ def as_numeric_array(x: Any, name: str) -> np.ndarray:
 def as_float_array(x: Any, name: str, *, keep_float32: bool = False) -> np.ndarray:
     """Convert to a float64 ndarray (float32 kept as is if asked), refusing strings, objects and None."""
     arr = as_numeric_array(x, name)
-    if keep_float32 and arr.dtype == np.float32:
+    if check_bool(keep_float32, "keep_float32") and arr.dtype == np.float32:
         return arr
     return arr.astype(np.float64, copy=False)
 
@@ -107,7 +114,7 @@ def check_logits(logits: Any, name: str = "logits", *, keep_float32: bool = Fals
     a padded slot of a candidate set, see :func:`calibnb.calibrators.pad_candidates`) as long as
     every row keeps at least one finite value.
     """
-    arr = as_float_array(logits, name, keep_float32=keep_float32)
+    arr = as_float_array(logits, name, keep_float32=check_bool(keep_float32, "keep_float32"))
     if arr.ndim != 2:
         raise ValueError(f"{name} must be 2-D with shape (N, K); got an array of shape {arr.shape}.")
     if arr.size == 0:
@@ -244,8 +251,11 @@ def check_conf_correct(conf: Any, correct: Any) -> tuple[np.ndarray, np.ndarray]
     return c, y
 
 
-def check_same_length(a: np.ndarray, b: np.ndarray, name_a: str, name_b: str) -> None:
-    """Raise if the first dimensions of ``a`` and ``b`` differ."""
+def check_same_length(a: Any, b: Any, name_a: str, name_b: str) -> None:
+    """Raise if the first dimensions of ``a`` and ``b`` differ (both converted with :func:`as_numeric_array`)."""
+    a, b = as_numeric_array(a, name_a), as_numeric_array(b, name_b)
+    if a.ndim == 0 or b.ndim == 0:
+        raise ValueError(f"{name_a if a.ndim == 0 else name_b} must be an array, not a scalar.")
     if a.shape[0] != b.shape[0]:
         raise ValueError(f"{name_b} has length {b.shape[0]} but {name_a} has length {a.shape[0]}; they must match.")
 
@@ -254,14 +264,18 @@ def check_probs(probs: Any, name: str = "probs", *, normalize: bool = False, ato
     """Return an (N, K) float64 array of class probabilities.
 
     Values must be finite and non-negative, with K >= 2 classes; each row must
-    sum to 1 within ``atol``. With ``normalize=True`` rows are divided by their
-    sums instead (an all-zero row is still an error).
+    sum to 1 within ``atol``, and values above 1 by at most ``atol`` are
+    clipped to 1 (so a top probability of ``1 + 5e-7`` is a confidence of 1,
+    never a later "outside [0, 1]" error). With ``normalize=True`` rows are
+    divided by their sums instead (an all-zero row is still an error).
 
     >>> check_probs([[0.5, 0.5], [0.2, 0.9]])
     Traceback (most recent call last):
     ...
     ValueError: probs has 1 row that does not sum to 1 (tolerance 1e-06); first at row 1: sum 1.1.
     """
+    atol = check_scalar_in_range(atol, "atol", low=0.0)
+    normalize = check_bool(normalize, "normalize")
     arr = as_numeric_array(probs, name)
     _check_ndim(arr, 2, name, "2-D with shape (N, K)")
     _check_not_empty(arr, name)
@@ -292,15 +306,32 @@ def check_probs(probs: Any, name: str = "probs", *, normalize: bool = False, ato
         raise ValueError(
             f"{name} has {n_bad} {rows} not sum to 1 (tolerance {atol:g}); first at row {i}: sum {sums[i]:.6g}."
         )
+    if hi > 1.0:  # within the tolerance just accepted: clip, so that no later check sees conf > 1
+        arr = np.minimum(arr, 1.0)
     return arr
 
 
-def check_labels(labels: Any, n: int | None = None, n_classes: int | None = None, name: str = "labels") -> np.ndarray:
+def check_labels(
+    labels: Any, n: int | None = None, n_classes: int | None = None, name: str = "labels", *,
+    other: str = "probs", max_classes: int | None = None,
+) -> np.ndarray:
     """Return integer class labels as a 1-D int64 array with values in [0, n_classes).
 
-    Float arrays are accepted when every value is a whole number.
+    Float arrays are accepted when every value is a whole number. ``n`` is the
+    required length (the number of rows of the argument called ``other``).
+    Without ``n_classes`` (the class count is inferred from the labels) the
+    labels must stay below ``max_classes`` (default :data:`MAX_CLASSES`), so
+    that a stray label such as ``2**40`` is an error naming ``labels``, not a
+    request for terabytes of memory.
+
+    >>> check_labels([0, 2, 1], 3, 3).tolist()
+    [0, 2, 1]
+    >>> check_labels([0, 3], n_classes=3)
+    Traceback (most recent call last):
+    ...
+    ValueError: labels has 1 value outside [0, 3); first at index 1: 3.
     """
-    arr = _check_1d_of_length(labels, n, name, f"probs has {n} rows")
+    arr = _check_1d_of_length(labels, n, name, f"{other} has {n} rows")
     if arr.dtype == np.bool_:
         arr = arr.astype(np.int64)
     if arr.dtype.kind == "f":
@@ -311,15 +342,27 @@ def check_labels(labels: Any, n: int | None = None, n_classes: int | None = None
                 f"{name} must hold integer class indices; {_values(int(frac.sum()))} "
                 f"{'is' if frac.sum() == 1 else 'are'} not whole; {_describe_first(arr, frac)}."
             )
+        if np.abs(arr).max() >= 2.0**62:
+            bad = np.abs(arr) >= 2.0**62
+            raise ValueError(f"{name} has {_values(int(bad.sum()))} too large for a class index; "
+                             f"{_describe_first(arr, bad)}.")
     arr = arr.astype(np.int64, copy=False)
-    upper = n_classes if n_classes is not None else None
-    bad = arr < 0 if upper is None else (arr < 0) | (arr >= upper)
+    upper = n_classes if n_classes is not None else (MAX_CLASSES if max_classes is None else max_classes)
+    bad = (arr < 0) | (arr >= upper)
     if bad.any():
-        rng_txt = "[0, ∞)" if upper is None else f"[0, {upper})"
+        limit = "" if n_classes is not None else " (the class count is inferred from the labels; at most " \
+            f"{upper} classes)"
         raise ValueError(
-            f"{name} has {_values(int(bad.sum()))} outside {rng_txt}; {_describe_first(arr, bad)}."
+            f"{name} has {_values(int(bad.sum()))} outside [0, {upper}){limit}; {_describe_first(arr, bad)}."
         )
     return arr
+
+
+#: Largest class count inferred from labels (:func:`check_labels` without ``n_classes``).
+MAX_CLASSES = 100_000
+
+#: Largest number of bins any binned metric or calibrator accepts (:func:`check_n_bins`).
+MAX_BINS = 10**6
 
 
 def check_probs_labels(probs: Any, labels: Any, *, normalize: bool = False) -> tuple[np.ndarray, np.ndarray]:
@@ -378,15 +421,76 @@ def check_positive_int(value: Any, name: str, *, minimum: int = 1) -> int:
     return int(value)
 
 
+def check_prediction_table(predictions: Any, name: str = "predictions") -> np.ndarray:
+    """Return an (N, C) table of per-checkpoint predictions (any labels: ints or strings), C >= 2.
+
+    Missing predictions (NaN, None) are refused.
+
+    >>> check_prediction_table([[0, 1], [2, 2]]).shape
+    (2, 2)
+    """
+    if predictions is None or isinstance(predictions, (str, bytes)):
+        raise TypeError(f"{name} must be an (N, C) array of per-checkpoint predictions.")
+    try:
+        arr = np.asarray(predictions)
+    except Exception as exc:
+        raise TypeError(f"{name} could not be converted to an array: {exc}") from None
+    if arr.ndim != 2:
+        raise ValueError(f"{name} must be 2-D with shape (N, C) (instances x checkpoints); got shape {arr.shape}.")
+    if arr.shape[0] == 0:
+        raise ValueError(f"{name} is empty; at least one instance is needed.")
+    if arr.shape[1] < 2:
+        raise ValueError(f"{name} needs at least 2 checkpoints (columns); got shape {arr.shape}.")
+    if arr.dtype.kind == "f":
+        bad = np.isnan(arr)
+        if bad.any():
+            i, j = np.unravel_index(int(np.flatnonzero(bad.ravel())[0]), arr.shape)
+            raise ValueError(f"{name} has {int(bad.sum())} NaN value(s); first at index ({i}, {j}).")
+    elif arr.dtype == object:
+        none = np.vectorize(lambda v: v is None or (isinstance(v, float) and v != v), otypes=[bool])(arr)
+        if none.any():
+            i, j = np.unravel_index(int(np.flatnonzero(none.ravel())[0]), arr.shape)
+            raise ValueError(f"{name} has {int(none.sum())} missing (None/NaN) value(s); first at index ({i}, {j}).")
+    return arr
+
+
+def check_bool(value: Any, name: str) -> bool:
+    """Return ``value`` if it is a bool (or numpy bool); a TypeError naming ``name`` otherwise.
+
+    Strings such as ``"no"`` are truthy, so an option taking ``True``/``False``
+    refuses them rather than reading them as ``True``.
+
+    >>> check_bool(False, "percent")
+    False
+    >>> check_bool("no", "percent")
+    Traceback (most recent call last):
+    ...
+    TypeError: percent must be True or False; got str 'no'.
+    """
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False; got {type(value).__name__} {_fmt(value)}.")
+    return bool(value)
+
+
 def check_n_bins(n_bins: Any, name: str = "n_bins") -> int:
-    """Return a positive integer number of bins.
+    """Return a positive integer number of bins, at most :data:`MAX_BINS` (10**6).
+
+    The upper limit keeps a typo such as ``n_bins=10**12`` an error naming
+    the argument instead of an attempt to allocate terabytes.
 
     >>> check_n_bins(0)
     Traceback (most recent call last):
     ...
     ValueError: n_bins must be at least 1; got 0.
+    >>> check_n_bins(10**12)
+    Traceback (most recent call last):
+    ...
+    ValueError: n_bins must be at most 1000000; got 1000000000000.
     """
-    return check_positive_int(n_bins, name)
+    n = check_positive_int(n_bins, name)
+    if n > MAX_BINS:
+        raise ValueError(f"{name} must be at most {MAX_BINS}; got {n}.")
+    return n
 
 
 def check_choice(value: Any, choices: Iterable[str], name: str) -> str:
@@ -517,6 +621,75 @@ def check_conf_correct_batch(conf: Any, correct: Any) -> tuple[np.ndarray, np.nd
             )
         y = y.astype(np.bool_)
     return c, y
+
+
+# ------------------------------------------------------------ notebook parameters
+
+#: Parameter types a notebook's parameters cell may annotate, by name.
+PARAMETER_TYPES: dict[str, tuple[type, ...]] = {
+    "int": (int,),
+    "float": (int, float),
+    "str": (str,),
+    "bool": (bool,),
+    "list": (list, tuple),
+    "dict": (dict,),
+}
+
+
+def parameter_type_error(name: str, value: Any, type_name: str | None, *, default: Any = None) -> str | None:
+    """The problem with ``value`` for a parameter annotated ``type_name``, or None if it fits.
+
+    ``type_name`` is one of :data:`PARAMETER_TYPES` (``int`` refuses bools and
+    floats; ``float`` takes ints; ``list`` takes tuples); any other name (an
+    unannotated parameter) accepts every value. ``None`` is accepted where the
+    default is ``None``.
+
+    >>> parameter_type_error("n_bins", "ten", "int")
+    "parameter n_bins must be an int; got 'ten' (str)"
+    >>> parameter_type_error("seed", 1, "int") is None
+    True
+    """
+    types = PARAMETER_TYPES.get(type_name or "")
+    if types is None or (value is None and default is None):
+        return None
+    ok = isinstance(value, types) and not (isinstance(value, bool) and type_name != "bool")
+    if ok:
+        return None
+    article = "an" if type_name[0] in "aeiou" else "a"
+    return f"parameter {name} must be {article} {type_name}; got {value!r} ({type(value).__name__})"
+
+
+def check_parameters(namespace: dict) -> None:
+    """Check a notebook's parameters against the types its parameters cell annotates.
+
+    Call it once, right after the parameters cell (papermill injects its values
+    just after that cell), as ``cn.check_parameters(globals())``: every name
+    annotated ``int``, ``float``, ``str``, ``bool``, ``list`` or ``dict`` in the
+    notebook must hold a value of that type, so that ``-p n_bins ten`` fails at
+    once with a message naming ``n_bins`` instead of deep inside a later cell.
+
+    Raises
+    ------
+    TypeError
+        Naming every parameter whose value does not fit its annotation.
+
+    >>> check_parameters({"__annotations__": {"n_bins": int}, "n_bins": 10})
+    >>> check_parameters({"__annotations__": {"n_bins": int}, "n_bins": "ten"})
+    Traceback (most recent call last):
+    ...
+    TypeError: parameter n_bins must be an int; got 'ten' (str)
+    """
+    if not isinstance(namespace, dict):
+        raise TypeError(f"namespace must be a dict (pass globals()); got {type(namespace).__name__}.")
+    problems = []
+    for name, annotation in dict(namespace.get("__annotations__", {})).items():
+        type_name = getattr(annotation, "__name__", annotation if isinstance(annotation, str) else None)
+        if name in namespace:
+            problem = parameter_type_error(name, namespace[name], type_name)
+            if problem:
+                problems.append(problem)
+    if problems:
+        raise TypeError("; ".join(problems))
 
 
 def seed_int(seed: Any = None) -> int:

@@ -473,8 +473,8 @@ def _scaled_top1(scores: np.ndarray, tau: float) -> np.ndarray:
 def _check_scores(scores: Any, labels: Any) -> tuple[np.ndarray, np.ndarray]:
     """(N, K) logits with integer labels, or 1-D confidences with 0/1 correctness."""
     if np.ndim(scores) == 2:
-        z = check_logits(scores)
-        y = check_labels(labels, z.shape[0], z.shape[1])
+        z = check_logits(scores, "logits")
+        y = check_labels(labels, z.shape[0], z.shape[1], other="logits")
         return z, z.argmax(axis=1) == y
     return check_conf_correct(scores, labels)
 

@@ -163,7 +163,7 @@ def test_errors():
         SplineCalibrator().fit(np.array([0.5] * 9 + [1.5]), [1] * 10)
     with pytest.raises(ValueError, match="NaN"):
         SplineCalibrator().fit(np.array([0.5] * 9 + [np.nan]), [1] * 10)
-    with pytest.raises(ValueError, match="correct has length 9"):
+    with pytest.raises(ValueError, match="labels has length 9"):
         SplineCalibrator().fit(np.array([0.5] * 10), [1] * 9)
     with pytest.raises(ValueError, match="k = 5 is not a class index"):
         SplineCalibrator(mode="class", k=5).fit(np.full((10, 3), 1 / 3), [0] * 10)

@@ -353,3 +353,44 @@ def test_default_downloader_reports_a_missing_url_as_unavailable(monkeypatch, tm
     with pytest.raises(DataUnavailableError, match="could not be downloaded from file://"):
         fetch(SMALL_JSON, cache_dir=tmp_path / "cache")
     assert _leftovers(tmp_path / "cache") == []
+
+
+# --- hardening: edits that keep size and mtime, a mistyped CALIBNB_DATA_DIR, object arrays ----------
+
+
+@needs_mirror
+def test_an_edit_keeping_size_and_mtime_is_verified_again(tmp_path):
+    copy = tmp_path / SMALL_JSON
+    copy.parent.mkdir(parents=True)
+    data = (MIRROR / SMALL_JSON).read_bytes()
+    copy.write_bytes(data)
+    assert fetch(SMALL_JSON, cache_dir=tmp_path, downloader=_offline) == copy  # verified once
+    st = copy.stat()
+    damaged = bytearray(data)
+    damaged[len(data) // 2] ^= 0xFF
+    copy.write_bytes(bytes(damaged))  # same size ...
+    os.utime(copy, ns=(st.st_atime_ns, st.st_mtime_ns))  # ... and the same mtime
+    assert copy.stat().st_size == st.st_size and copy.stat().st_mtime_ns == st.st_mtime_ns
+    with pytest.raises(ChecksumMismatchError, match="failed verification"):
+        fetch(SMALL_JSON, cache_dir=tmp_path, downloader=_offline)
+
+
+def test_a_missing_calibnb_data_dir_is_not_created(monkeypatch, tmp_path):
+    missing = tmp_path / "typo" / "data"
+    monkeypatch.setenv("CALIBNB_DATA_DIR", str(missing))
+    with pytest.raises(DataUnavailableError, match="not an existing folder; nothing was created"):
+        fetch(SMALL_JSON, downloader=_serving(b"{}"))
+    assert not (tmp_path / "typo").exists()
+
+
+def test_the_unpickler_refuses_an_object_array_of_nones():
+    from calibnb.data._arrays import UnsafePickleError, load_array_pickle
+
+    # _reconstruct(ndarray, (2,), b"O") with no BUILD step: an object array of Nones.
+    raw = b"\x80\x02cnumpy._core.multiarray\n_reconstruct\ncnumpy\nndarray\nK\x02\x85C\x01O\x87R."
+    with pytest.raises(UnsafePickleError, match="object dtype"):
+        load_array_pickle(raw)
+    import pickle
+
+    with pytest.raises(UnsafePickleError, match="object dtype"):
+        load_array_pickle(pickle.dumps([np.arange(2), np.array([None], dtype=object)]))

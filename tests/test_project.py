@@ -166,3 +166,20 @@ def test_python3_kernel_is_this_environment():
     assert Path(prefix).resolve() == Path(sys.prefix).resolve(), (
         f"kernel python3 runs {spec.argv[0]} (prefix {prefix}), not this environment ({sys.prefix}); "
         "run: python -m ipykernel install --sys-prefix --name python3")
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=NOTEBOOK_IDS)
+def test_notebook_checks_its_parameters(path):
+    """The import cell starts with `import calibnb as cn` and `cn.check_parameters(globals())` (issue 14).
+
+    Only magics may come before them, so a parameter of the wrong type (papermill ``-p n_bins ten``) fails
+    in the first cell after the parameters, with a message naming it.
+    """
+    nb = _read(path)
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    params = next(i for i, c in enumerate(code) if "parameters" in c.metadata.get("tags", []))
+    lines = [ln.strip() for ln in code[params + 1].source.splitlines() if ln.strip()]
+    statements = [ln for ln in lines if not ln.startswith(("%", "#"))]
+    assert statements[:2] == ["import calibnb as cn", "cn.check_parameters(globals())"] or (
+        statements[0] == "import calibnb as cn" and statements[1].startswith("cn.check_parameters(globals())")
+    ), f"{path.name}: the import cell must begin with `import calibnb as cn` and `cn.check_parameters(globals())`"

@@ -220,7 +220,7 @@ def test_top_confidence_forms():
     assert_allclose(c1, [0.9, 0.2])
     with pytest.raises(ValueError, match="temperature must be > 0"):
         top_confidence([0.5], [1], temperature=0)
-    with pytest.raises(ValueError, match="labels must be 1-D with 50 entries"):
+    with pytest.raises(ValueError, match="labels has length 3 but scores has 50 rows"):
         top_confidence(z, labels[:3])
 
 

@@ -14,7 +14,7 @@ pytestmark = pytest.mark.xdist_group("report")
 
 PARAMS_CELL = (
     "seed: int = 0  # random seed\n"
-    "results_path = None  # where to write the results JSON (None = nowhere)\n"
+    "results_path = None  # where to write the results JSON (None: nowhere)\n"
     "scale: float = 1.0  # a method setting\n"
 )
 
@@ -74,7 +74,21 @@ def test_parse_cli_value():
     assert report.parse_cli_value("false") is False
     assert report.parse_cli_value("null") is None
     assert report.parse_cli_value("mass") == "mass"
-    assert report.parse_cli_value("[1, 2]") == "[1, 2]"  # scalars only
+    assert report.parse_cli_value("[1, 2]") == [1, 2]  # JSON for lists
+    # YAML 1.2 core rules, not 1.1's: no octal, sexagesimal, yes/no or comments.
+    assert report.parse_cli_value("012") == 12
+    assert report.parse_cli_value("1:30") == "1:30"
+    assert report.parse_cli_value("NO") == "NO"
+    assert report.parse_cli_value("run #2") == "run #2"
+    with pytest.raises(ValueError, match="not valid JSON"):
+        report.parse_cli_value("[1, 2")
+
+
+def test_params_file_uses_yaml_12_rules(tmp_path):
+    f = tmp_path / "p.yaml"
+    f.write_text("all:\n  a: 012\n  b: 1:30\n  c: NO\n  d: run #2\n  e: '012'\n  f: 1e-3\n  g: [1, 2]\n")
+    assert report.load_params_file(f) == {"all": {"a": 12, "b": "1:30", "c": "NO", "d": "run", "e": "012",
+                                                  "f": 0.001, "g": [1, 2]}}
 
 
 def test_load_params_file(tmp_path):
@@ -193,24 +207,64 @@ def test_failed_rerun_and_broken_conversion_keep_good_report(nb_dir, tmp_path, m
     assert not [p for p in out.iterdir() if p.name.startswith(".")]  # no temp leftovers
 
 
-def test_cli_no_notebooks_writes_empty_index(tmp_path, capsys):
+def test_cli_no_notebooks_exits_2_and_leaves_reports(tmp_path, capsys):
     out = tmp_path / "reports"
-    assert report.main(["--notebooks", str(tmp_path / "none" / "*.ipynb"), "--out", str(out), "--no-progress"]) == 0
-    assert "No notebooks matched" in (out / "index.html").read_text()
-    assert json.loads((out / "index.json").read_text()) == []
+    out.mkdir()
+    (out / "index.html").write_text("old index")
+    with pytest.raises(SystemExit) as info:
+        report.main(["--notebooks", str(tmp_path / "none" / "*.ipynb"), "--out", str(out), "--no-progress"])
+    assert info.value.code == 2
+    assert (out / "index.html").read_text() == "old index"
+    assert sorted(p.name for p in out.iterdir()) == ["index.html"]
     assert "no notebooks match" in capsys.readouterr().err
 
 
-def test_cli_undeclared_stem_param_fails_that_notebook_only(nb_dir, tmp_path):
-    params = tmp_path / "p.yaml"
-    params.write_text("b_raise:\n  n_bins: 5\n")
+@pytest.mark.parametrize(
+    ("extra", "params_text", "match"),
+    [
+        (["-p", "sed", "1"], None, "-p names 'sed', which no selected notebook declares (did you mean 'seed'?)"),
+        (["-p", "seed", "abc"], None, "parameter seed must be an int; got 'abc' (str)"),
+        (["-p", "seed", "1.5"], None, "parameter seed must be an int; got 1.5 (float)"),
+        (["-p", "scale", "true"], None, "parameter scale must be a float; got True (bool)"),
+        ([], "b_rase:\n  seed: 1\n", "params file entry 'b_rase' names no notebook (did you mean 'b_raise'?)"),
+        ([], "b_raise:\n  n_bins: 5\n", "does not declare: n_bins"),
+        ([], "all:\n  sede: 5\n", "params file entry 'all' names 'sede'"),
+    ],
+)
+def test_cli_parameter_mistakes_exit_2_before_running(nb_dir, tmp_path, capsys, extra, params_text, match):
     out = tmp_path / "reports"
-    status = report.main(["--notebooks", str(nb_dir / "*.ipynb"), "--out", str(out), "--params", str(params),
-                          "--no-progress", "--no-html"])
-    assert status == 1
-    entries = {e["stem"]: e for e in json.loads((out / "index.json").read_text())}
-    assert entries["a_pass"]["ok"] is True and entries["a_pass"]["html"] is None
-    assert "does not declare: n_bins" in entries["b_raise"]["error"]
+    out.mkdir()
+    (out / "a_pass.html").write_text("old report")
+    argv = ["--notebooks", str(nb_dir / "*.ipynb"), "--out", str(out), "--no-progress", *extra]
+    if params_text is not None:
+        (tmp_path / "p.yaml").write_text(params_text)
+        argv += ["--params", str(tmp_path / "p.yaml")]
+    with pytest.raises(SystemExit) as info:
+        report.main(argv)
+    assert info.value.code == 2
+    err = capsys.readouterr().err
+    assert match in err and "Nothing was run" in err
+    assert sorted(p.name for p in out.iterdir()) == ["a_pass.html"]  # untouched: nothing ran
+    assert (out / "a_pass.html").read_text() == "old report"
+
+
+def test_params_entry_for_unselected_existing_notebook_is_fine(nb_dir, tmp_path):
+    (tmp_path / "p.yaml").write_text("b_raise:\n  seed: 2\n")
+    out = tmp_path / "reports"
+    assert report.main(["--notebooks", str(nb_dir / "a_pass.ipynb"), "--out", str(out), "--no-progress",
+                        "--no-html", "--params", str(tmp_path / "p.yaml")]) == 0
+
+
+def test_success_removes_stale_failed_files(nb_dir, tmp_path):
+    out = tmp_path / "reports"
+    args = ["--notebooks", str(nb_dir / "a_pass.ipynb"), "--out", str(out), "--no-progress", "--no-html"]
+    make_notebook(nb_dir, "a_pass", RAISING)
+    assert report.main(args) == 1
+    assert (out / "a_pass.failed.ipynb").exists()
+    make_notebook(nb_dir, "a_pass", PASSING)
+    assert report.main(args) == 0
+    assert not list(out.glob("a_pass.failed.*"))
+    assert (out / "a_pass.ipynb").exists()
 
 
 @pytest.mark.parametrize(
@@ -395,3 +449,38 @@ def test_claims_table_fits_1280_px_in_a_browser(tmp_path):
                 assert page.evaluate("document.documentElement.scrollWidth") <= 1280, name
         finally:
             browser.close()
+
+
+@pytest.mark.parametrize("argv", [["-p", "sed", "1"], ["-p", "seed", "abc"], ["--notebooks", "nothing*"]])
+def test_cli_subprocess_mistakes_exit_2_before_any_kernel(tmp_path, argv):
+    """The real command on the real notebooks: a mistake exits 2 in seconds, writing nothing."""
+    import os
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[1]
+    out = tmp_path / "reports"
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    proc = subprocess.run([sys.executable, "-m", "calibnb.report", "--out", str(out), "--no-progress", *argv],
+                          cwd=root, capture_output=True, text=True, timeout=60, env=env)
+    assert proc.returncode == 2, proc.stderr
+    assert "Nothing was run" in proc.stderr or "nothing was run" in proc.stderr
+    assert not out.exists()
+
+
+def test_cli_subprocess_success_prints_no_kernel_noise(nb_dir, tmp_path):
+    """A successful run says what ran, and nothing of the kernel's internal log lines."""
+    import os
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[1]
+    out = tmp_path / "reports"
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    proc = subprocess.run([sys.executable, "-m", "calibnb.report", "--notebooks", str(nb_dir / "a_pass.ipynb"),
+                           "--out", str(out), "--no-progress", "--no-html"],
+                          cwd=root, capture_output=True, text=True, timeout=120, env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert "1 of 1 notebooks ran" in proc.stdout
+    for noise in ("without encryption", "KeyboardInterrupt", "Unable to parse", "unknown parameter"):
+        assert noise not in proc.stderr, proc.stderr

@@ -26,7 +26,7 @@ Label smoothing is a training-time method: see :mod:`calibnb.training`.
 """
 
 from ._baselines import AverageBaseline, BinaryBaseline, CorrectnessClassifier
-from ._base import Calibrator, NotFittedError, calibration_scorer
+from ._base import CalibrationWarning, Calibrator, NotFittedError, calibration_scorer
 from ._conscal import ConsCal, majority_vote
 from ._peers import HistogramBinning, IsotonicCalibrator, PlattScaling, VectorScaling
 from ._spline import SplineCalibrator, natural_spline_basis
@@ -34,6 +34,7 @@ from ._temperature import TemperatureScaling, pad_candidates, softmax, temperatu
 
 __all__ = [
     "Calibrator",
+    "CalibrationWarning",
     "calibration_scorer",
     "AverageBaseline",
     "BinaryBaseline",

@@ -6,9 +6,28 @@ from typing import Any
 
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.exceptions import NotFittedError as _SklearnNotFittedError
 
-__all__ = ["Calibrator", "NotFittedError", "calibration_scorer"]
+__all__ = ["Calibrator", "NotFittedError", "CalibrationWarning", "calibration_scorer"]
+
+
+class CalibrationWarning(ConvergenceWarning):
+    """A fit that did not find what it was asked for: an optimum on a search bound, an iteration limit.
+
+    A subclass of :class:`sklearn.exceptions.ConvergenceWarning`, so
+    ``warnings.filterwarnings("error", category=ConvergenceWarning)`` (or
+    ``CalibrationWarning``) turns every such fit into an error, and
+    ``"ignore"`` silences it. The message names the bound or limit that was
+    hit and the option to change.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> from sklearn.exceptions import ConvergenceWarning
+    >>> issubclass(CalibrationWarning, ConvergenceWarning)
+    True
+    """
 
 
 class NotFittedError(_SklearnNotFittedError):
@@ -20,7 +39,7 @@ class NotFittedError(_SklearnNotFittedError):
     """
 
 
-class Calibrator(TransformerMixin, BaseEstimator):
+class Calibrator(TransformerMixin, BaseEstimator, auto_wrap_output_keys=None):
     """Base class of calibnb's calibrators (scikit-learn estimator API).
 
     A calibrator is fitted on calibration data and maps new scores to
@@ -34,7 +53,11 @@ class Calibrator(TransformerMixin, BaseEstimator):
       ending in ``_``;
     * ``transform(X)`` before ``fit`` raises :class:`NotFittedError`;
     * ``fit_transform(X, y)`` equals ``fit(X, y).transform(X)``;
-    * inputs are never modified.
+    * inputs are never modified;
+    * ``transform`` keeps its documented signature (``ts.transform(logits=z)``
+      works): scikit-learn's ``set_output`` wrapping, which would rename its
+      argument ``X``, is switched off (``auto_wrap_output_keys=None``);
+      calibrators return NumPy arrays.
 
     Subclasses implement ``fit`` and ``transform`` and name, in
     ``_fitted_attribute``, the attribute whose presence means "fitted".
@@ -51,6 +74,10 @@ class Calibrator(TransformerMixin, BaseEstimator):
     """
 
     _fitted_attribute: str = ""
+
+    def __init_subclass__(cls, auto_wrap_output_keys=None, **kwargs: Any) -> None:
+        # no set_output wrapping for any calibrator (it would rename transform's argument to X)
+        super().__init_subclass__(auto_wrap_output_keys=auto_wrap_output_keys, **kwargs)
 
     def fit(self, X: Any, y: Any = None) -> "Calibrator":  # pragma: no cover - every subclass overrides it
         raise NotImplementedError
@@ -110,23 +137,30 @@ def calibration_scorer(metric: str = "ece", **options: Any):
     >>> bool(np.all(scores <= 0))
     True
     """
+    import inspect
+
     from .. import metrics
-    from ..validation import check_choice
+    from ..validation import check_choice, check_correct, check_labels
 
     check_choice(metric, _LOWER_IS_BETTER + _HIGHER_IS_BETTER, "metric")
     fn = getattr(metrics, metric)
     sign = 1.0 if metric in _HIGHER_IS_BETTER else -1.0
+    accepted = [p.name for p in inspect.signature(fn).parameters.values() if p.kind == p.KEYWORD_ONLY]
+    unknown = sorted(set(options) - set(accepted))
+    if unknown:
+        raise TypeError(f"options has unknown option(s) {unknown} for calibnb.{metric}; it takes {accepted}.")
 
     def scorer(calibrator: Any, X: Any, y: Any) -> float:
         out = np.asarray(calibrator.transform(X))
         x = np.asarray(X)
-        y = np.asarray(y)
         if out.ndim == 2:
+            y = check_labels(y, out.shape[0], out.shape[1], name="y", other="X")
             conf, correct = out.max(axis=1), out.argmax(axis=1) == y
         elif x.ndim == 2:
+            y = check_labels(y, x.shape[0], x.shape[1], name="y", other="X")
             conf, correct = out, x.argmax(axis=1) == y
         else:
-            conf, correct = out, y
+            conf, correct = out, check_correct(y, out.shape[0], name="y", other="X")
         return sign * float(fn(conf, correct, **options))
 
     scorer.__name__ = f"{'neg_' if sign < 0 else ''}{metric}"

@@ -14,7 +14,9 @@ from typing import Any
 
 import numpy as np
 
-from ..validation import as_float_array, as_rng, check_choice, check_conf, check_correct, check_scalar_in_range
+from ..validation import (
+    as_float_array, as_rng, check_bool, check_choice, check_conf, check_correct, check_scalar_in_range,
+)
 from ._base import Calibrator
 
 __all__ = ["AverageBaseline", "BinaryBaseline", "CorrectnessClassifier"]
@@ -208,6 +210,7 @@ class CorrectnessClassifier(Calibrator):
 
         check_choice(self.model, tuple(self._GRIDS), "model")
         frac = check_scalar_in_range(self.holdout, "holdout", low=0.0, high=0.5, low_inclusive=False)
+        check_bool(self.balance, "balance")
         x = _check_features(features)
         y = check_correct(correct, x.shape[0], other="features").astype(np.int64)
         if y.min() == y.max():

@@ -31,36 +31,10 @@ from typing import Any
 
 import numpy as np
 
-from ..validation import check_choice, check_correct, check_positive_int
+from ..validation import check_choice, check_correct, check_positive_int, check_prediction_table
 from ._base import Calibrator
 
 __all__ = ["ConsCal", "majority_vote"]
-
-
-def _check_table(predictions: Any, name: str = "predictions") -> np.ndarray:
-    if predictions is None or isinstance(predictions, (str, bytes)):
-        raise TypeError(f"{name} must be an (N, C) array of per-checkpoint predictions.")
-    try:
-        arr = np.asarray(predictions)
-    except Exception as exc:
-        raise TypeError(f"{name} could not be converted to an array: {exc}") from None
-    if arr.ndim != 2:
-        raise ValueError(f"{name} must be 2-D with shape (N, C) (instances x checkpoints); got shape {arr.shape}.")
-    if arr.shape[0] == 0:
-        raise ValueError(f"{name} is empty; at least one instance is needed.")
-    if arr.shape[1] < 2:
-        raise ValueError(f"{name} needs at least 2 checkpoints (columns); got shape {arr.shape}.")
-    if arr.dtype.kind == "f":
-        bad = np.isnan(arr)
-        if bad.any():
-            i, j = np.unravel_index(int(np.flatnonzero(bad.ravel())[0]), arr.shape)
-            raise ValueError(f"{name} has {int(bad.sum())} NaN value(s); first at index ({i}, {j}).")
-    elif arr.dtype == object:
-        none = np.vectorize(lambda v: v is None or (isinstance(v, float) and v != v), otypes=[bool])(arr)
-        if none.any():
-            i, j = np.unravel_index(int(np.flatnonzero(none.ravel())[0]), arr.shape)
-            raise ValueError(f"{name} has {int(none.sum())} missing (None/NaN) value(s); first at index ({i}, {j}).")
-    return arr
 
 
 def majority_vote(predictions: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -74,7 +48,7 @@ def majority_vote(predictions: Any) -> tuple[np.ndarray, np.ndarray]:
     >>> majority_vote([["a", "b", "b"], ["x", "y", "x"], [1, 2, 3]])[1]
     array([2, 2, 1])
     """
-    table = _check_table(predictions)
+    table = check_prediction_table(predictions)
     counts = (table[:, :, None] == table[:, None, :]).sum(axis=2)
     j = np.argmax(counts, axis=1)
     rows = np.arange(table.shape[0])
@@ -143,7 +117,7 @@ class ConsCal(Calibrator):
 
     def agreement(self, predictions: Any) -> tuple[np.ndarray, np.ndarray]:
         """(final predictions, (N, C) bool agreement with them)."""
-        table = _check_table(predictions)
+        table = check_prediction_table(predictions)
         if self.reference == "last":
             final = table[:, -1]
         else:

@@ -21,6 +21,7 @@ from scipy import optimize, special
 
 from ..validation import (
     check_1d_finite,
+    check_bool,
     check_choice,
     check_conf,
     check_correct,
@@ -30,7 +31,7 @@ from ..validation import (
     check_positive_int,
     check_scalar_in_range,
 )
-from ._base import Calibrator
+from ._base import CalibrationWarning, Calibrator
 from ._temperature import softmax
 
 __all__ = ["VectorScaling", "PlattScaling", "IsotonicCalibrator", "HistogramBinning"]
@@ -115,12 +116,13 @@ class VectorScaling(Calibrator):
         max_iter = check_positive_int(self.max_iter, "max_iter")
         z = _finite_logits(logits)
         n, k = z.shape
-        y = check_labels(labels, n, k)
+        y = check_labels(labels, n, k, other="logits")
         t = _temperature_start(z, y)
         theta = np.concatenate([np.full(k, 1.0 / t), np.zeros(k)])
         f, g, p = _vs_objective(theta, z, y, lam)
         ridge = 1e-12 * (1.0 + np.abs(z).max() ** 2)
         n_iter = 0
+        converged = False
         for n_iter in range(1, max_iter + 1):
             h = _vs_hessian(p, z, lam)
             h[np.diag_indices_from(h)] += ridge
@@ -130,6 +132,7 @@ class VectorScaling(Calibrator):
                 step, decrement = -g, float(g @ g)  # never happens for a PD system; a safe fallback
             if decrement / 2.0 <= tol:
                 n_iter -= 1
+                converged = True
                 break
             # backtracking (Armijo) line search; the loss is convex so a step that lowers it exists
             alpha = 1.0
@@ -140,8 +143,19 @@ class VectorScaling(Calibrator):
                     break
                 alpha *= 0.5
             if f_new > f:  # no progress possible in float64
+                converged = True
                 break
             theta, f, g, p = cand, f_new, g_new, p_new
+        if not converged:
+            import warnings
+
+            warnings.warn(
+                f"VectorScaling stopped at max_iter={max_iter} Newton steps before the NLL converged "
+                f"(Newton decrement {decrement / 2.0:.3g} > tol={tol:g}); raise max_iter or tol, or add l2 "
+                "regularisation if the logits separate the classes perfectly.",
+                CalibrationWarning,
+                stacklevel=2,
+            )
         self.weights_, self.bias_ = theta[:k].copy(), theta[k:].copy()
         self.temperature_init_ = t
         self.nll_ = f
@@ -249,7 +263,7 @@ class PlattScaling(Calibrator):
         self.logit_input = logit_input
 
     def _x(self, scores: Any) -> np.ndarray:
-        if self.logit_input:
+        if check_bool(self.logit_input, "logit_input"):
             c = check_conf(scores, "scores")
             return special.logit(np.clip(c, 1e-12, 1 - 1e-12))
         return check_1d_finite(scores, "scores")
@@ -357,7 +371,7 @@ class HistogramBinning(Calibrator):
         c = check_conf(conf)
         y = check_correct(correct, c.shape[0]).astype(np.float64)
         if self.binning == "width":
-            edges = np.linspace(0.0, 1.0, m + 1)
+            edges = np.arange(m + 1) / m  # the float64 edges m / M of calibnb.bin_indices (linspace rounds some)
         else:
             edges = np.quantile(c, np.linspace(0.0, 1.0, m + 1))
             edges[0], edges[-1] = 0.0, 1.0

@@ -35,7 +35,9 @@ from typing import Any
 import numpy as np
 from scipy.interpolate import CubicSpline
 
-from ..validation import check_choice, check_conf, check_correct, check_labels, check_positive_int, check_probs
+from ..validation import (
+    check_1d_finite, check_choice, check_conf, check_correct, check_labels, check_positive_int, check_probs,
+)
 from ._base import Calibrator
 
 __all__ = ["SplineCalibrator", "natural_spline_basis"]
@@ -61,9 +63,15 @@ def natural_spline_basis(t: Any, knots: Any, *, derivative: int = 0) -> np.ndarr
     ----------
     .. [1] Kartik Gupta, Amir Rahimi, Thalaiyasingam Ajanthan, Thomas Mensink, Cristian Sminchisescu, Richard Hartley. 2021. "Calibration of Neural Networks using Splines". In International Conference on Learning Representations (ICLR). §4.1, Appendix C.
     """
-    knots = np.asarray(knots, dtype=np.float64)
-    basis = CubicSpline(knots, np.eye(knots.size), bc_type="natural", extrapolate=True)
-    return basis(np.asarray(t, dtype=np.float64), derivative)
+    x = check_1d_finite(t, "t")
+    k = check_1d_finite(knots, "knots")
+    if k.size < 2 or np.any(np.diff(k) <= 0):
+        raise ValueError(f"knots must be at least 2 strictly increasing values; got {k.tolist()}.")
+    d = check_positive_int(derivative, "derivative", minimum=0)
+    if d > 3:
+        raise ValueError(f"derivative must be 0, 1, 2 or 3 (a cubic spline); got {d}.")
+    basis = CubicSpline(k, np.eye(k.size), bc_type="natural", extrapolate=True)
+    return basis(x, d)
 
 
 class SplineCalibrator(Calibrator):
@@ -145,8 +153,8 @@ class SplineCalibrator(Calibrator):
     def _scores(self, probs: Any, labels: Any = None, *, fitting: bool) -> tuple[np.ndarray, np.ndarray | None]:
         """(score, correct) for the chosen mode; correct is None when labels is None."""
         if np.ndim(probs) == 1:
-            scores = check_conf(probs, "scores")
-            correct = None if labels is None else check_correct(labels, scores.shape[0], other="scores")
+            scores = check_conf(probs, "probs")
+            correct = None if labels is None else check_correct(labels, scores.shape[0], name="labels", other="probs")
             if fitting:
                 self.n_classes_ = None
             elif getattr(self, "n_classes_", None) is not None:
@@ -179,10 +187,12 @@ class SplineCalibrator(Calibrator):
     def fit(self, probs: Any, labels: Any) -> "SplineCalibrator":
         """Fit the recalibration function on calibration data (see the class Notes)."""
         self._check_params()
+        if labels is None:
+            raise TypeError("labels must be given: class indices (N,) for (N, K) probs, or 0/1 correctness for 1-D scores.")
         scores, correct = self._scores(probs, labels, fitting=True)
         n = scores.shape[0]
         if n < self.n_knots:
-            raise ValueError(f"need at least n_knots = {self.n_knots} calibration scores; got {n}.")
+            raise ValueError(f"probs has {n} calibration row(s); need at least n_knots = {self.n_knots}.")
         order = np.argsort(scores, kind="stable")
         s = scores[order]
         g = (np.cumsum(correct[order]) - np.cumsum(s)) / n  # h_i - h~_i

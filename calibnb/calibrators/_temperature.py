@@ -79,7 +79,7 @@ from ..validation import (
     check_positive_int,
     check_scalar_in_range,
 )
-from ._base import Calibrator
+from ._base import CalibrationWarning, Calibrator
 
 __all__ = ["TemperatureScaling", "temperature_curve", "pad_candidates", "softmax"]
 
@@ -89,6 +89,8 @@ _NLL_CLIP = 1e-15
 _LATTICE_STEP = 0.01
 #: Objective values within this relative distance of the minimum are ties.
 _TIE_RTOL = 1e-9
+# A fitted log(tau) this close to log(bound) is "on the bound" (2.5x the Brent xatol of 1e-4).
+_BOUND_ATOL = 2.5e-4
 
 
 def softmax(logits: Any, *, temperature: float = 1.0) -> np.ndarray:
@@ -247,11 +249,12 @@ def pad_candidates(
 class _Problem:
     """Everything about (logits, labels) that does not depend on tau."""
 
-    def __init__(self, logits: Any, labels: Any, objective: str):
+    def __init__(self, logits: Any, labels: Any, objective: str, names: tuple[str, str] = ("logits", "labels")):
+        zname, lname = names
         self.binary = np.ndim(logits) == 1
         if self.binary:
-            conf = check_conf(logits, "conf")
-            correct = check_correct(labels, conf.shape[0], name="correct", other="conf")
+            conf = check_conf(logits, zname)
+            correct = check_correct(labels, conf.shape[0], name=lname, other=zname)
             self.correct = correct
             self.n = conf.shape[0]
             # logit(conf); +-inf for confidences of exactly 1 or 0
@@ -261,36 +264,36 @@ class _Problem:
                 self.x_nll = special.logit(np.clip(conf, _NLL_CLIP, 1.0 - _NLL_CLIP))
                 self.sign = np.where(correct, 1.0, -1.0)
             return
-        z = check_logits(logits, keep_float32=True)
+        z = check_logits(logits, zname, keep_float32=True)
         n, k = z.shape
         self.n = n
         pred = np.argmax(z, axis=1)
         if labels is None:
-            raise TypeError("labels must be given with logits.")
+            raise TypeError(f"{lname} must be given with {zname}.")
         labels_arr = np.asarray(labels)
         mask = lab = None
         if labels_arr.ndim == 2:
             if labels_arr.shape != z.shape:
-                raise ValueError(f"labels (a correct-candidate mask) has shape {labels_arr.shape} but logits has {z.shape}.")
-            mask = check_correct(labels_arr.ravel(), labels_arr.size, name="labels", other="logits").reshape(z.shape)
+                raise ValueError(f"{lname} (a correct-candidate mask) has shape {labels_arr.shape} but {zname} has {z.shape}.")
+            mask = check_correct(labels_arr.ravel(), labels_arr.size, name=lname, other=zname).reshape(z.shape)
             correct = mask[np.arange(n), pred]
             if objective == "nll" and (~mask.any(axis=1)).any():
                 none = ~mask.any(axis=1)
                 raise ValueError(
-                    f"labels marks no correct candidate in {int(none.sum())} rows, first row {int(np.flatnonzero(none)[0])}; "
+                    f"{lname} marks no correct candidate in {int(none.sum())} rows, first row {int(np.flatnonzero(none)[0])}; "
                     "NLL is undefined there. Use objective='ece'."
                 )
         else:
-            lab = as_float_array(labels_arr, "labels")
+            lab = as_float_array(labels_arr, lname)
             if lab.ndim != 1:
-                raise ValueError(f"labels must be 1-D (class indices) or a 2-D mask; got shape {lab.shape}.")
+                raise ValueError(f"{lname} must be 1-D (class indices) or a 2-D mask; got shape {lab.shape}.")
             if lab.shape[0] != n:
-                raise ValueError(f"labels has length {lab.shape[0]} but logits has {n} rows; they must match.")
+                raise ValueError(f"{lname} has length {lab.shape[0]} but {zname} has {n} rows; they must match.")
             bad = ~np.isfinite(lab) | (lab != np.floor(lab)) | (lab < -1) | (lab >= k)
             if bad.any():
                 i = int(np.flatnonzero(bad)[0])
                 raise ValueError(
-                    f"labels has {int(bad.sum())} value(s) that are not class indices in [-1, {k}); "
+                    f"{lname} has {int(bad.sum())} value(s) that are not class indices in [-1, {k}); "
                     f"first at index {i}: {labels_arr[i]!r}."
                 )
             lab = lab.astype(np.int64)
@@ -298,7 +301,7 @@ class _Problem:
             if objective == "nll" and np.any(lab < 0):
                 i = int(np.flatnonzero(lab < 0)[0])
                 raise ValueError(
-                    f"labels has {int((lab < 0).sum())} rows with no correct class (-1), first at index {i}; "
+                    f"{lname} has {int((lab < 0).sum())} rows with no correct class (-1), first at index {i}; "
                     "NLL is undefined there. Use objective='ece' (as Si et al. 2022 do for QA)."
                 )
         self.correct = correct
@@ -417,7 +420,9 @@ class TemperatureScaling(Calibrator):
     Attributes
     ----------
     temperature_ : float
-        The fitted temperature.
+        The fitted temperature, always within ``bounds``. When the optimum
+        lies on a bound, ``fit`` warns with :class:`CalibrationWarning` (a
+        ``sklearn.exceptions.ConvergenceWarning``) naming the bound.
     objective_value_ : float
         The objective at ``temperature_`` on the fit data.
     n_classes_ : int or None
@@ -498,8 +503,26 @@ class TemperatureScaling(Calibrator):
             best_x, best_f = float(res.x), float(res.fun)
         else:
             best_x, best_f = _search_non_smooth(g, a, b, self.n_grid)
-        self.temperature_ = float(np.exp(best_x))
-        self.objective_value_ = best_f
+        # exp(log(hi)) may round above hi (100.00000000000004): tau stays within its bounds
+        tau = min(max(float(np.exp(best_x)), lo), hi)
+        at = "lower" if best_x - a <= _BOUND_ATOL else "upper" if b - best_x <= _BOUND_ATOL else None
+        if at is not None:
+            import warnings
+
+            bound = lo if at == "lower" else hi
+            hint = ("the labels carry no signal the logits could fit (near-uninformative labels push tau up), "
+                    "or the logits are on a much larger scale than the labels warrant"
+                    if at == "upper" else "the logits are on a much smaller scale than the labels warrant")
+            warnings.warn(
+                f"TemperatureScaling({self.objective!r}): the optimum lies on the {at} search bound tau = {bound:g} "
+                f"(bounds={(lo, hi)!r}), so the true minimiser may lie beyond it; widen bounds (e.g. "
+                f"bounds={(lo / 100, hi) if at == 'lower' else (lo, hi * 100)!r}) or check the data: {hint}.",
+                CalibrationWarning,
+                stacklevel=2,
+            )
+            tau = bound
+        self.temperature_ = tau
+        self.objective_value_ = best_f if tau == float(np.exp(best_x)) else f(tau)
         self.n_classes_ = None if problem.binary else int(np.shape(logits)[1])
         return self
 
@@ -511,7 +534,7 @@ class TemperatureScaling(Calibrator):
                 raise ValueError(
                     f"this TemperatureScaling was fitted on (N, {self.n_classes_}) logits; got a 1-D array."
                 )
-            conf = check_conf(logits, "conf")
+            conf = check_conf(logits, "logits")
             with np.errstate(divide="ignore"):
                 return special.expit(special.logit(conf) / self.temperature_)
         z = check_logits(logits)
@@ -522,6 +545,8 @@ class TemperatureScaling(Calibrator):
         return _softmax(z, self.temperature_)
 
 _BUILTIN_CURVE = ("nll", "accuracy", "mean_conf")
+#: The calibnb.metrics functions of (conf, correct) that temperature_curve accepts by name.
+CURVE_METRICS = ("ece", "mce", "ice", "macro_ce", "hmr", "brier_top", "ks_error")
 
 
 def temperature_curve(
@@ -546,10 +571,12 @@ def temperature_curve(
         Any input form of :meth:`TemperatureScaling.fit`.
     temperatures : 1-D array of positive floats
     metrics : sequence of names, or mapping name -> callable(conf, correct)
-        Names are functions of :mod:`calibnb.metrics` taking ``(conf, correct)``
-        (e.g. ``"ece"``, ``"macro_ce"``, ``"ice"``, ``"ks_error"``, ``"mce"``),
-        or ``"nll"`` (of the true class; requires every row to have one),
-        ``"accuracy"``, ``"mean_conf"``.
+        Names are a fixed list: the metrics of :mod:`calibnb.metrics` returning
+        a float of ``(conf, correct)`` -- ``"ece"``, ``"mce"``, ``"ice"``,
+        ``"macro_ce"``, ``"hmr"``, ``"brier_top"``, ``"ks_error"`` (the
+        binned ones at their defaults) -- and ``"nll"`` (of the true class;
+        requires every row to have one), ``"accuracy"``, ``"mean_conf"``. Any
+        other function goes in a mapping.
 
     Returns
     -------
@@ -590,17 +617,18 @@ def temperature_curve(
             if name in _BUILTIN_CURVE:
                 fns[name] = None
                 continue
-            from .. import metrics as metrics_module  # written in parallel; imported on use
+            from .. import metrics as metrics_module  # imported on use: calibnb.metrics imports nothing from here
 
-            if callable(getattr(metrics_module, name, None)):
+            if isinstance(name, str) and name in CURVE_METRICS:
                 fns[name] = getattr(metrics_module, name)
             else:
                 raise ValueError(
-                    f"metrics has an unknown name {name!r}; use a calibnb.metrics function taking (conf, correct), "
-                    f"one of {', '.join(repr(b) for b in _BUILTIN_CURVE)}, or pass a mapping name -> callable."
+                    f"metrics has an unknown name {name!r}; use one of "
+                    f"{', '.join(repr(b) for b in CURVE_METRICS + _BUILTIN_CURVE)}, "
+                    "or pass a mapping name -> callable(conf, correct)."
                 )
     need_nll = "nll" in fns and fns["nll"] is None
-    problem = _Problem(scores, labels, "nll" if need_nll else "ece")
+    problem = _Problem(scores, labels, "nll" if need_nll else "ece", names=("scores", "labels"))
     rows = []
     for tau in taus:
         conf = problem.conf(float(tau))

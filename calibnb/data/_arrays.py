@@ -44,6 +44,35 @@ def _checked_dtype(*args: Any) -> np.dtype:
     return dt
 
 
+def _checked_reconstruct(subtype: Any, shape: Any, dtype: Any) -> np.ndarray:
+    """``_reconstruct`` as called by array pickles, refusing object dtypes.
+
+    ``_reconstruct(ndarray, shape, b"O")`` alone (no BUILD step) already yields
+    an object array of ``None``s, so the dtype is checked here too, not only in
+    ``numpy.dtype``.
+    """
+    from numpy._core import multiarray as _ma
+
+    if subtype is not np.ndarray:
+        raise UnsafePickleError(f"pickle asks to rebuild a {subtype!r}; only numpy.ndarray is accepted.")
+    _checked_dtype(dtype.decode("latin1") if isinstance(dtype, bytes) else dtype)
+    return _ma._reconstruct(subtype, shape, dtype)
+
+
+def _refuse_object_arrays(obj: Any, path: str = "the pickle") -> None:
+    """Raise UnsafePickleError if ``obj`` (arrays inside tuples, lists, dicts) holds an object-dtype array."""
+    if isinstance(obj, np.ndarray):
+        if obj.dtype.hasobject:
+            raise UnsafePickleError(f"{path} holds an object-dtype array ({obj.dtype!r}); only plain numeric "
+                                    "arrays are accepted.")
+    elif isinstance(obj, (tuple, list)):
+        for i, item in enumerate(obj):
+            _refuse_object_arrays(item, f"{path}[{i}]")
+    elif isinstance(obj, dict):
+        for key, item in obj.items():
+            _refuse_object_arrays(item, f"{path}[{key!r}]")
+
+
 def _latin1_encode(text: Any, encoding: str = "utf-8") -> bytes:
     """``_codecs.encode`` as used by protocol-2 NumPy pickles (``encode(str, 'latin1')``) only."""
     if not isinstance(text, str) or encoding != "latin1":
@@ -59,7 +88,7 @@ def _allowed_globals() -> dict[tuple[str, str], Any]:
 
     allowed: dict[tuple[str, str], Any] = {}
     for module in ("numpy.core.multiarray", "numpy._core.multiarray"):
-        allowed[(module, "_reconstruct")] = _ma._reconstruct
+        allowed[(module, "_reconstruct")] = _checked_reconstruct
         allowed[(module, "scalar")] = _ma.scalar
     for module in ("numpy.core.numeric", "numpy._core.numeric"):
         allowed[(module, "_frombuffer")] = np._core.numeric._frombuffer  # protocol 5 (out-of-band buffers)
@@ -100,8 +129,14 @@ class ArrayOnlyUnpickler(pickle.Unpickler):
 
 
 def load_array_pickle(raw: bytes) -> Any:
-    """Unpickle ``raw`` with :class:`ArrayOnlyUnpickler` (arrays and plain containers only)."""
-    return ArrayOnlyUnpickler(io.BytesIO(raw), encoding="latin1").load()
+    """Unpickle ``raw`` with :class:`ArrayOnlyUnpickler` (arrays and plain containers only).
+
+    Every object dtype is refused, however the pickle asks for it (``numpy.dtype``,
+    the ``_reconstruct`` type code, or an array in a container).
+    """
+    obj = ArrayOnlyUnpickler(io.BytesIO(raw), encoding="latin1").load()
+    _refuse_object_arrays(obj)
+    return obj
 
 
 def arrays_digest(arrays: Mapping[str, np.ndarray]) -> str:

@@ -136,15 +136,22 @@ def _npz_digest(path: Path) -> str | None:
         return None
 
 
-# (path, size, mtime_ns) of files verified in this process, so repeated loads skip re-hashing.
-_VERIFIED: dict[tuple[str, str], tuple[int, int]] = {}
+# Files verified in this process, so repeated loads skip re-hashing: (path, sha256) ->
+# (size, mtime_ns, ctime_ns, inode, device). An edit that keeps size and mtime (``touch -r``,
+# a copy with preserved times) still changes ctime, and a replaced file changes the inode,
+# so any of these differing means "hash it again".
+_VERIFIED: dict[tuple[str, str], tuple[int, int, int, int, int]] = {}
+
+
+def _fingerprint(st: os.stat_result) -> tuple[int, int, int, int, int]:
+    return (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev)
 
 
 def _verify(path: Path, entry: dict[str, Any]) -> None:
     """Raise ChecksumMismatchError unless ``path`` holds exactly the manifest's content."""
     st = path.stat()
     key = (str(path), entry["sha256"])
-    if _VERIFIED.get(key) == (st.st_size, st.st_mtime_ns):
+    if _VERIFIED.get(key) == _fingerprint(st):
         return
     got = _sha256_file(path)
     ok = got == entry["sha256"]
@@ -160,7 +167,7 @@ def _verify(path: Path, entry: dict[str, Any]) -> None:
             f"{entry['sha256']}, got {got}. The file is damaged or not the registered version; "
             "delete it so that it is downloaded again, or point CALIBNB_DATA_DIR at a good copy."
         )
-    _VERIFIED[key] = (st.st_size, st.st_mtime_ns)
+    _VERIFIED[key] = _fingerprint(st)
 
 
 def _progress(label: str, done: int, total: int | None) -> None:
@@ -290,5 +297,13 @@ def fetch(name: str, *, cache_dir: str | os.PathLike | None = None, downloader: 
     if dest.is_file():
         _verify(dest, entry)
         return dest
+    env = os.environ.get(_ENV)
+    if cache_dir is None and env and not root.is_dir():
+        # A mistyped CALIBNB_DATA_DIR must not become a fresh download folder.
+        raise DataUnavailableError(
+            f"data file {entry['file']!r}: {_ENV} is set to {env!r}, which is not an existing folder; "
+            f"nothing was created or downloaded. Point {_ENV} at the folder that holds the calibnb data "
+            "(create it first if downloads should go there), or unset it to use ~/.cache/calibnb."
+        )
     _download(entry, dest, downloader if downloader is not None else urllib_downloader)
     return dest

@@ -9,10 +9,16 @@ reductions of class probabilities to ``(conf, correct)`` are in
 Conventions (``../shared/papers/README.md``, "Common decisions"):
 
 * **Equal-width bins.** With ``M`` bins, bin ``m`` (0-based) holds the
-  confidences in :math:`(m/M, (m+1)/M]`; bin 0 also holds exactly 0. An edge
-  value such as ``0.3`` with ``M = 10`` therefore closes bin 2. A value that
-  exceeds an edge only by floating-point noise (about 1e-15, e.g.
-  ``0.1 + 0.2``) is counted on the edge, i.e. in the lower bin.
+  confidences in :math:`(m/M, (m+1)/M]`; bin 0 also holds exactly 0. Bin
+  membership is exact: a confidence is compared, in float64, with the float64
+  edges ``m / M`` (the doubles nearest to m/M), so an edge value such as
+  ``0.3`` (the double ``0.29999999999999998889...``) with ``M = 10`` closes
+  bin 2, and the next double up, ``0.1 + 0.2 = 0.30000000000000004``, opens
+  bin 3. float32 input is binned by the value it holds, converted exactly to
+  float64: ``np.float32(0.3)`` is ``0.30000001192092896`` and falls in bin 3,
+  so float32 confidences and their float64 cast give identical bins, ECE,
+  MCE and reliability tables (but float32(k/100) are not k/100: round
+  vote-share confidences in float64, not float32).
 * **Equal-mass bins.** Sort by confidence (stable: ties keep input order) and
   split into ``M`` contiguous groups whose sizes differ by at most one, the
   first groups taking the extra items, as :func:`numpy.array_split` does.
@@ -72,9 +78,6 @@ _TIES = ("order", "group")
 _INTERVALS = ("wilson", "clopper-pearson")
 # Items per chunk: the temporaries of one chunk stay in the CPU cache.
 _CHUNK = 1 << 16
-# Scale slightly below M so that every edge value m/M (as a float) lands in the
-# bin it closes: fl(fl(m/M) * M * (1 - 2**-50)) < m for every m and M.
-_EDGE_SHRINK = 1.0 - 2.0**-50
 
 
 class MacroCEParts(NamedTuple):
@@ -129,26 +132,58 @@ class KSCurves(NamedTuple):
 # --------------------------------------------------------------------------
 
 
+# Scale slightly below M: the guess k = ceil(fl(c * M * (1 - 2**-50))) never
+# overshoots the exact code K (c > fl((k-1)/M) always holds) and undershoots it
+# by at most one, only for values within rounding of an edge (see _codes_into).
+_EDGE_SHRINK = 1.0 - 2.0**-50
+_NEAR = 2.0**-40
+
+
+def _codes_into(c: np.ndarray, n_bins: int, t: np.ndarray, kf: np.ndarray, idx: np.ndarray, flag: np.ndarray) -> None:
+    """Exact code ``K`` in 0..M (bin = max(K - 1, 0)) of every confidence, into ``idx``.
+
+    ``K`` is the number of float64 edges ``E[m] = m / M`` (m = 0..M-1) below
+    ``c``, i.e. ``E[K-1] < c <= E[K]`` exactly. The scaled guess ``k = ceil(
+    fl(c * M * (1 - 2**-50)))`` satisfies ``c > E[k-1]`` (the scaled value is
+    strictly below ``c * M`` by more than the rounding of ``E[k-1]``) and
+    ``c <= E[k+1]``, so ``K = k + [c > E[k]]``. That comparison can only
+    change ``k`` when the scaled value lies within rounding below an integer;
+    one ``min`` of the distance to the ceiling skips it when no value does
+    (random confidences), otherwise it runs on the chunk (``E[k]`` is the
+    correctly rounded division ``k / M``). ``t``, ``kf`` (float) and ``flag``
+    (bool) are scratch buffers of ``c``'s shape.
+    """
+    np.multiply(c, n_bins * _EDGE_SHRINK, out=t)
+    np.ceil(t, out=kf)
+    np.subtract(kf, t, out=t)  # distance to the ceiling, in [0, 1)
+    if t.size and t.min() < _NEAR * n_bins:
+        np.divide(kf, n_bins, out=t)  # E[k]
+        np.greater(c, t, out=flag)
+        np.add(kf, flag, out=kf)
+    np.copyto(idx, kf, casting="unsafe")
+
+
 def _width_codes(conf: np.ndarray, n_bins: int) -> np.ndarray:
-    """Code ``k = ceil(conf * M)`` in 0..M; bin = max(k - 1, 0)."""
-    codes = np.empty(conf.shape[0], dtype=np.intp)
-    np.ceil(conf * (n_bins * _EDGE_SHRINK), out=codes, casting="unsafe")
+    """Exact code ``K`` in 0..M of every confidence (any shape); bin = max(K - 1, 0)."""
+    codes = np.empty(conf.shape, dtype=np.intp)
+    _codes_into(conf, n_bins, np.empty(conf.shape), np.empty(conf.shape), codes, np.empty(conf.shape, dtype=bool))
     return codes
 
 
 def _width_sums(conf: np.ndarray, correct: np.ndarray, n_bins: int, counts: bool):
     """Per equal-width bin: sum of (conf - correct) and, optionally, the count.
 
-    Processes cache-sized chunks: scale, ceil into an int code, subtract, and
-    scatter-add -- four passes over in-cache data, no per-bin temporaries.
+    Processes cache-sized chunks: exact codes (:func:`_codes_into`), subtract,
+    and scatter-add -- a few passes over in-cache data, no per-bin temporaries.
     Returns arrays of length ``n_bins`` (code 0, i.e. conf == 0, folded into bin 0).
     """
     n = conf.shape[0]
     size = min(n, _CHUNK)
-    scale = n_bins * _EDGE_SHRINK
     diff_sum = np.zeros(n_bins + 1)
     count = np.zeros(n_bins + 1) if counts else None
     buf = np.empty(size)
+    buf2 = np.empty(size)
+    flags = np.empty(size, dtype=bool)
     codes = np.empty(size, dtype=np.intp)
     for start in range(0, n, _CHUNK):
         c = conf[start:start + _CHUNK]
@@ -156,8 +191,7 @@ def _width_sums(conf: np.ndarray, correct: np.ndarray, n_bins: int, counts: bool
         k = c.shape[0]
         t = buf[:k]
         idx = codes[:k]
-        np.multiply(c, scale, out=t)
-        np.ceil(t, out=idx, casting="unsafe")
+        _codes_into(c, n_bins, t, buf2[:k], idx, flags[:k])
         np.subtract(c, y, out=t)
         np.add.at(diff_sum, idx, t)
         if count is not None:
@@ -574,10 +608,21 @@ def bin_indices(conf, *, n_bins: int = 10, binning: str = "width") -> np.ndarray
     -------
     ndarray of int of shape (N,)
 
+    Notes
+    -----
+    The one definition of equal-width bin membership in calibnb (ECE, MCE,
+    the reliability table and every calibrator that bins use it): decided
+    exactly in float64, against the float64 edges ``m / M``, from the value
+    the caller passed. float32 input is converted exactly first, so
+    ``np.float32(0.3)`` (``0.30000001192...``) is in bin 3 of 10, like its
+    float64 value, while the double ``0.3`` closes bin 2.
+
     Examples
     --------
     >>> bin_indices([0.0, 0.1, 0.15, 0.3, 1.0], n_bins=10)
     array([0, 0, 1, 2, 9])
+    >>> bin_indices([0.1 + 0.2, np.float32(0.3)], n_bins=10)  # just above the edge 0.3
+    array([3, 3])
     >>> bin_indices([0.9, 0.1, 0.5, 0.1], n_bins=2, binning="mass")
     array([1, 0, 1, 0])
     """
@@ -619,9 +664,13 @@ def ece(conf, correct, *, n_bins: int | str = 10, binning: str = "width", sample
         Number of bins M; ``"auto"``: :func:`auto_n_bins` of N (the number of
         items); ``"sweep"``: :func:`sweep_n_bins`, the monotonic sweep of
         Roelofs et al. 2022 (equal-mass bins only, no weights; 2-D input is
-        then evaluated row by row, as b* differs per row).
+        then evaluated row by row, as b* differs per row). At most 10**6.
     binning : {"width", "mass"}, default "width"
-        See the module docstring for the exact bin conventions. Equal-mass
+        See the module docstring for the exact bin conventions. Equal-width
+        membership is exact in float64 against the edges ``m / M``
+        (:func:`bin_indices`): float32 confidences are binned by the value
+        they hold (``np.float32(0.3)`` is above 0.3, in bin 3 of 10), so
+        float32 input and its float64 cast give the same ECE. Equal-mass
         bins with weights: items sorted by confidence occupy intervals of
         length w_i on the weight axis; the bins cut the total weight T into
         the ``numpy.array_split`` sizes of T when all weights of a row are

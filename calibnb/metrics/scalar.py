@@ -19,7 +19,52 @@ __all__ = [
     "ranking_risk",
     "unli_transform",
     "unli_inverse",
+    "TIE_TOLERANCE",
+    "tie_ranks",
 ]
+
+#: Relative (and, near 0, absolute) tolerance under which two scalars count as
+#: tied: 2**-48, i.e. 16 ulps at 1.0. Values computed two ways (``0.1 + 0.2``
+#: and ``0.3``; ``sum(p * v)`` over vote shares) differ by a few ulps, never
+#: by a difference a person would call real.
+TIE_TOLERANCE = 2.0**-48
+
+
+def tie_ranks(x, name: str = "x") -> np.ndarray:
+    """Dense ranks 0, 1, ... of ``x`` in which values within rounding noise are tied.
+
+    After a sort, two neighbours :math:`u \\le v` share a rank when
+    :math:`v - u \\le \\epsilon \\max(1, |v|)` with
+    :math:`\\epsilon` = :data:`TIE_TOLERANCE` (an ``np.isclose``-style test with
+    ``rtol = atol = 2**-48``); chains of such neighbours form one group. Used by
+    every metric that compares scalar values (:func:`ranking_risk`,
+    :func:`calibnb.papers.jiang2024.ranking_agreement`).
+
+    Parameters
+    ----------
+    x : array-like of shape (N,)
+        Finite values.
+    name : str
+        The argument's name, for error messages.
+
+    Returns
+    -------
+    ndarray of int64 of shape (N,)
+
+    Examples
+    --------
+    >>> tie_ranks([0.3, 0.1 + 0.2, 0.5]).tolist()
+    [0, 0, 1]
+    >>> tie_ranks([2.0, 1.0, 1.0 + 1e-9]).tolist()
+    [2, 0, 1]
+    """
+    a = check_1d_finite(x, name)
+    order = np.argsort(a, kind="stable")
+    s = a[order]
+    gap = np.diff(s) > TIE_TOLERANCE * np.maximum(1.0, np.abs(s[1:]))
+    ranks = np.empty(a.shape[0], dtype=np.int64)
+    ranks[order] = np.concatenate(([0], np.cumsum(gap)))
+    return ranks
 
 
 def expected_label(probs, values) -> np.ndarray:
@@ -144,6 +189,9 @@ def ranking_risk(pred_scalar, target_scalar) -> float:
     tied in the prediction. Pairs tied in the target are excluded (Jiang et al.
     2024, Section 4); pairs tied only in the prediction count as half
     discordant, so a constant prediction scores 0.5, like a random ranking.
+    Values that differ only by rounding (within :data:`TIE_TOLERANCE`
+    relative, see :func:`tie_ranks`) are ties, in both arguments: ``0.1 + 0.2``
+    and ``0.3`` are the same target.
     Computed in O(N log N) by counting inversions, never by listing pairs.
 
     Parameters
@@ -172,10 +220,13 @@ def ranking_risk(pred_scalar, target_scalar) -> float:
     1.0
     >>> ranking_risk([0.5, 0.5, 0.9], [0.0, 1.0, 1.0])  # one tie counts half
     0.25
+    >>> ranking_risk([0.2, 0.1, 0.9], [0.3, 0.1 + 0.2, 0.5])  # targets tied
+    0.0
     """
     a = check_1d_finite(pred_scalar, "pred_scalar")
     s = check_1d_finite(target_scalar, "target_scalar")
     check_same_length(a, s, "pred_scalar", "target_scalar")
+    a, s = tie_ranks(a), tie_ranks(s)
     n = a.shape[0]
     pairs = n * (n - 1) // 2 - _tied_pairs(s)
     if pairs == 0:

@@ -623,13 +623,23 @@ def ranking_stability(table: pd.DataFrame, reference: Mapping[str, float]) -> pd
     required = {"n_votes", "draw", "model", "dist_ce"}
     if not isinstance(table, pd.DataFrame) or not required <= set(table.columns):
         raise TypeError(f"table must be a DataFrame with columns {sorted(required)} (see votes_stability).")
+    if not isinstance(reference, Mapping):
+        raise TypeError(f"reference must be a mapping model -> score; got {type(reference).__name__}.")
+    check_1d_finite(table["dist_ce"].to_numpy(), "table['dist_ce']")
     models = sorted(table["model"].unique())
     missing = [m for m in models if m not in reference]
     if missing:
         raise ValueError(f"reference has no score for {len(missing)} model(s); first: {missing[0]!r}.")
-    ref = np.array([float(reference[m]) for m in models])
+    ref = check_1d_finite([reference[m] for m in models], "reference")
     wide = table.pivot_table(index=["n_votes", "draw"], columns="model", values="dist_ce")[models]
     scores = wide.to_numpy()
+    holes = np.isnan(scores)
+    if holes.any():
+        i, j = np.argwhere(holes)[0]
+        raise ValueError(
+            f"table has no dist_ce for {int(holes.sum())} (n_votes, draw, model) cell(s); first: "
+            f"{wide.index[i]!r}, model {models[j]!r}. Every draw must score every model."
+        )
     ref_rank = np.argsort(np.argsort(ref, kind="stable"), kind="stable")
     ranks = np.argsort(np.argsort(scores, axis=1, kind="stable"), axis=1, kind="stable")
     same = np.all(ranks == ref_rank, axis=1)

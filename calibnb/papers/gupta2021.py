@@ -45,6 +45,7 @@ from ..validation import (
     check_choice,
     check_conf,
     check_conf_correct,
+    check_n_bins,
     check_positive_int,
     check_scalar_in_range,
 )
@@ -337,8 +338,8 @@ def evaluate_methods(
     n_knots = check_positive_int(n_knots, "n_knots", minimum=2)
     n_knots_within = check_positive_int(n_knots_within, "n_knots_within", minimum=2)
     n_knots_ece = check_positive_int(n_knots_ece, "n_knots_ece", minimum=2)
-    n_bins_ece = check_positive_int(n_bins_ece, "n_bins_ece")
-    n_bins_histogram = check_positive_int(n_bins_histogram, "n_bins_histogram")
+    n_bins_ece = check_n_bins(n_bins_ece, "n_bins_ece")
+    n_bins_histogram = check_n_bins(n_bins_histogram, "n_bins_histogram")
     # one implementation: the columns of Tables 1, 2, 4-7 are those of evaluate_split (top-1, top-2, within-top-2)
     res = evaluate_split(network_scores(logits, labels), calibration_index, test_index, methods=methods,
                          n_knots=n_knots, n_knots_within=n_knots_within, n_knots_ece=n_knots_ece,
@@ -348,6 +349,16 @@ def evaluate_methods(
     table = pd.DataFrame.from_dict(rows, orient="index", columns=list(METRIC_COLUMNS))
     table.index.name = "method"
     return table
+
+
+def _check_disjoint(cal: np.ndarray, test: np.ndarray) -> None:
+    """Refuse calibration and test splits that share rows (a fit scored on its own data)."""
+    both = np.intersect1d(cal, test)
+    if both.size:
+        raise ValueError(
+            f"calibration_index and test_index overlap in {both.size} row(s), first {int(both[0])}; "
+            "the splits must be disjoint."
+        )
 
 
 def _check_index(index: Any, n: int, name: str) -> np.ndarray:
@@ -470,6 +481,8 @@ def spline_figure_data(
     n = p.shape[0]
     cal = _check_index(calibration_index, n, "calibration_index")
     test = _check_index(test_index, n, "test_index")
+    _check_disjoint(cal, test)
+    rng = as_rng(seed)
     n_knots = check_positive_int(n_knots, "n_knots", minimum=2)
     mode, r = kind
     mode = check_choice(mode, ("top", "within"), "kind[0]")
@@ -477,7 +490,7 @@ def spline_figure_data(
     if calibration_size is not None:
         calibration_size = check_positive_int(calibration_size, "calibration_size", minimum=n_knots)
         if calibration_size < cal.size:
-            cal = np.sort(as_rng(seed).choice(cal, size=calibration_size, replace=False))
+            cal = np.sort(rng.choice(cal, size=calibration_size, replace=False))
     s_cal, c_cal = _scores(p[cal], y[cal], (mode, r))
     s_test, c_test = _scores(p[test], y[test], (mode, r))
     spline = calibrators.SplineCalibrator(n_knots=n_knots, r=r, mode=mode).fit(s_cal, c_cal)

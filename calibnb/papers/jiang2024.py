@@ -36,12 +36,15 @@ import pandas as pd
 from ..metrics import ece
 from ..metrics import human_distribution
 from ..metrics import human_classwise_ce, expected_label, ranking_risk, scalar_mae, unli_inverse, unli_transform
+from ..metrics.scalar import tie_ranks
 from ..widgets import build_panel
 from ..validation import (
+    as_float_array,
     as_rng,
     check_1d_finite,
     check_choice,
     check_human,
+    check_labels,
     check_n_bins,
     check_positive_int,
     check_probs,
@@ -258,9 +261,9 @@ def fit_beta(labels, *, min_var: float = 1e-3, eps: float = 1e-3) -> tuple[np.nd
     >>> round(float(a[0]), 3), round(float(b[0]), 3)
     (2.0, 3.0)
     """
-    u = np.asarray(labels, dtype=np.float64) if not isinstance(labels, (str, bytes)) else None
-    if u is None or u.ndim != 2 or u.shape[0] == 0 or u.shape[1] == 0:
-        raise ValueError(f"labels must be a non-empty 2-D array (items x labels); got shape {None if u is None else u.shape}.")
+    u = as_float_array(labels, "labels")
+    if u.ndim != 2 or u.shape[0] == 0 or u.shape[1] == 0:
+        raise ValueError(f"labels must be a non-empty 2-D array (items x labels); got shape {u.shape}.")
     flat = check_1d_finite(u.ravel(), "labels")
     bad = (flat < 0) | (flat > 1)
     if bad.any():
@@ -476,12 +479,14 @@ def ece_table(probs: Mapping[str, Any], labels, *, n_bins: Sequence[int] = (5, 2
     [0.25, 0.35]
     """
     models = _check_models(probs)
-    n = next(iter(models.values())).shape[0]
-    y = np.asarray(labels)
-    if y.shape != (n,):
-        raise ValueError(f"labels must have shape ({n},); got {y.shape}.")
+    n, k = next(iter(models.values())).shape
+    y = check_labels(labels, n, k)
+    if isinstance(n_bins, (str, bytes)) or not isinstance(n_bins, Sequence):
+        raise TypeError(f"n_bins must be a sequence of bin counts, e.g. (5, 20, 100); got {n_bins!r}.")
+    if isinstance(binnings, (str, bytes)) or not isinstance(binnings, Sequence):
+        raise TypeError(f"binnings must be a sequence such as ('width', 'mass'); got {binnings!r}.")
     bins = [check_n_bins(b) for b in n_bins]
-    kinds = [check_choice(b, ("width", "mass"), "binning") for b in binnings]
+    kinds = [check_choice(b, ("width", "mass"), "binnings") for b in binnings]
     rows = {}
     for name, p in models.items():
         conf, correct = p.max(axis=1), p.argmax(axis=1) == y
@@ -495,7 +500,14 @@ def ranking_agreement(a, b) -> float:
     .. math:: \tau_b = \frac{P - Q}{\sqrt{(P + Q + T_a)(P + Q + T_b)}}
 
     with :math:`P`/:math:`Q` concordant/discordant pairs and :math:`T` ties in
-    only one scoring (``scipy.stats.kendalltau``).
+    only one scoring (``scipy.stats.kendalltau``). Values within rounding
+    noise of each other are ties (:func:`calibnb.metrics.scalar.tie_ranks`).
+
+    Raises
+    ------
+    ValueError
+        If ``a`` or ``b`` ties every model (a constant scoring ranks nothing,
+        and :math:`\tau_b` is 0/0): never a silent NaN.
 
     Examples
     --------
@@ -508,7 +520,12 @@ def ranking_agreement(a, b) -> float:
     y = check_1d_finite(b, "b")
     if x.shape != y.shape or x.shape[0] < 2:
         raise ValueError(f"a and b must have the same length, at least 2; got {x.shape[0]} and {y.shape[0]}.")
-    return float(stats.kendalltau(x, y).statistic)
+    rx, ry = tie_ranks(x, "a"), tie_ranks(y, "b")
+    for name, r in (("a", rx), ("b", ry)):
+        if r.max() == 0:
+            raise ValueError(f"{name} gives every model the same value; Kendall's tau is undefined for a constant "
+                             "scoring (nothing is ranked).")
+    return float(stats.kendalltau(rx, ry).statistic)
 
 
 def ranking_changes(table: pd.DataFrame) -> pd.DataFrame:
@@ -548,6 +565,9 @@ def ranking_changes(table: pd.DataFrame) -> pd.DataFrame:
         raise TypeError("table must be a DataFrame with at least 2 models (rows) and 2 settings (columns).")
     t = table.to_numpy(dtype=np.float64)
     check_1d_finite(t.ravel(), "table")
+    for j, col in enumerate(table.columns):
+        if tie_ranks(t[:, j]).max() == 0:
+            raise ValueError(f"table column {col!r} gives every model the same value; there is no ranking to compare.")
     names = np.asarray(table.index, dtype=object)
     iu, ju = np.triu_indices(t.shape[0], k=1)
     rows = []
@@ -1013,6 +1033,12 @@ def like_for_like_cost_study(
     >>> out.set_index("metric").loc["MAE", "tau scalar"].tolist()   # exact scalar labels: the reference ranking
     [1.0, 1.0]
     """
+
+    def agreement(score: np.ndarray) -> dict:
+        if tie_ranks(score).max() == 0:
+            return {"kendall tau": 0.0, "all tied": True}
+        return {"kendall tau": ranking_agreement(score, reference), "all tied": False}
+
     models = _check_models(probs)
     if len(models) < 2:
         raise ValueError(f"probs must hold at least 2 models to rank; got {len(models)}.")

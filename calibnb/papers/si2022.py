@@ -37,11 +37,17 @@ from typing import Any, Mapping, NamedTuple
 import numpy as np
 
 from ..validation import (
+    as_float_array,
     as_rng,
+    check_bool,
+    check_conf,
     check_conf_correct,
+    check_logits,
     check_correct,
+    check_labels,
     check_n_bins,
     check_positive_int,
+    check_prediction_table,
     check_scalar_in_range,
     seed_int,
 )
@@ -183,14 +189,23 @@ def top_confidence(scores: Any, labels: Any, *, temperature: float = 1.0) -> tup
     from ..calibrators import softmax
 
     tau = check_scalar_in_range(temperature, "temperature", low=0.0, low_inclusive=False)
+    return _top(scores, labels, tau, ("scores", "labels"))
+
+
+def _top(scores: Any, labels: Any, tau: float, names: tuple[str, str]) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`top_confidence` with the caller's argument names in its error messages."""
+    from scipy import special
+
+    from ..calibrators import softmax
+
     if np.ndim(scores) == 1:
-        c, y = check_conf_correct(scores, labels)
+        c = check_conf(scores, names[0])
+        y = check_correct(labels, c.shape[0], name=names[1], other=names[0])
         with np.errstate(divide="ignore"):
             return special.expit(special.logit(c) / tau), y
-    p = softmax(scores, temperature=tau)
-    lab = np.asarray(labels)
-    if lab.ndim != 1 or lab.shape[0] != p.shape[0]:
-        raise ValueError(f"labels must be 1-D with {p.shape[0]} entries (one per row of scores); got shape {lab.shape}.")
+    z = check_logits(scores, names[0])
+    lab = check_labels(labels, z.shape[0], z.shape[1], name=names[1], other=names[0])
+    p = softmax(z, temperature=tau)
     return p.max(axis=1), p.argmax(axis=1) == lab
 
 
@@ -219,10 +234,12 @@ def _resampler(dev: tuple[Any, Any], test: tuple[Any, Any], *, seed: Any, n_bins
     """
     rng = as_rng(seed)
     n_bins = check_n_bins(n_bins)
-    y_dev = top_confidence(*dev)[1]
-    y_test = top_confidence(*test)[1]
+    y_dev = _top(*dev, 1.0, ("dev_scores", "dev_labels"))[1]
+    y_test = _top(*test, 1.0, ("test_scores", "test_labels"))[1]
 
     def resample(dev_accuracy: float, test_accuracy: float):
+        dev_accuracy = check_scalar_in_range(dev_accuracy, "dev_accuracy", low=0.0, high=1.0)
+        test_accuracy = check_scalar_in_range(test_accuracy, "test_accuracy", low=0.0, high=1.0)
         d_idx = resample_indices(y_dev, dev_accuracy, seed=rng)
         t_idx = resample_indices(y_test, test_accuracy, seed=rng)
         ds, dl = _take(*dev, d_idx)
@@ -268,8 +285,11 @@ def resampling_table(dev_scores: Any, dev_labels: Any, test_scores: Any, test_la
 
     n_bins = check_n_bins(n_bins)
     resample = _resampler((dev_scores, dev_labels), (test_scores, test_labels), seed=seed, n_bins=n_bins)
+    levels = as_float_array(accuracies, "accuracies").ravel()
+    for a in levels:
+        check_scalar_in_range(a, "accuracies", low=0.0, high=1.0)
     rows = []
-    for a in np.atleast_1d(np.asarray(accuracies, dtype=float)):
+    for a in levels:
         _, (ts, tl), tau = resample(float(a), float(a))
         for stage, t in (("before", 1.0), ("after TS", tau)):
             c, y = top_confidence(ts, tl, temperature=t)
@@ -472,7 +492,7 @@ def calibration_summary_table(rows: Mapping[Any, tuple[Any, Any]], *, n_bins: in
 
     if not isinstance(rows, Mapping) or len(rows) == 0:
         raise ValueError("rows must be a non-empty mapping {key: (conf, correct)}.")
-    scale = 100.0 if percent else 1.0
+    scale = 100.0 if check_bool(percent, "percent") else 1.0
     records = []
     for key, pair in rows.items():
         if not isinstance(pair, (tuple, list)) or len(pair) != 2:
@@ -517,8 +537,8 @@ def relative_reduction(before: Any, after: Any) -> np.ndarray | float:
     >>> relative_reduction([0.4, 0.2], [0.3, 0.3]).round(2).tolist()
     [0.25, -0.5]
     """
-    b = np.asarray(before, dtype=np.float64)
-    a = np.asarray(after, dtype=np.float64)
+    b = as_float_array(before, "before")
+    a = as_float_array(after, "after")
     if b.shape != a.shape:
         raise ValueError(f"before has shape {b.shape} but after has shape {a.shape}; they must match.")
     if not (np.all(np.isfinite(b)) and np.all(np.isfinite(a))):
@@ -657,7 +677,7 @@ def expert_features(answers: Any, confidences: Any, expert: int) -> np.ndarray:
     [[0.9, 0.7, 0.2, 1.0, 0.0, 0.667, 0.8]]
     """
     agree = expert_agreement(answers, expert)
-    conf = np.asarray(confidences, dtype=np.float64)
+    conf = as_float_array(confidences, "confidences")
     if conf.shape != agree.shape:
         raise ValueError(f"confidences has shape {conf.shape} but answers has shape {agree.shape}; they must match.")
     if not np.all(np.isfinite(conf)) or conf.min() < 0 or conf.max() > 1:
@@ -794,6 +814,9 @@ def conscal_threshold_data(
     from ..calibrators import ConsCal
 
     n_bins = check_n_bins(n_bins)
+    for pred_name, corr_name, pred, corr in (("dev_predictions", "dev_correct", dev_predictions, dev_correct),
+                                             ("test_predictions", "test_correct", test_predictions, test_correct)):
+        check_correct(corr, check_prediction_table(pred, pred_name).shape[0], name=corr_name, other=pred_name)
     tuned = ConsCal(mode="binary", reference=reference).fit(dev_predictions, dev_correct).threshold_
     rows = []
     for split, pred, corr in (("dev", dev_predictions, dev_correct), ("test", test_predictions, test_correct)):
@@ -819,6 +842,12 @@ def plot_conscal_threshold(data: "pd.DataFrame", *, n: int | None = None, ax: An
     (the slider's value) by a solid grey line. Returns the Axes.
     """
     import matplotlib.pyplot as plt
+
+    import pandas as pd
+    need = {"split", "n", "macro_ce", "ece", "tuned"}
+    if not isinstance(data, pd.DataFrame) or not need <= set(data.columns):
+        raise TypeError(f"data must be the DataFrame of conscal_threshold_data (columns {sorted(need)}); "
+                        f"got {type(data).__name__}.")
 
     if ax is None:
         _, ax = plt.subplots(figsize=(5, 3.5))
