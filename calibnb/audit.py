@@ -380,6 +380,7 @@ def predictions_from_columns(
             if bad.any():
                 _fail(span, f"row does not sum to 1 within {sum_tol:g}", bad, s)
             roles["probs"] = span
+            probs = probs / probs.sum(axis=1, keepdims=True)  # rows summed to 1 within sum_tol: make it exact
             if "logit_prefix" in prefixes:
                 notes.append(f"logits {prefixes['logit_prefix']}0.. ignored: probabilities are used")
         else:

@@ -31,7 +31,10 @@ from .metrics import (
     majority_label, mce, ranking_risk, rank_cs, reliability_table, rewards, smooth_ece, top_r, within_top_r,
 )
 from .uncertainty import batch_axis, bootstrap_ci
-from .validation import as_rng, check_choice, check_positive_int
+from .validation import (
+    as_rng, check_choice, check_conf_correct, check_human, check_n_bins, check_positive_int, check_probs,
+    check_labels, check_logits, check_sample_weight, check_scalar_in_range,
+)
 
 __all__ = [
     "PAPERS",
@@ -264,6 +267,32 @@ def _interval(spec: _Spec, arrays: tuple, w, n_resamples: int, level: float, see
     return est, float(lo), float(hi)
 
 
+def _check_inputs(conf, correct, probs, labels, votes, sample_weight, n_bins, level, seed, logits=None):
+    """Validated arrays (ValueError/TypeError naming the argument)."""
+    conf, correct = check_conf_correct(conf, correct)
+    correct = correct.astype(np.float64)
+    n = conf.shape[0]
+    check_n_bins(n_bins)
+    check_scalar_in_range(level, "level", low=0.0, high=1.0, low_inclusive=False, high_inclusive=False)
+    as_rng(seed)  # validates the seed
+    w = None if sample_weight is None else check_sample_weight(sample_weight, (n,))
+    p = y = h = z = None
+    if logits is not None:
+        z = check_logits(logits)
+    if probs is not None or labels is not None:
+        if probs is None or labels is None:
+            raise TypeError("probs and labels go together; give both or neither.")
+        p = check_probs(probs)
+        y = check_labels(labels, p.shape[0], p.shape[1])
+        if p.shape[0] != n:
+            raise ValueError(f"probs has {p.shape[0]} rows but conf has {n}; they must match.")
+    if votes is not None:
+        if p is None:
+            raise TypeError("votes need probs and labels (the model's class distribution).")
+        h = check_human(votes, p.shape[0], p.shape[1], name="votes").astype(np.float64)
+    return conf, correct, p, y, h, w, z
+
+
 #: Array sets that need whole rows of class probabilities (a subsample when streaming).
 _WHOLE_ROWS_ONLY = {"probs", "votes", "probs_majority"}
 
@@ -295,8 +324,9 @@ def row_reductions(probs, labels, votes=None, *, scalar_values=None, n_bins: int
     >>> r["top2"][1].tolist(), np.round(r["rows:nbr"][0], 4).tolist()
     ([0.0, 1.0], [0.0467, 0.26])
     """
-    p = np.asarray(probs, dtype=np.float64)
-    y = np.asarray(labels, dtype=np.int64)
+    p = check_probs(probs)
+    y = check_labels(labels, p.shape[0], p.shape[1])
+    check_n_bins(n_bins)
     out: dict[str, tuple] = {}
     c2, y2 = top_r(p, y, r=2)
     cw, yw = within_top_r(p, y, r=2)
@@ -307,7 +337,7 @@ def row_reductions(probs, labels, votes=None, *, scalar_values=None, n_bins: int
         if spec.arrays == "probs":
             out[f"rows:{spec.key}"] = (np.asarray(spec.fn(p, y), dtype=np.float64),)
     if votes is not None:
-        h = np.asarray(votes, dtype=np.float64)
+        h = check_human(votes, p.shape[0], p.shape[1], name="votes").astype(np.float64)
         k = p.shape[1]
         v = np.linspace(1.0, 0.0, k) if scalar_values is None else np.asarray(scalar_values, dtype=np.float64)
         if v.shape != (k,):
@@ -332,6 +362,8 @@ def concat_reductions(parts) -> dict:
     >>> all(np.array_equal(a, b) for k in whole for a, b in zip(whole[k], parts[k]))
     True
     """
+    if not isinstance(parts, (list, tuple)) or not parts or not all(isinstance(x, dict) for x in parts):
+        raise TypeError(f"parts must be a non-empty list of row_reductions dicts; got {type(parts).__name__}.")
     parts = list(parts)
     return {k: tuple(np.concatenate([part[k][i] for part in parts]) for i in range(len(parts[0][k])))
             for k in parts[0]}
@@ -404,17 +436,21 @@ def metric_summary(
     >>> bool(t.set_index("key").loc["ece_width", "estimate"] < 0.15)
     True
     """
-    conf = np.asarray(conf, dtype=np.float64)
-    correct = np.asarray(correct, dtype=np.float64)
     n_resamples = check_positive_int(n_resamples, "n_resamples", minimum=0)
     heavy_resamples = check_positive_int(heavy_resamples, "heavy_resamples", minimum=0)
-    w = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
-    arrays: dict[str, tuple] = {"binary": (conf, correct)}
-    if probs is not None:
-        p = np.asarray(probs, dtype=np.float64)
-        y = np.asarray(labels, dtype=np.int64)
-        arrays["probs"] = (p, y)
+    if derived is None:
+        conf, correct, p, y, h, w, _ = _check_inputs(conf, correct, probs, labels, votes, sample_weight, n_bins,
+                                                      level, seed)
+    else:  # streamed: the class-level arrays are a subsample, checked by the reader
+        conf, correct = check_conf_correct(conf, correct)
+        correct = correct.astype(np.float64)
+        w = None if sample_weight is None else check_sample_weight(sample_weight, (conf.shape[0],))
+        p = None if probs is None else np.asarray(probs, dtype=np.float64)
+        y = None if labels is None else np.asarray(labels, dtype=np.int64)
         h = None if votes is None else np.asarray(votes, dtype=np.float64)
+    arrays: dict[str, tuple] = {"binary": (conf, correct)}
+    if p is not None:
+        arrays["probs"] = (p, y)
         if h is not None:
             arrays["votes"] = (p, h)
             arrays["probs_majority"] = (p, majority_label(h))
@@ -485,7 +521,7 @@ class Recalibrated:
     labels: np.ndarray | None
 
 
-def applicable_methods(n_classes: int | None) -> list[str]:
+def applicable_methods(n_classes: int | None = None) -> list[str]:
     """Methods for top-1 data (``n_classes=None``: conf and correct only) or K-class probabilities.
 
     Examples
@@ -495,6 +531,8 @@ def applicable_methods(n_classes: int | None) -> list[str]:
     >>> applicable_methods(10)[:4]
     ['uncalibrated', 'TS (NLL)', 'TS (ECE)', 'vector scaling']
     """
+    if n_classes is not None:
+        n_classes = check_positive_int(n_classes, "n_classes", minimum=2)
     out = ["uncalibrated", "TS (NLL)", "TS (ECE)"]
     if n_classes is not None and n_classes >= 3:
         out.append("vector scaling")
@@ -595,12 +633,17 @@ def cross_fit(method: str, conf, correct, *, logits=None, labels=None, n_folds: 
     """
     check_choice(method, list(METHODS), "method")
     n_folds = check_positive_int(n_folds, "n_folds", minimum=2)
-    conf = np.asarray(conf, dtype=np.float64)
-    correct = np.asarray(correct, dtype=np.float64)
-    n = conf.shape[0]
+    if (logits is None) != (labels is None):
+        raise TypeError("logits and labels go together; give both or neither.")
+    conf, correct, _, labels_, _, _, logits = _check_inputs(conf, correct, None, None, None, None, 10, 0.5, seed,
+                                                            logits=logits if labels is not None else None)
     if logits is not None:
-        logits = np.asarray(logits, dtype=np.float64)
-        labels = np.asarray(labels, dtype=np.int64)
+        labels = check_labels(labels, logits.shape[0], logits.shape[1])
+        if logits.shape[0] != conf.shape[0]:
+            raise ValueError(f"logits has {logits.shape[0]} rows but conf has {conf.shape[0]}; they must match.")
+    n = conf.shape[0]
+    if n_folds > n:
+        raise ValueError(f"n_folds = {n_folds} exceeds the {n} rows.")
     if method == "uncalibrated":
         probs = None if logits is None else special.softmax(logits, axis=1)
         return Recalibrated(method, conf.copy(), correct.copy(), probs, labels)
@@ -647,12 +690,20 @@ def recalibration_comparison(
     >>> sorted(set(t.method))
     ['isotonic', 'uncalibrated']
     """
+    if (logits is None) != (labels is None):
+        raise TypeError("logits and labels go together; give both or neither.")
+    conf, correct, _, _, _, sample_weight, _ = _check_inputs(conf, correct, None, None, None, sample_weight, n_bins,
+                                                             level, seed)
+    if votes is not None and logits is None:
+        raise TypeError("votes need logits and labels (the model's class distribution).")
     k = None if logits is None else int(np.shape(logits)[1])
     methods = applicable_methods(k) if methods is None else list(methods)
+    for m in methods:
+        check_choice(m, applicable_methods(k), "methods")
     frames = []
     for m in methods:
         r = cross_fit(m, conf, correct, logits=logits, labels=labels, n_folds=n_folds, seed=seed)
-        t = metric_summary(r.conf, r.correct, probs=r.probs, labels=r.labels,
+        t = metric_summary(r.conf, r.correct, probs=r.probs, labels=r.labels if r.probs is not None else None,
                                 votes=votes if r.probs is not None else None, sample_weight=sample_weight,
                                 scalar_values=scalar_values, n_bins=n_bins, n_resamples=n_resamples,
                                 heavy_resamples=heavy_resamples, level=level, seed=seed)
@@ -678,6 +729,9 @@ def metric_picks(comparison: pd.DataFrame) -> pd.DataFrame:
     >>> metric_picks(t)[["key", "pick", "separated"]].values.tolist()
     [['ece_width', 'b', True]]
     """
+    if not isinstance(comparison, pd.DataFrame) or not {"method", "key", "estimate"} <= set(comparison.columns):
+        raise TypeError("comparison must be the DataFrame of recalibration_comparison (columns method, key, estimate, "
+                        f"...); got {type(comparison).__name__}.")
     rows = []
     for key, g in comparison.groupby("key", sort=False):
         g = g.sort_values("estimate", ascending=not bool(g["higher_is_better"].iloc[0]), kind="stable")
