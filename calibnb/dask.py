@@ -74,7 +74,7 @@ from ._streaming import (
     weight_problem,
 )
 from .stats import GRID, CalibrationStats
-from .validation import as_numeric_array, check_choice, check_n_bins, check_scalar_in_range
+from .validation import as_numeric_array, check_choice, check_n_bins, check_positive_int, check_scalar_in_range
 
 __all__ = [
     "calibration_stats",
@@ -284,9 +284,7 @@ def calibration_stats(conf, correct, *, sample_weight=None, n_cells: int = GRID,
     >>> s.n, round(s.ece(n_bins=2), 4)
     (3, 0.2167)
     """
-    split_every = int(split_every)
-    if split_every < 2:
-        raise ValueError(f"split_every must be at least 2; got {split_every}.")
+    split_every = check_positive_int(split_every, "split_every", minimum=2)
     blocks = _prepare(conf, correct, sample_weight)
     return _pass1(blocks, n_cells, split_every)[0]
 

@@ -257,6 +257,7 @@ def plot_reliability_diagram(
     style = check_choice(style, ("classic", "si"), "style")
     show_counts = check_bool(show_counts, "show_counts")
     show_ece = check_bool(show_ece, "show_ece")
+    show_intervals = check_bool(show_intervals, "show_intervals")
     ax = _new_axes(ax)
     t = data.table
     left = t["bar_left"].to_numpy(float)

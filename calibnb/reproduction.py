@@ -81,7 +81,7 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from .validation import check_scalar_in_range
+from .validation import check_choice, check_scalar_in_range
 
 __all__ = [
     "Claim",
@@ -689,6 +689,7 @@ def claim_status(kind: str, outcomes: Sequence[str]) -> str:
     >>> claim_status("verdict", ["fails", "inconclusive"])
     'does-not-reproduce'
     """
+    kind = check_choice(kind, KINDS, "kind")
     if kind == "identity":
         return "identity"
     if kind == "not-checkable":
@@ -701,6 +702,17 @@ def claim_status(kind: str, outcomes: Sequence[str]) -> str:
     return "partly" if n_holds else "does-not-reproduce"
 
 
+def _interval_pair(value: Any, name: str) -> tuple[float, float]:
+    """``(low, high)`` of two finite numbers with low <= high, or an error naming ``name``."""
+    try:
+        lo, hi = (float(v) for v in value)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be a pair (low, high) of numbers; got {value!r}.") from None
+    if not (math.isfinite(lo) and math.isfinite(hi)) or lo > hi:
+        raise ValueError(f"{name} must be a pair (low, high) of finite numbers with low <= high; got {value!r}.")
+    return lo, hi
+
+
 def interval_outcome(interval: tuple[float, float], target: tuple[float, float]) -> str:
     """``holds`` iff ``interval`` lies inside ``target``, ``fails`` iff disjoint, else ``inconclusive``.
 
@@ -709,8 +721,8 @@ def interval_outcome(interval: tuple[float, float], target: tuple[float, float])
     >>> interval_outcome((0.4, 0.7), (0.0, 0.5))
     'inconclusive'
     """
-    lo, hi = interval
-    t_lo, t_hi = target
+    lo, hi = _interval_pair(interval, "interval")
+    t_lo, t_hi = _interval_pair(target, "target")
     if t_lo <= lo and hi <= t_hi:
         return "holds"
     if hi < t_lo or lo > t_hi:
@@ -733,6 +745,21 @@ def _fmt_short(value: Any) -> str:
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(_fmt_short(v) for v in value) + "]"
     return str(value)
+
+
+def _criterion(kind: str, paper: Any, tol: Any) -> str:
+    """The test a claim's value must pass, in words: the paper's number is in the
+    claim's wording; for a range or a count the bounds are the ledger's reading of
+    it (with its reason), not a number the paper printed."""
+    if kind == "number":
+        return f"{_fmt_short(paper)} ± {_fmt_short(tol)}" if tol is not None else _fmt_short(paper)
+    if kind == "range" and isinstance(paper, (list, tuple)):
+        return f"within [{_fmt_short(paper[0])}, {_fmt_short(paper[1])}]"
+    if kind == "count" and isinstance(paper, (list, tuple)):
+        return f"share in [{_fmt_short(paper[0])}, {_fmt_short(paper[1])}]"
+    if kind == "verdict":
+        return f"is {_fmt_short(paper)}"
+    return _fmt_short(paper)
 
 
 def _fmt_ours(kind: str, ours: Any) -> str:
@@ -820,7 +847,7 @@ table.calibnb-claims td.mismatch { background: #fee; }
 </style>"""
 
 #: Relative widths (percent) of the claims table's columns.
-_TABLE_COLUMNS = [("claim", 17), ("locator", 8), ("paper", 8), ("ours", 13), ("interval", 10),
+_TABLE_COLUMNS = [("claim (the paper's words)", 17), ("locator", 8), ("criterion", 8), ("ours", 13), ("interval", 10),
                   ("outcome", 8), ("status", 9), ("expected", 9), ("reason", 18)]
 
 
@@ -847,9 +874,7 @@ def claims_table_html(claims: Sequence[dict]) -> str:
     for _, c in ranked:
         sources = c.get("sources") or []
         tag = lambda s: f"{s['source']}: " if s.get("source") else ""  # noqa: E731
-        paper = _fmt_short(c.get("paper"))
-        if c.get("tol") is not None:
-            paper += f" ± {_fmt_short(c['tol'])}"
+        paper = _criterion(c.get("kind"), c.get("paper"), c.get("tol"))
         ours = lines(tag(s) + _fmt_ours(c.get("kind"), s.get("ours")) for s in sources)
         interval = lines(tag(s) + _fmt_short(s.get("interval")) if s.get("interval") is not None else ""
                          for s in sources)
@@ -904,9 +929,7 @@ def did_not_reproduce_markdown(results: dict) -> str:
         return "; ".join(parts)
 
     def item(c: dict) -> str:
-        paper = _fmt_short(c.get("paper"))
-        if c.get("tol") is not None:
-            paper += f" ± {_fmt_short(c['tol'])}"
+        paper = _criterion(c.get("kind"), c.get("paper"), c.get("tol"))
         return (f"- **{c['id']}** ({c.get('locator')}): “{c.get('quote')}” — paper {paper}; ours {values(c)}. "
                 f"{c.get('reason')}")
 

@@ -628,7 +628,7 @@ class CalibrationStats:
         return rows, w_pos, c_pos, c_neg
 
     def _ks_segments(self):
-        """The sorted stream as consecutive segments, with the exact gap at each segment end and a bound inside.
+        r"""The sorted stream as consecutive segments, with the exact gap at each segment end and a bound inside.
 
         Segments, in ascending order of confidence: per cell, the side-table
         values just above the cell's lower edge, then the cell's grid items,

@@ -28,7 +28,7 @@ import numpy as np
 
 from .validation import as_float_array, as_rng, seed_int, check_choice, check_labels, check_positive_int, check_scalar_in_range
 
-__all__ = ["TrainingRun", "TrainingDynamics", "train_softmax_regression", "training_dynamics", "load_bundled"]
+__all__ = ["TrainingRun", "TrainingDynamics", "train_softmax_regression", "train_mlp", "training_dynamics", "load_bundled"]
 
 
 @dataclass(frozen=True)
@@ -133,32 +133,31 @@ def train_softmax_regression(
     >>> bool((run.predictions("train")[:, -1] == y).mean() > 0.95)
     True
     """
-    x = _check_X(X, "X")
-    n, d = x.shape
-    if n_classes is not None:
-        n_classes = check_positive_int(n_classes, "n_classes", minimum=2)
-    labels = check_labels(y, n, n_classes, name="y", other="X")
-    k = n_classes if n_classes is not None else max(int(labels.max()) + 1, 2)
-    alpha = check_scalar_in_range(label_smoothing, "label_smoothing", low=0.0, high=1.0, high_inclusive=False)
-    epochs = check_positive_int(epochs, "epochs")
-    every = check_positive_int(checkpoint_every, "checkpoint_every")
-    lr = check_scalar_in_range(learning_rate, "learning_rate", low=0.0, low_inclusive=False)
-    bs = check_positive_int(batch_size, "batch_size")
-    lam = check_scalar_in_range(l2, "l2", low=0.0)
-    sets = {"train": x}
-    for name, arr in (eval_sets or {}).items():
-        e = _check_X(arr, f"eval_sets[{name!r}]")
-        if e.shape[1] != d:
-            raise ValueError(f"eval_sets[{name!r}] has {e.shape[1]} features but X has {d}; they must match.")
-        sets[name] = e
-    rng = as_rng(seed)
+    x, labels, k, sets, opts = _check_train_args(X, y, n_classes, label_smoothing, epochs, checkpoint_every,
+                                                 learning_rate, batch_size, l2, eval_sets)
+    return _train_adam(x, labels, k, sets, as_rng(seed), hidden=0, **opts)
 
+
+def _train_adam(x, labels, k, sets, rng, *, hidden, alpha, epochs, every, lr, bs, lam) -> TrainingRun:
+    # seeded mini-batch Adam on smoothed cross-entropy; hidden = 0: softmax regression, else one tanh layer
+    n, d = x.shape
     targets = np.full((n, k), alpha / (k - 1))
     targets[np.arange(n), labels] = 1.0 - alpha
-    w = np.zeros((d, k))
-    b = np.zeros(k)
-    m = [np.zeros_like(w), np.zeros_like(b)]
-    v = [np.zeros_like(w), np.zeros_like(b)]
+    if hidden:
+        # Glorot-uniform initial weights drawn from the run's generator (the non-convex case needs a random start)
+        lim1, lim2 = np.sqrt(6.0 / (d + hidden)), np.sqrt(6.0 / (hidden + k))
+        params = [rng.uniform(-lim1, lim1, (d, hidden)), np.zeros(hidden), rng.uniform(-lim2, lim2, (hidden, k)), np.zeros(k)]
+    else:
+        params = [np.zeros((d, k)), np.zeros(k)]
+
+    def forward(a):
+        if hidden:
+            h = np.tanh(a @ params[0] + params[1])
+            return h @ params[2] + params[3], h
+        return a @ params[0] + params[1], None
+
+    m = [np.zeros_like(p_) for p_ in params]
+    v = [np.zeros_like(p_) for p_ in params]
     beta1, beta2, eps = 0.9, 0.999, 1e-8
     step = 0
     ckpt_epochs: list[int] = []
@@ -170,14 +169,19 @@ def train_softmax_regression(
         for start in range(0, n, bs):
             idx = order[start : start + bs]
             xb, qb = x[idx], targets[idx]
-            s = xb @ w + b
-            s -= s.max(axis=1, keepdims=True)
+            s, h = forward(xb)
+            s = s - s.max(axis=1, keepdims=True)
             logp = s - np.log(np.exp(s).sum(axis=1, keepdims=True))
             total += float(-(qb * logp).sum())
             grad_s = (np.exp(logp) - qb) / idx.size
-            grads = [xb.T @ grad_s + 2.0 * lam * w, grad_s.sum(axis=0)]
+            if hidden:
+                grad_h = (grad_s @ params[2].T) * (1.0 - h * h)
+                grads = [xb.T @ grad_h + 2.0 * lam * params[0], grad_h.sum(axis=0),
+                         h.T @ grad_s + 2.0 * lam * params[2], grad_s.sum(axis=0)]
+            else:
+                grads = [xb.T @ grad_s + 2.0 * lam * params[0], grad_s.sum(axis=0)]
             step += 1
-            for j, (param, g) in enumerate(zip((w, b), grads)):
+            for j, (param, g) in enumerate(zip(params, grads)):
                 m[j] = beta1 * m[j] + (1 - beta1) * g
                 v[j] = beta2 * v[j] + (1 - beta2) * g * g
                 mhat = m[j] / (1 - beta1**step)
@@ -187,14 +191,93 @@ def train_softmax_regression(
         if epoch % every == 0 or epoch == epochs:
             ckpt_epochs.append(epoch)
             for name, arr in sets.items():
-                ckpt_logits[name].append(arr @ w + b)
+                ckpt_logits[name].append(forward(arr)[0])
     return TrainingRun(
         epochs=np.array(ckpt_epochs),
         logits={name: np.stack(v_) for name, v_ in ckpt_logits.items()},
         train_loss=losses,
-        weights=w.copy(),
-        bias=b.copy(),
+        weights=params[-2].copy(),
+        bias=params[-1].copy(),
     )
+
+
+def _check_train_args(X, y, n_classes, label_smoothing, epochs, checkpoint_every, learning_rate, batch_size, l2, eval_sets):
+    x = _check_X(X, "X")
+    n, d = x.shape
+    if n_classes is not None:
+        n_classes = check_positive_int(n_classes, "n_classes", minimum=2)
+    labels = check_labels(y, n, n_classes, name="y", other="X")
+    k = n_classes if n_classes is not None else max(int(labels.max()) + 1, 2)
+    out = dict(
+        alpha=check_scalar_in_range(label_smoothing, "label_smoothing", low=0.0, high=1.0, high_inclusive=False),
+        epochs=check_positive_int(epochs, "epochs"),
+        every=check_positive_int(checkpoint_every, "checkpoint_every"),
+        lr=check_scalar_in_range(learning_rate, "learning_rate", low=0.0, low_inclusive=False),
+        bs=check_positive_int(batch_size, "batch_size"),
+        lam=check_scalar_in_range(l2, "l2", low=0.0),
+    )
+    sets = {"train": x}
+    for name, arr in (eval_sets or {}).items():
+        e = _check_X(arr, f"eval_sets[{name!r}]")
+        if e.shape[1] != d:
+            raise ValueError(f"eval_sets[{name!r}] has {e.shape[1]} features but X has {d}; they must match.")
+        sets[name] = e
+    return x, labels, k, sets, out
+
+
+def train_mlp(
+    X: Any,
+    y: Any,
+    *,
+    hidden: int = 16,
+    label_smoothing: float = 0.0,
+    epochs: int = 10,
+    seed: Any = None,
+    checkpoint_every: int = 1,
+    eval_sets: Mapping[str, Any] | None = None,
+    n_classes: int | None = None,
+    learning_rate: float = 0.01,
+    batch_size: int = 16,
+    l2: float = 0.0,
+) -> TrainingRun:
+    r"""A one-hidden-layer tanh network trained by seeded mini-batch Adam (non-convex).
+
+    The same loss as :func:`train_softmax_regression` (cross-entropy against
+    label-smoothed targets :math:`q`), on logits of a hidden layer of
+    ``hidden`` tanh units:
+
+    .. math:: z_i = 	anh(x_i W_1 + b_1)\,W_2 + b_2, \qquad
+              L = -rac1B\sum_{i} \sum_k q_{ik} \log \mathrm{softmax}(z_i)_k
+              + \lambda (\lVert W_1
+Vert^2 + \lVert W_2 
+Vert^2)
+
+    :math:`W_1, W_2` start Glorot-uniform from ``seed`` (biases at zero), so
+    independently seeded runs start in different places and end in different
+    local minima: their checkpoints disagree because of training dynamics,
+    not only optimiser noise (Si et al. 2022 §5.2 use DPR-BERT checkpoints).
+    Parameters are those of :func:`train_softmax_regression` plus
+    ``hidden`` (number of hidden units, >= 1). ``TrainingRun.weights`` and
+    ``bias`` hold the output layer.
+
+    References
+    ----------
+    .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of Question Answering". In Findings of the Association for Computational Linguistics: EMNLP 2022. §5.1-5.2.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(400, 2)); y = (X[:, 0] * X[:, 1] > 0).astype(int)   # XOR: no linear model fits it
+    >>> run = train_mlp(X, y, hidden=8, epochs=30, seed=0, checkpoint_every=10, learning_rate=0.02)
+    >>> run.epochs.tolist(), run.logits["train"].shape
+    ([10, 20, 30], (3, 400, 2))
+    >>> bool((run.predictions("train")[:, -1] == y).mean() > 0.9)
+    True
+    """
+    hidden = check_positive_int(hidden, "hidden")
+    x, labels, k, sets, opts = _check_train_args(X, y, n_classes, label_smoothing, epochs, checkpoint_every,
+                                                 learning_rate, batch_size, l2, eval_sets)
+    return _train_adam(x, labels, k, sets, as_rng(seed), hidden=hidden, **opts)
 
 
 _DATASETS = ("digits", "wine", "breast_cancer", "iris")
@@ -248,6 +331,11 @@ class TrainingDynamics:
     checkpoint_accuracy : dict "dev"/"test" -> (C,)
     seeds : dict
         The seeds actually used (main run, independent runs, split).
+    epoch_predictions : dict "dev"/"test" -> (N, E)
+        Predicted class of the main run after every epoch 1..E (E = C x
+        epochs per checkpoint); :meth:`spaced_checkpoints` takes other N from it.
+    model : str
+        ``"softmax regression"`` or ``"MLP (h tanh units)"``.
     """
 
     dataset: str
@@ -260,6 +348,24 @@ class TrainingDynamics:
     run_predictions: dict[str, np.ndarray]
     checkpoint_accuracy: dict[str, np.ndarray]
     seeds: dict[str, Any] = field(default_factory=dict)
+    epoch_predictions: dict[str, np.ndarray] = field(default_factory=dict)
+    model: str = "softmax regression"
+
+    def spaced_checkpoints(self, n_checkpoints: int, split: str = "test") -> np.ndarray:
+        """(N, n_checkpoints) predictions of the SAME main run at evenly spaced epochs ending at its last epoch.
+
+        Only the number of checkpoints changes; the final model (last column)
+        is the one of :attr:`checkpoint_predictions` (Si et al. 2022, App. E).
+        Epoch ``round(E * j / n)`` for ``j = 1..n``; ``n`` must not exceed E.
+        """
+        n_checkpoints = check_positive_int(n_checkpoints, "n_checkpoints")
+        check_choice(split, tuple(self.epoch_predictions), "split")
+        table = self.epoch_predictions[split]
+        n_epochs = table.shape[1]
+        if n_checkpoints > n_epochs:
+            raise ValueError(f"n_checkpoints must be at most the {n_epochs} epochs of the main run; got {n_checkpoints}.")
+        epochs = np.round(np.arange(1, n_checkpoints + 1) * n_epochs / n_checkpoints).astype(int)
+        return table[:, epochs - 1]
 
 
 def training_dynamics(
@@ -274,6 +380,7 @@ def training_dynamics(
     split: tuple[float, float] = (0.25, 0.25),
     learning_rate: float = 0.1,
     batch_size: int = 16,
+    hidden: int = 0,
 ) -> TrainingDynamics:
     r"""Train a small model on a bundled data set and return real training dynamics.
 
@@ -285,7 +392,9 @@ def training_dynamics(
     ConsCal's input (Si et al. 2022 §5.2, N = 5 checkpoints). ``n_seeds``
     further runs with independent seeds give the final predictions for
     "ConsCal w/o training dynamics" (§5.3). See the module docstring for why
-    the default is digits at 2 x 2 pixels.
+    the default is digits at 2 x 2 pixels. ``hidden = 0`` trains softmax
+    regression (:func:`train_softmax_regression`, convex); ``hidden > 0`` a
+    one-hidden-layer tanh network (:func:`train_mlp`, non-convex).
 
     .. math:: \hat y^{(c)}_i = \arg\max_k (x_i W^{(c)} + b^{(c)})_k, \quad c = 1..C
 
@@ -299,6 +408,8 @@ def training_dynamics(
     >>> td.checkpoint_predictions["dev"].shape[1], td.run_predictions["test"].shape[1]
     (3, 2)
     >>> bool(0.4 < td.checkpoint_accuracy["test"][-1] < 0.7)
+    True
+    >>> td.spaced_checkpoints(3, "dev").shape == td.checkpoint_predictions["dev"].shape
     True
     """
     n_checkpoints = check_positive_int(n_checkpoints, "n_checkpoints")
@@ -325,31 +436,39 @@ def training_dynamics(
     std = np.where(std > 0, std, 1.0)
     Z = (X - mean) / std
     evals = {name: Z[idx] for name, idx in parts.items()}
+    hidden = check_scalar_in_range(hidden, "hidden", low=0)
+    if int(hidden) != hidden:
+        raise ValueError(f"hidden must be a whole number of units (0 = softmax regression); got {hidden!r}.")
+    hidden = int(hidden)
     common = dict(
         label_smoothing=label_smoothing, eval_sets=evals, n_classes=n_classes,
         learning_rate=learning_rate, batch_size=batch_size,
     )
-    main = train_softmax_regression(
-        Z[train], y[train], epochs=n_checkpoints * per, checkpoint_every=per, seed=np.random.default_rng(main_seq), **common
-    )
-    runs = [
-        train_softmax_regression(
-            Z[train], y[train], epochs=n_checkpoints * per, checkpoint_every=n_checkpoints * per,
-            seed=np.random.default_rng(s), **common,
-        )
-        for s in run_seqs
-    ]
+
+    def fit(every, rng):
+        total = n_checkpoints * per
+        if hidden:
+            return train_mlp(Z[train], y[train], hidden=hidden, epochs=total, checkpoint_every=every, seed=rng, **common)
+        return train_softmax_regression(Z[train], y[train], epochs=total, checkpoint_every=every, seed=rng, **common)
+
+    # the main run keeps every epoch; its N checkpoints are every `per`-th epoch
+    main = fit(1, np.random.default_rng(main_seq))
+    keep = np.flatnonzero(main.epochs % per == 0)
+    runs = [fit(n_checkpoints * per, np.random.default_rng(s)) for s in run_seqs]
     labels = {name: y[idx] for name, idx in parts.items()}
-    ckpt_pred = {name: main.predictions(name) for name in parts}
+    epoch_pred = {name: main.predictions(name) for name in parts}
+    ckpt_pred = {name: epoch_pred[name][:, keep] for name in parts}
     return TrainingDynamics(
         dataset=dataset,
         n_classes=n_classes,
-        epochs=main.epochs,
+        epochs=main.epochs[keep],
         labels=labels,
-        checkpoint_logits={name: main.logits[name] for name in parts},
+        checkpoint_logits={name: main.logits[name][keep] for name in parts},
         checkpoint_predictions=ckpt_pred,
         run_logits={name: np.stack([r.logits[name][-1] for r in runs]) for name in parts},
         run_predictions={name: np.stack([r.logits[name][-1].argmax(axis=1) for r in runs], axis=1) for name in parts},
         checkpoint_accuracy={name: (ckpt_pred[name] == labels[name][:, None]).mean(axis=0) for name in parts},
         seeds={"seed": seed_value, "entropy": seq.entropy},
+        epoch_predictions=epoch_pred,
+        model=f"MLP ({hidden} tanh units)" if hidden else "softmax regression",
     )

@@ -26,7 +26,7 @@ the metric:
 from __future__ import annotations
 
 import numbers
-from typing import Any, Callable, NamedTuple
+from typing import Any, Callable, NamedTuple, Sequence
 
 import numpy as np
 
@@ -97,25 +97,29 @@ def _is_batched(metric: Callable) -> bool:
     return bool(getattr(metric, _BATCH_ATTR, False))
 
 
-def _check_arrays(arrays, name: str = "arrays") -> tuple[list[np.ndarray], int]:
-    """Arrays as ndarrays with one common first dimension (the items), N >= 2."""
+def _check_arrays(arrays, name: str = "arrays", labels: Sequence[str] | None = None) -> tuple[list[np.ndarray], int]:
+    """Arrays as ndarrays with one common first dimension (the items), N >= 2.
+
+    Errors name each array as ``labels[k]`` (default ``name[k]``), the way the user passed it.
+    """
     if len(arrays) == 0:
         raise TypeError(f"{name}: give at least one data array after the metric.")
+    lab = list(labels) if labels is not None else [f"{name}[{k}]" for k in range(len(arrays))]
     out = []
     for k, a in enumerate(arrays):
-        arr = as_numeric_array(a, f"{name}[{k}]")
+        arr = as_numeric_array(a, lab[k])
         if arr.ndim == 0:
-            raise ValueError(f"{name}[{k}] must be an array of items, not a scalar.")
+            raise ValueError(f"{lab[k]} must be an array of items, not a scalar.")
         out.append(arr)
     n = out[0].shape[0]
     for k, arr in enumerate(out[1:], start=1):
         if arr.shape[0] != n:
             raise ValueError(
-                f"{name}[{k}] has {arr.shape[0]} items but {name}[0] has {n}; "
+                f"{lab[k]} has {arr.shape[0]} items but {lab[0]} has {n}; "
                 "the arrays are resampled jointly and must have the same length."
             )
     if n < 2:
-        raise ValueError(f"the bootstrap needs at least 2 items; {name}[0] has {n}.")
+        raise ValueError(f"the bootstrap needs at least 2 items; {lab[0]} has {n}.")
     return out, n
 
 
@@ -436,7 +440,8 @@ def paired_bootstrap_ci(
             raise TypeError(f"{name} must be a tuple of arrays, e.g. (conf, correct); got {type(group).__name__}.")
         if len(group) == 0:
             raise ValueError(f"{name} must hold at least one array.")
-    arrs, n = _check_arrays(tuple(a) + tuple(b), "a + b")
+    arrs, n = _check_arrays(tuple(a) + tuple(b), "a + b",
+                            [f"a[{i}]" for i in range(len(a))] + [f"b[{i}]" for i in range(len(b))])
     k = len(a)
     arrs_a, arrs_b = arrs[:k], arrs[k:]
     mode = _mode(metric, vectorized, options)

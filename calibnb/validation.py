@@ -37,6 +37,7 @@ __all__ = [
     "check_probs_labels",
     "check_human",
     "check_vote_counts",
+    "check_enough_votes",
     "check_n_bins",
     "check_choice",
     "check_positive_int",
@@ -567,6 +568,8 @@ def check_sample_weight(sample_weight: Any, shape: tuple, name: str = "sample_we
     ...
     ValueError: sample_weight has 1 value below 0; first at index 1: -2.0.
     """
+    if not isinstance(shape, tuple) or not shape:
+        raise TypeError(f"shape must be the non-empty shape tuple of the arrays weighted; got {shape!r}.")
     if sample_weight is None:
         return None
     arr = as_numeric_array(sample_weight, name)
@@ -710,3 +713,29 @@ def seed_int(seed: Any = None) -> int:
         as_rng(seed)  # the same checks
         return int(seed)
     return int(as_rng(seed).integers(2**63 - 1))
+
+
+def check_enough_votes(human: Any, n_votes: Any, *, what: str | None = None,
+                       name: str = "human") -> tuple[np.ndarray, np.ndarray]:
+    """Vote counts (as :func:`check_vote_counts`) and their per-item totals, every item with ``n_votes`` or more.
+
+    ``what`` names where the requirement comes from in the message (default
+    ``"n_votes=<n_votes>"``).
+
+    >>> counts, totals = check_enough_votes([[3, 1], [2, 2]], 4)
+    >>> totals.tolist()
+    [4, 4]
+    >>> check_enough_votes([[3, 1], [1, 1]], 4)
+    Traceback (most recent call last):
+    ...
+    ValueError: human has 1 item(s) with fewer than n_votes=4 votes; first at row 1: 2 votes.
+    """
+    counts = check_vote_counts(human, name=name)
+    n_votes = check_positive_int(n_votes, "n_votes")
+    totals = counts.sum(axis=1)
+    short = totals < n_votes
+    if short.any():
+        i = int(np.flatnonzero(short)[0])
+        raise ValueError(f"{name} has {int(short.sum())} item(s) with fewer than {what or f'n_votes={n_votes}'} "
+                         f"votes; first at row {i}: {int(totals[i])} votes.")
+    return counts, totals

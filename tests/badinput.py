@@ -1,8 +1,8 @@
 """The machinery of calibnb's bad-input harness (issue 14); the test is ``tests/test_bad_input.py``.
 
-Every public callable (the ``__all__`` of every module under :mod:`calibnb`,
-walked with :mod:`pkgutil`, plus every calibrator's constructor options,
-``fit`` and ``transform``) is called with valid baseline arguments, then with
+Every public callable (the ``__all__`` of every public module under
+:mod:`calibnb`, walked with :mod:`pkgutil`, plus every calibrator's constructor
+options, ``fit`` and ``transform``) is called with valid baseline arguments, then with
 one argument at a time replaced by a member of a family of bad (or unusual
 but valid) inputs. Each call is classified:
 
@@ -15,6 +15,14 @@ but valid) inputs. Each call is classified:
 * anything else is a **defect**: a silent answer to a bad input, an error of
   another type (``MemoryError``, ``IndexError``, ...), a message that does not
   name the argument, a NaN, or a result that differs from the baseline.
+
+Private modules (a name component starting with ``_``: ``calibnb._streaming``,
+``calibnb.data._arrays``, ...) are not walked by rule: they are not public API
+(their ``__all__`` exists for ``tests/test_api.py``) and are exercised through
+the public functions that call them; an object they define is walked only when
+a public module re-exports it, under that public name. Callables that take
+their arrays through ``*args`` or tuples (``bootstrap_ci``,
+``paired_bootstrap_ci``) are called through adapters naming each array.
 
 Baseline values come from generators keyed by parameter name (``conf``,
 ``correct``, ``probs``, ``labels``, ``logits``, ``human``, ``n_bins``, ``seed``,
@@ -107,6 +115,42 @@ def _conscal_table():
     return conscal_threshold_data(D["predictions"], D["correct"], D["predictions"], D["correct"])
 
 
+def _models():
+    """A mapping of model name -> (N, K) probabilities (three models: rankings need more than two)."""
+    return {"a": D["probs"], "b": D["probs"][::-1].copy(), "c": np.roll(D["probs"], 1, axis=1)}
+
+
+def _cost_study():
+    from calibnb.papers.jiang2024 import like_for_like_cost_study
+
+    return like_for_like_cost_study(_models(), D["human"], np.array([1.0, 0.5, 0.0]), budgets=(1, 3), n_draws=2,
+                                    seed=0)
+
+
+def _metric():
+    from calibnb.metrics.binary import ece
+
+    return ece
+
+
+def _graph_rows():
+    from calibnb.plots import ks_graph_data
+
+    return [("x", ks_graph_data(D["conf"], D["correct"]))]
+
+
+def _others():
+    from calibnb.metrics.human import dist_ce
+
+    return {"m": dist_ce(D["probs"], D["human"] + 4)}
+
+
+def _net():
+    from calibnb.papers.gupta2021 import network_scores
+
+    return network_scores(D["logits"], D["labels"])
+
+
 #: Baseline generators by parameter name. Kinds choose the family of bad inputs (see FAMILIES).
 GENERATORS: dict[str, Gen] = {
     # arrays with one row per item
@@ -178,6 +222,31 @@ GENERATORS: dict[str, Gen] = {
     "choices": _g("opaque", ("width", "mass")),
     "value": _g("opaque", 3),
     "type_name": _g("str", "int"),
+    # added with the uncertainty, scale, gupta and jiang branches
+    "k": _g("int", 7),
+    "metric": _g("opaque", _metric),
+    "sample_weight": _g("weights", D["scalar"] + 0.5),
+    "shape": _g("opaque", (N,)),
+    "conf_a": _g("conf", D["conf"]),
+    "conf_b": _g("conf", np.round(D["scalar"], 6)),
+    "correct_a": _g("correct", D["correct"]),
+    "correct_b": _g("correct", D["correct"][::-1].copy()),
+    "s_cal": _g("unit2d", np.sort(D["probs"], 1)[:, ::-1][:, :2].copy()),
+    "c_cal": _g("correct2d", np.stack([D["correct"], D["labels"] == np.argsort(-D["probs"], 1)[:, 1]], 1)),
+    "s_new": _g("unit2d", np.sort(D["probs"], 1)[:, ::-1][:, :2][::-1].copy()),
+    "r": _g("prob", 0.5),
+    "noise": _g("float", 0.1),
+    "n_systems": _g("int", 3),
+    "n_instances": _g("int", 10),
+    "n_classes": _g("int", 3),
+    "model_sets": _g("opaque", {"all": ["a", "b", "c"]}),
+    "study": _g("opaque", _cost_study),
+    "counts": _g("human", D["human"] + 4),
+    "others": _g("opaque", _others),
+    "net": _g("opaque", _net),
+    "outcomes": _g("opaque", ["holds", "fails"]),
+    "interval": _g("opaque", (0.1, 0.2)),
+    "kind": _g("str", "range"),
 }
 
 #: Refinements for one callable (``"qualname:param"``), where a name means something else there.
@@ -219,6 +288,8 @@ OVERRIDES: dict[str, Gen] = {
     "CorrectnessClassifier.transform:features": _g("features", D["features"]),
     "temperature_curve:labels": _g("qa_labels", D["labels"]),
     "train_softmax_regression:y": _g("inferred_labels", D["labels"]),
+    "train_mlp:y": _g("inferred_labels", D["labels"]),
+    "tau_on_bound:tau": _g("float", 2.0),
     "check_labels:labels": _g("inferred_labels", D["labels"]),
     "expert_features:answers": _g("opaque", [["a", "a", "b"], ["x", "y", "y"]]),
     "resample_indices:correct": _g("correct", np.arange(N) % 2 == 0),
@@ -230,12 +301,22 @@ OVERRIDES: dict[str, Gen] = {
     "check_same_length:b": _g("convert", D["scalar2"]),
     "check_bool:value": _g("any", True),
     "parameter_type_error:value": _g("any", 3),
+    "stable_row_sort:rows": _g("real2d", D["features"]),
+    "plot_graph_rows:rows": _g("opaque", _graph_rows),
+    "original_agreement:labels": _g("opaque", [["e", "e", "n"], ["n", "c"], ["c"]]),
+    "interval_outcome:target": _g("opaque", (0.0, 0.5)),
+    "theorem1_table:probs": _g("opaque", _models),
+    "metric_agreement:probs": _g("opaque", _models),
+    "like_for_like_cost_study:probs": _g("opaque", _models),
+    "fit_annotator_noise:target": _g("unit1d", np.linspace(0.05, 0.95, N)),
+    "scalar_label_correlation:target": _g("unit1d", np.linspace(0.05, 0.95, N)),
 }
 
 #: Options given to the baseline call, to keep the harness fast or deterministic.
 BASE_OPTIONS: dict[str, dict[str, Any]] = {
     "training_dynamics": dict(n_checkpoints=2, n_seeds=2, epochs_per_checkpoint=1),
     "train_softmax_regression": dict(epochs=2),
+    "train_mlp": dict(epochs=2),
     "spline_recovery_error": dict(n_calibration=300, n_grid=20),
     "votes_stability": dict(votes_per_item=(1, 3), n_draws=2),
     "annotation_cost_study": dict(votes=(1, 3), n_repeats=1),
@@ -243,6 +324,13 @@ BASE_OPTIONS: dict[str, dict[str, Any]] = {
     "evaluate_methods": dict(methods=("uncalibrated", "temperature")),
     "simulate_odqa": dict(n_passages=3, n_spans=3),
     "CorrectnessClassifier": dict(seed=0),
+    "bootstrap_ci": dict(n_resamples=50),
+    "paired_bootstrap_ci": dict(n_resamples=50),
+    "paired_ks_difference_ci": dict(n_resamples=50),
+    "divergence_draws": dict(n_votes=3, n_draws=2),
+    "metric_agreement": dict(n_resamples=5),
+    "like_for_like_cost_study": dict(budgets=(1, 3), n_draws=2),
+    "evaluate_split": dict(methods=("uncalibrated", "temperature"), all_ranks=False),
 }
 
 #: Pairs of arguments whose lengths must match: a shorter second one must be an error.
@@ -251,6 +339,8 @@ PAIRS = [
     ("pred_scalar", "target_scalar"), ("features", "correct"), ("predictions", "correct"),
     ("scores", "labels"), ("scores", "correct"), ("dev_scores", "dev_labels"), ("test_scores", "test_labels"),
     ("dev_predictions", "dev_correct"), ("test_predictions", "test_correct"), ("p", "q"),
+    ("conf_a", "correct"), ("conf_b", "correct"), ("correct_a", "conf_a"), ("correct_b", "conf_b"),
+    ("s_cal", "c_cal"),
 ]
 
 #: Not fuzzed: the names, bounds and choices the library passes to its own validation helpers (errors
@@ -419,6 +509,9 @@ FAMILIES["any"] = []
 FAMILIES["table2d"] = [f for f in FAMILIES["int2d"] if f[0] != "string array"]
 FAMILIES["features"] = [f for f in FAMILIES["real2d"] if f[0] != "1-D"]
 FAMILIES["qa_labels"] = [f for f in FAMILIES["labels"] if f[0] != "-1"]
+# sample weights may be None (no weights); 0/1 correctness with one column per score.
+FAMILIES["weights"] = [f for f in FAMILIES["pos1d"] if f[0] != "None"]
+FAMILIES["correct2d"] = [f for f in FAMILIES["correct"] if f[0] != "2-D"]
 FAMILIES["inferred_labels"] = [f for f in FAMILIES["labels"] if f[0] != "K"]
 
 
@@ -462,12 +555,22 @@ def _is_record(obj) -> bool:
     return dataclasses.is_dataclass(obj) and not hasattr(obj, "__post_init__")
 
 
+def _private(qual: str) -> bool:
+    """A name in a private module: some component after ``calibnb`` starts with ``_``."""
+    return any(part.startswith("_") for part in qual.split(".")[1:-1])
+
+
 def public_callables(package) -> dict[str, Any]:
-    """Every callable named in an ``__all__`` of ``package`` and its submodules, by qualified name.
+    """Every callable named in an ``__all__`` of a public module under ``package``, by qualified name.
 
     An object exported from several modules is named after the deepest public
-    one (``calibnb.metrics.binary.ece``, not ``calibnb.ece``; a private module
-    such as ``calibnb.calibrators._peers`` only when nothing public exports it).
+    one (``calibnb.metrics.binary.ece``, not ``calibnb.ece``). Private modules
+    (a name component starting with ``_``, e.g. ``calibnb._streaming`` or
+    ``calibnb.data._arrays``) are not public API: their ``__all__`` exists for
+    ``tests/test_api.py``, and their functions are reached through the public
+    ones that call them. A private module's object is walked only when a public
+    module re-exports it (``calibnb.calibrators._peers`` classes re-exported by
+    ``calibnb.calibrators``), under its public name.
     """
     found: dict[int, tuple[Any, list[str]]] = {}
     modules = [package] + [importlib.import_module(m.name)
@@ -478,10 +581,50 @@ def public_callables(package) -> dict[str, Any]:
             if callable(obj):
                 found.setdefault(id(obj), (obj, []))[1].append(f"{mod.__name__}.{name}")
 
-    def rank(qual: str) -> tuple[int, int]:
-        return (0 if "._" in qual else 1, qual.count("."))
+    def rank(qual: str) -> int:
+        return qual.count(".")
 
-    return {max(names, key=rank): obj for obj, names in found.values()}
+    out = {}
+    for obj, names in found.values():
+        public = [n for n in names if not _private(n)]
+        if public:
+            out[max(public, key=rank)] = obj
+    return out
+
+
+def _bootstrap_ci(metric, conf, correct, *, n_resamples=2000, level=0.95, method="percentile", seed=None,
+                  vectorized=None, **options):
+    """``bootstrap_ci`` with its ``*arrays`` named, so that each array is fuzzed on its own."""
+    from calibnb.uncertainty import bootstrap_ci
+
+    return bootstrap_ci(metric, conf, correct, n_resamples=n_resamples, level=level, method=method, seed=seed,
+                        vectorized=vectorized, **options)
+
+
+def _paired_bootstrap_ci(metric, conf_a, correct_a, conf_b, correct_b, *, n_resamples=2000, level=0.95,
+                         method="percentile", seed=None, vectorized=None, **options):
+    """``paired_bootstrap_ci`` with the arrays of its ``a`` and ``b`` tuples named."""
+    from calibnb.uncertainty import paired_bootstrap_ci
+
+    return paired_bootstrap_ci(metric, (conf_a, correct_a), (conf_b, correct_b), n_resamples=n_resamples,
+                               level=level, method=method, seed=seed, vectorized=vectorized, **options)
+
+
+#: Names an error may use for an adapter's argument: the way the user passed it (``arrays[0]`` of
+#: ``bootstrap_ci(metric, *arrays)``, ``a[0]`` of ``paired_bootstrap_ci(metric, a, b)``), or the
+#: metric's own argument name when the metric refuses the value.
+ALIASES: dict[str, tuple[str, ...]] = {
+    "bootstrap_ci:conf": ("arrays[0]",), "bootstrap_ci:correct": ("arrays[1]",),
+    "paired_bootstrap_ci:conf_a": ("a[0]", "conf"), "paired_bootstrap_ci:correct_a": ("a[1]", "correct"),
+    "paired_bootstrap_ci:conf_b": ("b[0]", "conf"), "paired_bootstrap_ci:correct_b": ("b[1]", "correct"),
+}
+
+
+#: Callables whose arrays travel in ``*args`` or tuples: called through a wrapper naming each array.
+ADAPTERS: dict[str, Callable[..., Any]] = {
+    "calibnb.uncertainty.bootstrap_ci": _bootstrap_ci,
+    "calibnb.uncertainty.paired_bootstrap_ci": _paired_bootstrap_ci,
+}
 
 
 def _calibrator_targets(qualname: str, cls) -> list[Target]:
@@ -532,7 +675,8 @@ def targets_of(callables: dict[str, Any], excluded: dict[str, str], calibrator_b
             targets.extend(_calibrator_targets(qualname, obj))
             continue
         short = qualname.rsplit(".", 1)[1]
-        targets.append(Target(qualname, obj, inspect.signature(obj), short))
+        call = ADAPTERS.get(qualname, obj)
+        targets.append(Target(qualname, call, inspect.signature(call), short))
     return targets, skipped
 
 
@@ -718,7 +862,8 @@ def run_target(target: Target) -> tuple[list[Outcome], int]:
             result, exc = _call(target, {**base, p.name: bad})
             calls += 1
             partner = pair_second.get(p.name) or pair_first.get(p.name)
-            names = (p.name,) + ((partner,) if partner else ()) + label_names
+            names = ((p.name,) + ALIASES.get(f"{target.qual}:{p.name}", ()) + ((partner,) if partner else ())
+                     + label_names)
             outcomes.append(_classify(target.name, p.name, fam, expect, result, exc, baseline, names, reference))
         # a shorter partner: lengths must match
         if (p.name in pair_second or p.name in pair_first) and len(_shape(base[p.name])) >= 1:
@@ -727,7 +872,7 @@ def run_target(target: Target) -> tuple[list[Outcome], int]:
             calls += 1
             partner = pair_second.get(p.name) or pair_first.get(p.name)
             outcomes.append(_classify(target.name, p.name, "one row short", "error", result, exc, baseline,
-                                      (p.name, partner)))
+                                      (p.name, partner) + ALIASES.get(f"{target.qual}:{p.name}", ())))
     # whole-call families: one item, all correct, all wrong
     rows = [n for n in base if kinds.get(n) in ("conf", "correct", "probs", "labels", "logits", "human", "real2d",
                                                  "int2d") and len(_shape(base[n])) >= 1 and _shape(base[n])[0] == N]

@@ -34,9 +34,6 @@ EXCLUDED = {
                  "chaosnli_prediction_models", "load_chaosnli_predictions", "cifar_models", "load_cifar",
                  "load_cifar10h", "qa_datasets", "load_qa_confidences", "load_qa_dev_confidences",
                  "load_codex_triviaqa")},
-    **{f"calibnb.data._arrays.{n}": "pickle/npz internals of the data cache; tested in tests/test_data_registry.py"
-       for n in ("ArrayOnlyUnpickler", "load_array_pickle", "arrays_digest", "pickle_to_npz_bytes")},
-    "calibnb.data._registry.urllib_downloader": "network download; tested with a local server in test_data_registry",
     "calibnb.training.load_bundled": "reads a bundled data file by name; tested in tests/test_training.py",
     "calibnb.papers.jiang2024.load_circa_examples": "reads a bundled CSV; tested in tests/test_annotation.py",
     "calibnb.papers.jiang2024.circa_examples_path": "a path, no arguments",
@@ -51,7 +48,14 @@ EXCLUDED = {
     # the claims ledger: writes result files; its own validation is tested in tests/test_reproduction.py
     **{f"calibnb.reproduction.{n}": "claims ledger record (writes files); tested in tests/test_reproduction.py"
        for n in ("Reproduction", "Claim", "to_jsonable", "from_json_float", "write_json_atomic",
-                 "write_text_atomic")},
+                 "write_text_atomic", "load_ledger", "claims_table_html", "did_not_reproduce_markdown",
+                 "status_counts", "status_mismatches")},
+    **{f"calibnb.report.{n}": "report helper over result files/claims entries; tested in tests/test_report.py"
+       for n in ("copy_mathjax", "collect_claims", "claims_summary", "summary_sentence")},
+    "calibnb.data.scan_predictions": "reads prediction files from a path; tested in tests/test_stats.py",
+    **{f"calibnb.widgets.{n}": "takes a live figure or ipywidgets control; tested in tests/test_widgets.py"
+       for n in ("figure_png", "sweep_values", "rounded_readout")},
+    "calibnb.uncertainty.batch_axis": "a decorator (takes a function, returns one); tested in tests/test_uncertainty.py",
 }
 
 

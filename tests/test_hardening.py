@@ -75,16 +75,26 @@ def test_ranking_agreement_refuses_constant_scorings_and_cost_study_never_return
         jiang2024.ranking_agreement([1, 2, 3], [0.3, 0.1 + 0.2, 0.3])
     with pytest.raises(ValueError, match="table column 's2'"):
         jiang2024.ranking_changes(pd.DataFrame({"s1": [1.0, 2.0], "s2": [0.5, 0.5]}))
-    # two models with identical predictions on every sub-sample tie: tau is 0.0 and flagged, never NaN
-    p = np.array([[0.8, 0.2], [0.3, 0.7], [0.6, 0.4]])
-    q = np.array([[0.2, 0.8], [0.3, 0.7], [0.6, 0.4]])
-    out = jiang2024.annotation_cost_study({"a": p, "b": q}, [[8, 2], [3, 7], [5, 5]], [1.0, 0.0],
-                                          votes=(1, 3), n_repeats=3, seed=0)
-    assert not out["kendall tau"].isna().any()
-    assert set(out.columns) >= {"kendall tau", "all tied"}
-    assert (out.loc[out["all tied"], "kendall tau"] == 0.0).all()
-    with pytest.raises(ValueError, match="probs must hold at least 2 models whose CE"):
-        jiang2024.annotation_cost_study({"a": p, "b": p}, [[8, 2], [3, 7], [5, 5]], [1.0, 0.0], seed=0)
+    # a protocol whose scores tie every model (here: few votes on few items) gets tau 0.0, flagged, never NaN;
+    # the study used to crash on it (ranking_agreement refuses constant scorings)
+    h = np.array([[6, 4], [3, 7], [8, 2], [2, 8], [5, 5], [9, 1]])
+    a = np.array([[.7, .3], [.2, .8], [.9, .1], [.3, .7], [.5, .5], [.8, .2]])
+    b = np.array([[.5, .5], [.5, .5], [.6, .4], [.4, .6], [.5, .5], [.6, .4]])
+    out = jiang2024.like_for_like_cost_study({"a": a, "b": b}, h, [1.0, 0.0], budgets=(1,), n_draws=6,
+                                             cutoffs=[0.5], seed=2)
+    assert not out[["tau votes", "tau scalar", "difference"]].isna().any().any()
+    tied = out["votes tied"] | out["scalar tied"]
+    assert tied.any() and not tied.all()
+    assert (out.loc[out["votes tied"], "tau votes"] == 0.0).all()
+    assert (out.loc[out["scalar tied"], "tau scalar"] == 0.0).all()
+    # budget-1 votes that give every resampled item the same target: RR ranks nothing, a tie, not a crash
+    out = jiang2024.like_for_like_cost_study({"a": a, "b": b}, h, [1.0, 0.0], budgets=(1,), n_draws=6,
+                                             cutoffs=[0.5], seed=1)
+    assert not out[["tau votes", "tau scalar"]].isna().any().any()
+    # a reference that ties every model leaves nothing to agree with: a clear error
+    with pytest.raises(ValueError, match="reference CE scores tie every model on draw 0"):
+        jiang2024.like_for_like_cost_study({"a": a, "b": a.copy()}, h, [1.0, 0.0], budgets=(2,), n_draws=2,
+                                           cutoffs=[0.5], seed=0)
 
 
 # ------------------------------------------------------------------ splits, NaN
@@ -274,3 +284,81 @@ def test_transform_takes_its_documented_keyword():
     assert np.array_equal(ts.transform(logits=z), ts.transform(z))
     hb = HistogramBinning().fit(conf=cn.softmax(z).max(1), correct=y == z.argmax(1))
     assert hb.transform(conf=[0.5]).shape == (1,)
+
+
+# ------------------------------------------------------------------ defects the harness found in the merged branches
+
+
+def test_new_public_functions_name_the_bad_argument():
+    """Each of these was a silent answer, a numpy error or a message naming another argument before."""
+    from calibnb import dask as cdask
+    from calibnb.metrics.multiclass import stable_row_sort
+    from calibnb.plots import plot_reliability_diagram, reliability_diagram_data
+    from calibnb.reproduction import claim_status, interval_outcome
+    from calibnb.validation import check_sample_weight
+
+    rng = np.random.default_rng(0)
+    conf, correct = rng.uniform(0.3, 1, 50), rng.random(50) < 0.6
+    with pytest.raises(TypeError, match="show_intervals"):
+        plot_reliability_diagram(reliability_diagram_data(conf, correct), show_intervals="no")
+    for bad in ("ten", float("nan")):
+        with pytest.raises(TypeError, match="split_every"):
+            cdask.calibration_stats(conf, correct, split_every=bad)
+    with pytest.raises(ValueError, match="rows must be a 2-D array"):
+        stable_row_sort(np.array([0.5, 0.2]))
+    with pytest.raises(ValueError, match="rows holds NaN"):
+        stable_row_sort(np.array([[0.5, np.nan]]))
+    assert stable_row_sort([[0.5, 0.2, 0.5]])[0].tolist() == [[1, 0, 2]]  # lists work
+    with pytest.raises(TypeError, match="k must hold integer counts"):
+        cn.binomial_interval(True, 10)
+    with pytest.raises(ValueError, match="n must hold whole numbers"):
+        cn.binomial_interval(3, float("nan"))
+    with pytest.raises(TypeError, match="k must be an array of numbers"):
+        cn.binomial_interval("ten", 10)
+    with pytest.raises(ValueError, match="kind must be one of"):
+        claim_status("nonsense", ["holds"])
+    with pytest.raises(TypeError, match="interval must be a pair"):
+        interval_outcome(None, (0.0, 1.0))
+    with pytest.raises(ValueError, match="target must be a pair"):
+        interval_outcome((0.1, 0.2), (0.5, 0.0))
+    with pytest.raises(TypeError, match="shape must be"):
+        check_sample_weight([1.0, 2.0], None)
+    with pytest.raises(ValueError, match="xtol"):
+        jiang2024.fit_annotator_noise(np.linspace(0.05, 0.95, 50), 0.5, xtol=float("nan"))
+
+
+def test_paired_bootstrap_errors_name_the_array_as_passed():
+    c, y = np.full(20, 0.7), np.arange(20) % 2 == 0
+    with pytest.raises(ValueError, match=r"b\[1\] has 19 items but a\[0\] has 20"):
+        cn.paired_bootstrap_ci(cn.ece, (c, y), (c, y[:-1]), n_resamples=20, seed=0)
+    with pytest.raises(TypeError, match=r"a\[0\] must be an array of numbers"):
+        cn.paired_bootstrap_ci(cn.ece, (None, y), (c, y), n_resamples=20, seed=0)
+
+
+def test_gupta_column_fits_and_split_options_are_validated():
+    rng = np.random.default_rng(0)
+    s = rng.uniform(0.3, 1, (40, 2))
+    c = rng.random((40, 2)) < s
+    for fit in (gupta2021.spline_columns, gupta2021.isotonic_columns, gupta2021.histogram_columns):
+        with pytest.raises(ValueError, match="c_cal must hold only 0/1"):
+            fit(s, np.where(c, 0.5, 0.0), s)      # was accepted: a fraction is not a correctness
+        with pytest.raises(ValueError, match="s_new is empty"):
+            fit(s, c, s[:0])                      # was "zero-size array to reduction operation"
+        with pytest.raises(TypeError, match="s_cal must hold numbers"):
+            fit(np.full(s.shape, "a"), c, s)
+    with pytest.raises(ValueError, match="n_bins must be at most"):
+        gupta2021.histogram_columns(s, c, s, n_bins=10**12)   # was a MemoryError (7 TiB)
+    with pytest.raises(TypeError, match="clip"):
+        gupta2021.spline_columns(s, c, s, clip="no")
+    z = rng.normal(size=(60, 3)) * 2
+    y = rng.integers(0, 3, 60)
+    net = gupta2021.network_scores(z, y)
+    split = dict(calibration_index=np.arange(30), test_index=np.arange(30, 60), methods=("uncalibrated",))
+    for option, bad, exc in (("n_knots", 1.5, TypeError), ("n_knots_within", -1, ValueError),
+                             ("n_knots_ece", "ten", TypeError), ("n_bins_ece", 0, ValueError),
+                             ("n_bins_histogram", 10**12, ValueError), ("classwise", "no", TypeError),
+                             ("all_ranks", "no", TypeError)):
+        with pytest.raises(exc, match=option):
+            gupta2021.evaluate_split(net, **split, **{option: bad})
+    with pytest.raises(ValueError, match="conf_b has 1 value"):
+        gupta2021.paired_ks_difference_ci(s[:, 0], np.r_[np.nan, s[1:, 1]], c[:, 0], n_resamples=20, seed=0)

@@ -183,3 +183,19 @@ def test_notebook_checks_its_parameters(path):
     assert statements[:2] == ["import calibnb as cn", "cn.check_parameters(globals())"] or (
         statements[0] == "import calibnb as cn" and statements[1].startswith("cn.check_parameters(globals())")
     ), f"{path.name}: the import cell must begin with `import calibnb as cn` and `cn.check_parameters(globals())`"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=NOTEBOOK_IDS)
+def test_notebook_records_against_its_ledger_only(path):
+    """A paper notebook builds its record from its own claims ledger and never uses the
+    deprecated ledger-free API (``rep.claim``/``rep.known_gap``), whose ``finish`` raises
+    when a paper's claim fails and whose known gaps an ``if/else`` could decide (issue 13).
+    The audit notebook (``00_``) reports on a user's model and has no paper claims."""
+    if path.stem.startswith("00_"):
+        pytest.skip("the audit notebook has no paper claims")
+    code = "\n".join(c.source for c in _read(path).cells if c.cell_type == "code")
+    assert f'Reproduction.from_ledger("claims/{path.stem}.yaml"' in code, \
+        f"{path.name}: build the record with cn.Reproduction.from_ledger(\"claims/{path.stem}.yaml\", ...)"
+    assert (ROOT / "notebooks" / "claims" / f"{path.stem}.yaml").is_file(), f"{path.name}: its ledger is missing"
+    for deprecated in (".claim(", ".known_gap("):
+        assert deprecated not in code, f"{path.name}: uses the deprecated {deprecated[1:-1]}() record"

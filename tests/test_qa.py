@@ -347,3 +347,48 @@ def test_conscal_explorer_slider_sets_readout():
         panel.update(n=99)
     with pytest.raises(TypeError, match="table must be the DataFrame"):
         conscal_explorer(p_dev)
+
+
+def test_resampling_table_draws_fresh_wrong_predictions_and_flags_bounds():
+    from calibnb.papers import si2022
+    from calibnb.papers.si2022 import TAU_BOUNDS, resampling_table, tau_on_bound
+
+    z, labels = _toy_logits()
+    t = resampling_table(z[:2000], labels[:2000], z[2000:], labels[2000:], accuracies=[0.2, 0.5, 0.8], seed=0)
+    assert t.n.nunique() == 1  # one sample size at every level
+    assert "tau_on_bound" in t and not t.tau_on_bound[t.stage == "before"].any()
+    # with sample_fraction < 1 the wrong predictions drawn at two levels are different subsets
+    drawn = []
+    orig = si2022.resample_indices
+
+    def spy(correct, accuracy, **kw):
+        idx = orig(correct, accuracy, **kw)
+        drawn.append(set(idx[~np.asarray(correct, bool)[idx]].tolist()))
+        return idx
+
+    si2022.resample_indices = spy
+    try:
+        resampling_table(z[:2000], labels[:2000], z[2000:], labels[2000:], accuracies=[0.2, 0.8], seed=0)
+    finally:
+        si2022.resample_indices = orig
+    test_wrong_02, test_wrong_08 = drawn[1], drawn[3]
+    small, large = sorted((test_wrong_02, test_wrong_08), key=len)
+    assert not small <= large  # not one group re-used whole
+    assert tau_on_bound(TAU_BOUNDS[1]) and tau_on_bound(TAU_BOUNDS[0]) and not tau_on_bound(1.0)
+    with pytest.raises(ValueError, match="sample_fraction"):
+        resampling_table(z[:2000], labels[:2000], z[2000:], labels[2000:], sample_fraction=0.0)
+
+
+def test_resampling_table_returns_the_samples_it_scored():
+    from calibnb.metrics import macro_ce
+    from calibnb.papers.si2022 import resampling_table, top_confidence
+
+    z, labels = _toy_logits()
+    t, samples = resampling_table(z[:2000], labels[:2000], z[2000:], labels[2000:], accuracies=[0.2, 0.8], seed=0,
+                                  return_samples=True)
+    assert sorted(samples) == [0.2, 0.8]
+    for a, (s, l) in samples.items():
+        c, y = top_confidence(s, l)
+        assert abs(y.mean() - a) < 0.01
+        row = t[(t.accuracy == a) & (t.stage == "before")].iloc[0]
+        assert abs(row.macro_ce - macro_ce(c, y)) < 1e-12 and row.n == len(y)

@@ -713,8 +713,11 @@ def test_claims_table_html(tmp_path):
     assert "table-layout: fixed" in page and "overflow-wrap: anywhere" in page
     # non-reproducing first, every column present, values per source
     assert page.index("spline_best") < page.index("hmr_x") < page.index("ts_lowers") < page.index("avg_half")
-    for header in ("claim", "locator", "paper", "ours", "interval", "outcome", "status", "expected", "reason"):
+    for header in ("claim (the paper's words)", "locator", "criterion", "ours", "interval", "outcome", "status",
+                   "expected", "reason"):
         assert f"<th>{header}</th>" in page
+    # the criterion column states the test in words, so a range is never read as a number the paper printed
+    assert "within [" in page and "± 0.0005" in page
     assert "example1: 0.5573<br>example2: 0.61" in page and "cifar10: 3/8 = 0.375" in page
     assert "0.557 ± 0.0005" in page and "cifar10: [0.1, 0.5]" in page
     # a status that differs from the expectation is marked

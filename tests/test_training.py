@@ -6,7 +6,7 @@ from numpy.testing import assert_allclose
 
 from calibnb import metrics
 from calibnb.calibrators import ConsCal, softmax
-from calibnb.training import load_bundled, train_softmax_regression, training_dynamics
+from calibnb.training import load_bundled, train_mlp, train_softmax_regression, training_dynamics
 
 
 def blobs(n=600, seed=0, k=3):
@@ -142,3 +142,40 @@ def test_trained_model_ts_is_identical_across_processes():
         outputs.append(proc.stdout)
     assert outputs[0] == outputs[1]
     assert outputs[0].count("0x") == 7
+
+
+def test_train_mlp_is_non_convex_and_fits_what_a_linear_model_cannot():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 2))
+    y = (X[:, 0] * X[:, 1] > 0).astype(int)  # XOR-like: no linear boundary
+    lin = train_softmax_regression(X, y, epochs=30, seed=0, learning_rate=0.02)
+    a = train_mlp(X, y, hidden=8, epochs=30, seed=0, learning_rate=0.02, checkpoint_every=10)
+    b = train_mlp(X, y, hidden=8, epochs=30, seed=1, learning_rate=0.02, checkpoint_every=10)
+    assert (lin.predictions("train")[:, -1] == y).mean() < 0.7
+    assert (a.predictions("train")[:, -1] == y).mean() > 0.9
+    # random starts: two seeds give different networks (softmax regression starts at zero)
+    assert not np.allclose(a.logits["train"][-1], b.logits["train"][-1])
+    assert a.epochs.tolist() == [10, 20, 30]
+    with pytest.raises(ValueError, match="hidden"):
+        train_mlp(X, y, hidden=0)
+    with pytest.raises(ValueError, match="label_smoothing"):
+        train_mlp(X, y, label_smoothing=1.0)
+
+
+def test_training_dynamics_mlp_and_spaced_checkpoints_keep_the_main_run():
+    td = training_dynamics(n_checkpoints=4, n_seeds=2, seed=0, epochs_per_checkpoint=3, hidden=8, learning_rate=0.02)
+    assert td.model == "MLP (8 tanh units)"
+    assert td.epochs.tolist() == [3, 6, 9, 12]
+    assert td.epoch_predictions["test"].shape[1] == 12
+    assert_allclose(td.spaced_checkpoints(4, "test"), td.checkpoint_predictions["test"])
+    for n in (1, 5, 12):
+        t = td.spaced_checkpoints(n, "dev")
+        assert t.shape[1] == n
+        # only N changes: the final model is the same
+        assert_allclose(t[:, -1], td.checkpoint_predictions["dev"][:, -1])
+    with pytest.raises(ValueError, match="n_checkpoints must be at most"):
+        td.spaced_checkpoints(13)
+    with pytest.raises(ValueError, match="hidden"):
+        training_dynamics(hidden=-1)
+    with pytest.raises(ValueError, match="hidden"):
+        training_dynamics(hidden=2.5)

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from ..validation import as_rng, check_positive_int, check_vote_counts
+from ..validation import as_rng, check_enough_votes, check_positive_int
 
 __all__ = ["subsample_votes"]
 
@@ -60,21 +60,13 @@ def subsample_votes(human: Any, n_votes: int, *, n_groups: int = 2, seed: Any = 
     >>> groups.sum(axis=0).tolist()  # two groups of 2 use all 4 votes of each item
     [[3, 1], [0, 4]]
     """
-    c = check_vote_counts(human)
     n_votes = check_positive_int(n_votes, "n_votes")
     n_groups = check_positive_int(n_groups, "n_groups")
+    need = n_groups * n_votes
+    c, totals = check_enough_votes(human, need, what=f"n_votes={n_votes}" if n_groups == 1
+                                   else f"n_groups * n_votes = {need}")
     rng = as_rng(seed)
     n_items, n_classes = c.shape
-    totals = c.sum(axis=1)
-    need = n_groups * n_votes
-    short = totals < need
-    if short.any():
-        i = int(np.flatnonzero(short)[0])
-        raise ValueError(
-            f"human has {int(short.sum())} item(s) with fewer than "
-            f"{f'n_votes={n_votes}' if n_groups == 1 else f'n_groups * n_votes = {need}'} votes; "
-            f"first at row {i}: {int(totals[i])} votes."
-        )
     # One entry per vote: its item and its class, items in order.
     item = np.repeat(np.arange(n_items), totals)
     cls = np.repeat(np.tile(np.arange(n_classes), n_items), c.ravel())

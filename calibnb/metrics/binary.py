@@ -43,6 +43,7 @@ import numpy as np
 
 from ..uncertainty import batch_axis
 from ..validation import (
+    as_numeric_array,
     check_choice,
     check_conf_correct,
     check_conf_correct_batch,
@@ -981,10 +982,17 @@ def binomial_interval(k, n, *, method: str = "wilson", level: float = 0.95):
 
     check_choice(method, _INTERVALS, "method")
     level = check_scalar_in_range(level, "level", low=0.0, high=1.0, low_inclusive=False, high_inclusive=False)
-    k = np.asarray(k)
-    n = np.asarray(n)
-    if k.shape != n.shape or np.any(n < 1) or np.any(k < 0) or np.any(k > n) or np.any(k != np.round(k)):
-        raise ValueError("binomial_interval needs integer k and n of the same shape with 0 <= k <= n and n >= 1.")
+    for name, x in (("k", k), ("n", n)):
+        if isinstance(x, (bool, np.bool_)) or np.asarray(x).dtype == bool:
+            raise TypeError(f"{name} must hold integer counts, not booleans; got {x!r}.")
+    k = as_numeric_array(k, "k")
+    n = as_numeric_array(n, "n")
+    for name, x in (("k", k), ("n", n)):
+        if not np.isfinite(x).all() or np.any(x != np.round(x)):
+            raise ValueError(f"{name} must hold whole numbers (finite integers); got {x.tolist()}.")
+    if k.shape != n.shape or np.any(n < 1) or np.any(k < 0) or np.any(k > n):
+        raise ValueError(f"binomial_interval needs k and n of the same shape with 0 <= k <= n and n >= 1; "
+                         f"got k={k.tolist()}, n={n.tolist()}.")
     if method == "clopper-pearson":
         from scipy.stats import beta
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..validation import (
+    as_float_array,
     as_numeric_array,
     check_choice,
     check_conf,
@@ -165,6 +166,11 @@ def stable_row_sort(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     >>> order.tolist(), s.tolist()
     ([[3, 1, 0, 2]], [[0.1, 0.2, 0.5, 0.5]])
     """
+    rows = as_float_array(rows, "rows", keep_float32=True)
+    if rows.ndim != 2:
+        raise ValueError(f"rows must be a 2-D array (one row to sort per line); got shape {rows.shape}.")
+    if not np.isfinite(rows).all():
+        raise ValueError("rows holds NaN or infinite values; they have no place in a sort order.")
     order = np.argsort(rows, axis=1)
     s = np.take_along_axis(rows, order, axis=1)
     step = s[:, 1:] != s[:, :-1]

@@ -41,10 +41,14 @@ from typing import Any
 import numpy as np
 
 from ..validation import (
+    as_float_array,
+    as_numeric_array,
     as_rng,
+    check_bool,
     check_choice,
     check_conf,
     check_conf_correct,
+    check_correct,
     check_n_bins,
     check_positive_int,
     check_scalar_in_range,
@@ -745,16 +749,20 @@ def _fit_columns(s_cal: np.ndarray, c_cal: np.ndarray, n_knots: int) -> tuple[np
 
 def _check_columns(s_cal: Any, c_cal: Any, s_new: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(n, m) calibration scores in [0, 1] and correctness of the same shape; (n_new, m) new scores in [0, 1]."""
-    s_cal = np.asarray(s_cal, dtype=np.float64)
-    c_cal = np.asarray(c_cal)
-    s_new = np.asarray(s_new, dtype=np.float64)
+    s_cal = as_float_array(s_cal, "s_cal")
+    c_cal = as_numeric_array(c_cal, "c_cal")
+    s_new = as_float_array(s_new, "s_new")
     if s_cal.ndim != 2 or c_cal.shape != s_cal.shape:
         raise ValueError(f"s_cal and c_cal must be 2-D of the same shape; got {s_cal.shape} and {c_cal.shape}.")
     if s_new.ndim != 2 or s_new.shape[1] != s_cal.shape[1]:
         raise ValueError(f"s_new must be 2-D with {s_cal.shape[1]} columns; got shape {s_new.shape}.")
     for name, a in (("s_cal", s_cal), ("s_new", s_new)):
+        if a.size == 0:
+            raise ValueError(f"{name} is empty; at least one row is needed.")
         if not np.all(np.isfinite(a)) or a.min() < 0.0 or a.max() > 1.0:
             raise ValueError(f"{name} must hold finite scores in [0, 1].")
+    if c_cal.dtype != bool and not np.all((c_cal == 0) | (c_cal == 1)):
+        raise ValueError("c_cal must hold only 0/1 or bool correctness.")
     return s_cal, c_cal, s_new
 
 
@@ -801,6 +809,7 @@ def spline_columns(s_cal: Any, c_cal: Any, s_new: Any, *, n_knots: int = 6, clip
     if s_cal.shape[0] < n_knots:
         raise ValueError(f"need at least n_knots = {n_knots} calibration rows; got {s_cal.shape[0]}.")
     s, gamma = _fit_columns(s_cal, c_cal, n_knots)
+    clip = check_bool(clip, "clip")
     out = _interp_columns(s_new, s, gamma)
     return np.clip(out, 0.0, 1.0) if clip else out
 
@@ -880,7 +889,7 @@ def histogram_columns(s_cal: Any, c_cal: Any, s_new: Any, *, n_bins: int = 15) -
     """
     s_cal, c_cal, s_new = _check_columns(s_cal, c_cal, s_new)
     c_cal = c_cal.astype(np.float64)
-    n_bins = check_positive_int(n_bins, "n_bins")
+    n_bins = check_n_bins(n_bins, "n_bins")
     edges = np.linspace(0.0, 1.0, n_bins + 1)
     m = s_cal.shape[1]
     offset = n_bins * np.arange(m)
@@ -996,6 +1005,14 @@ def evaluate_split(
         raise ValueError("calibration_index and test_index overlap; the splits must be disjoint.")
     methods = tuple(check_choice(m, STUDY_METHODS, "methods") for m in ((methods,) if isinstance(methods, str) else methods))
     r_max = min(check_positive_int(r_max, "r_max"), k)
+    n_knots = check_positive_int(n_knots, "n_knots", minimum=2)
+    n_knots_within = check_positive_int(n_knots_within, "n_knots_within", minimum=2)
+    n_knots_ece = check_positive_int(n_knots_ece, "n_knots_ece", minimum=2)
+    n_bins_ece = check_n_bins(n_bins_ece, "n_bins_ece")
+    n_bins_histogram = check_n_bins(n_bins_histogram, "n_bins_histogram")
+    classwise, classwise_fits, all_ranks = (check_bool(classwise, "classwise"),
+                                            check_bool(classwise_fits, "classwise_fits"),
+                                            check_bool(all_ranks, "all_ranks"))
     within = tuple(check_positive_int(r, "within") for r in within if r <= k)
     names = [f"ks_top{r}" for r in range(1, r_max + 1)] + [f"ks_within_top{r}" for r in within]
     knots = [n_knots] * r_max + [n_knots_within] * len(within)
@@ -1193,10 +1210,11 @@ def paired_ks_difference_ci(conf_a: Any, conf_b: Any, correct: Any, *, n_resampl
     >>> bool(lo > 0 and lo <= est <= hi)
     True
     """
-    a, y = check_conf_correct(conf_a, correct)
-    b, _ = check_conf_correct(conf_b, correct)
+    a = check_conf(conf_a, "conf_a")
+    b = check_conf(conf_b, "conf_b")
     if a.shape != b.shape:
         raise ValueError(f"conf_a and conf_b must have the same length; got {a.size} and {b.size}.")
+    y = check_correct(correct, a.size, "correct", other="conf_a")
     n_resamples = check_positive_int(n_resamples, "n_resamples", minimum=10)
     level = check_scalar_in_range(level, "level", low=0.0, high=1.0, low_inclusive=False, high_inclusive=False)
     n = a.size

@@ -48,8 +48,8 @@ from ..validation import (
     check_n_bins,
     check_positive_int,
     check_probs,
+    check_enough_votes,
     check_scalar_in_range,
-    check_vote_counts,
 )
 
 __all__ = [
@@ -198,16 +198,8 @@ def sample_votes(human, n_votes: int, *, seed: Any = None) -> np.ndarray:
     >>> sample_votes([[3, 0, 1], [0, 5, 0]], 4, seed=0)[0].tolist()
     [3, 0, 1]
     """
-    c = check_vote_counts(human, name="human")
     n_votes = check_positive_int(n_votes, "n_votes")
-    totals = c.sum(axis=1)
-    short = totals < n_votes
-    if short.any():
-        i = int(np.flatnonzero(short)[0])
-        raise ValueError(
-            f"human has {int(short.sum())} item(s) with fewer than n_votes={n_votes} votes; "
-            f"first at index {i}: {int(totals[i])} votes."
-        )
+    c, totals = check_enough_votes(human, n_votes)
     rng = as_rng(seed)
     left = c.astype(np.int64)
     out = np.zeros_like(left)
@@ -827,6 +819,7 @@ def fit_annotator_noise(target, r: float, *, n_annotators: int = 3, seed: Any = 
     lo, hi = (check_scalar_in_range(b, "bounds", low=0.0, low_inclusive=False) for b in bounds)
     if not lo < hi:
         raise ValueError(f"bounds must be increasing; got {bounds!r}.")
+    xtol = check_scalar_in_range(xtol, "xtol", low=0.0, low_inclusive=False)
 
     def gap(noise: float) -> float:
         return scalar_label_correlation(u, noise, n_annotators=n_annotators, seed=int(seed)) - r
@@ -1013,7 +1006,16 @@ def like_for_like_cost_study(
     Returns
     -------
     DataFrame with one row per (draw, budget, metric): ``draw``, ``budget``,
-    ``metric``, ``tau votes``, ``tau scalar``, ``difference``
+    ``metric``, ``tau votes``, ``tau scalar``, ``difference``, ``votes tied``,
+    ``scalar tied``. A protocol whose scores tie every model ranks nothing: its
+    :math:`\tau` is recorded as 0 (no agreement, never NaN) and its ``... tied``
+    flag is True.
+
+    Raises
+    ------
+    ValueError
+        If the reference scores of a metric tie every model on a draw (there is
+        no ranking to agree with).
 
     References
     ----------
@@ -1029,15 +1031,27 @@ def like_for_like_cost_study(
     >>> out = like_for_like_cost_study(probs, counts, [1.0, 0.0], budgets=(5,), noise=0.0, n_draws=2,
     ...                                cutoffs=[0.5], seed=0)
     >>> out.columns.tolist()
-    ['draw', 'budget', 'metric', 'tau votes', 'tau scalar', 'difference']
+    ['draw', 'budget', 'metric', 'tau votes', 'tau scalar', 'difference', 'votes tied', 'scalar tied']
     >>> out.set_index("metric").loc["MAE", "tau scalar"].tolist()   # exact scalar labels: the reference ranking
     [1.0, 1.0]
     """
 
-    def agreement(score: np.ndarray) -> dict:
-        if tie_ranks(score).max() == 0:
-            return {"kendall tau": 0.0, "all tied": True}
-        return {"kendall tau": ranking_agreement(score, reference), "all tied": False}
+    def agreement(score: np.ndarray, reference: np.ndarray, metric: str, draw: int) -> tuple[float, bool]:
+        # a protocol that ties every model ranks nothing: tau 0 (no agreement), flagged; a reference
+        # that ties every model leaves nothing to agree with: the study cannot be run on these models
+        if tie_ranks(reference, "reference").max() == 0:
+            raise ValueError(f"the reference {metric} scores tie every model on draw {draw} "
+                             f"({np.asarray(reference).tolist()}); Kendall's tau against a constant ranking is "
+                             "undefined. Use models that differ, or more items.")
+        if tie_ranks(score, "score").max() == 0:
+            return 0.0, True
+        return float(ranking_agreement(score, reference)), False
+
+    def protocol_rr(scores: np.ndarray, target: np.ndarray) -> np.ndarray:
+        # few labels on few items can give every item the same target: RR ranks nothing, every model ties
+        if tie_ranks(target, "target").max() == 0:
+            return np.zeros(scores.shape[0])
+        return np.array([_ranking_risk_fast(q, target) for q in scores])
 
     models = _check_models(probs)
     if len(models) < 2:
@@ -1078,13 +1092,14 @@ def like_for_like_cost_study(
             scores = {
                 "CE": (_ce_rows(p[:, idx], votes), _ce_rows(p[:, idx], pseudo)),
                 "MAE": (np.abs(psi[:, idx] - t_votes).mean(axis=1), np.abs(psi[:, idx] - t_scalar).mean(axis=1)),
-                "RR": (np.array([_ranking_risk_fast(q[idx], t_votes) for q in psi]),
-                       np.array([_ranking_risk_fast(q[idx], t_scalar) for q in psi])),
+                "RR": (protocol_rr(psi[:, idx], t_votes), protocol_rr(psi[:, idx], t_scalar)),
             }
             for metric, (by_votes, by_scalar) in scores.items():
-                tv, ts = ranking_agreement(by_votes, ref[metric]), ranking_agreement(by_scalar, ref[metric])
+                tv, votes_tied = agreement(by_votes, ref[metric], metric, draw)
+                ts, scalar_tied = agreement(by_scalar, ref[metric], metric, draw)
                 rows.append({"draw": draw, "budget": size, "metric": metric, "tau votes": tv,
-                             "tau scalar": ts, "difference": ts - tv})
+                             "tau scalar": ts, "difference": ts - tv,
+                             "votes tied": votes_tied, "scalar tied": scalar_tied})
     return pd.DataFrame(rows)
 
 

@@ -65,6 +65,8 @@ __all__ = [
     "top_confidence",
     "resampling_table",
     "accuracy_shift_table",
+    "tau_on_bound",
+    "TAU_BOUNDS",
     "resampling_explorer",
     "conscal_threshold_data",
     "plot_conscal_threshold",
@@ -213,10 +215,38 @@ def _take(scores: Any, labels: Any, idx: np.ndarray) -> tuple[np.ndarray, np.nda
     return np.asarray(scores)[idx], np.asarray(labels)[idx]
 
 
+#: Search interval of the dev-ECE temperature in Tables 5-6: wide enough that the
+#: ECE-optimal tau of a re-sampled set is not cut off by the search (the library
+#: default (0.01, 100) binds at 10% accuracy on raw CIFAR logits).
+TAU_BOUNDS = (1e-3, 1e4)
+
+
+def tau_on_bound(tau: float, bounds: tuple[float, float] = TAU_BOUNDS, *, rtol: float = 1e-3) -> bool:
+    """Whether a fitted temperature sits on an end of its search interval (then it is a cut-off, not an optimum).
+
+    >>> tau_on_bound(1e4), tau_on_bound(2.5)
+    (True, False)
+    """
+    tau = check_scalar_in_range(tau, "tau", low=0.0, low_inclusive=False)
+    try:
+        lo, hi = (check_scalar_in_range(b, "bounds", low=0.0, low_inclusive=False) for b in bounds)
+    except TypeError:
+        raise TypeError(f"bounds must be a pair (low, high) of positive numbers; got {bounds!r}.") from None
+    rtol = check_scalar_in_range(rtol, "rtol", low=0.0)
+    return bool(abs(np.log(tau) - np.log(lo)) <= rtol or abs(np.log(tau) - np.log(hi)) <= rtol)
+
+
 def _fit_tau(scores: np.ndarray, labels: np.ndarray, n_bins: int) -> float:
     from ..calibrators import TemperatureScaling
 
-    return TemperatureScaling(objective="ece", n_bins=n_bins).fit(scores, labels).temperature_
+    return TemperatureScaling(objective="ece", n_bins=n_bins, bounds=TAU_BOUNDS).fit(scores, labels).temperature_
+
+
+def _max_size(correct: np.ndarray, accuracies: np.ndarray) -> int:
+    # largest sample drawable without replacement at every accuracy (resample_indices' default n, minimised)
+    n_pos, n_neg = int(correct.sum()), int((~correct).sum())
+    sizes = [min(n_pos / a if a > 0 else np.inf, n_neg / (1 - a) if a < 1 else np.inf) for a in accuracies]
+    return int(np.floor(min(sizes)))
 
 
 def _stage_row(conf: np.ndarray, correct: np.ndarray, n_bins: int) -> dict[str, float]:
@@ -225,7 +255,7 @@ def _stage_row(conf: np.ndarray, correct: np.ndarray, n_bins: int) -> dict[str, 
             "macro_ce": s["macro_ce"], "n": int(conf.shape[0])}
 
 
-def _resampler(dev: tuple[Any, Any], test: tuple[Any, Any], *, seed: Any, n_bins: int):
+def _resampler(dev: tuple[Any, Any], test: tuple[Any, Any], *, seed: Any, n_bins: int, sizes=(None, None)):
     """``resample(dev_accuracy, test_accuracy) -> ((dev scores, labels), (test scores, labels), tau)``.
 
     Each call re-samples the dev and the test predictions to the given
@@ -240,8 +270,8 @@ def _resampler(dev: tuple[Any, Any], test: tuple[Any, Any], *, seed: Any, n_bins
     def resample(dev_accuracy: float, test_accuracy: float):
         dev_accuracy = check_scalar_in_range(dev_accuracy, "dev_accuracy", low=0.0, high=1.0)
         test_accuracy = check_scalar_in_range(test_accuracy, "test_accuracy", low=0.0, high=1.0)
-        d_idx = resample_indices(y_dev, dev_accuracy, seed=rng)
-        t_idx = resample_indices(y_test, test_accuracy, seed=rng)
+        d_idx = resample_indices(y_dev, dev_accuracy, n=sizes[0], seed=rng)
+        t_idx = resample_indices(y_test, test_accuracy, n=sizes[1], seed=rng)
         ds, dl = _take(*dev, d_idx)
         return (ds, dl), _take(*test, t_idx), _fit_tau(ds, dl, n_bins)
 
@@ -249,15 +279,23 @@ def _resampler(dev: tuple[Any, Any], test: tuple[Any, Any], *, seed: Any, n_bins
 
 
 def resampling_table(dev_scores: Any, dev_labels: Any, test_scores: Any, test_labels: Any, *,
-                     accuracies: Any = (0.1, 0.5, 0.9), seed: Any = None, n_bins: int = 10):
+                     accuracies: Any = (0.1, 0.5, 0.9), seed: Any = None, n_bins: int = 10,
+                     sample_fraction: float = 0.5, return_samples: bool = False):
     r"""Temperature scaling at re-sampled accuracy levels (Si et al. 2022, Table 5, Figure 2).
 
     For each target accuracy :math:`a`, the dev and the test predictions are
     re-sampled to accuracy :math:`a` with :func:`resample_indices` (same
     :math:`a` on both), :math:`\tau` is chosen to minimise dev ECE
     (:class:`calibnb.TemperatureScaling` with ``objective="ece"``, as in
-    Section 3.2), and ECE, ICE, ICE_pos, ICE_neg and MacroCE of the test sample
-    are reported before (:math:`\tau = 1`) and after temperature scaling.
+    Section 3.2, searched in :data:`TAU_BOUNDS`), and ECE, ICE, ICE_pos,
+    ICE_neg and MacroCE of the test sample are reported before
+    (:math:`\tau = 1`) and after temperature scaling.
+
+    Every level draws the same sample size on a split,
+    ``floor(sample_fraction * n_max)`` with ``n_max`` the largest size
+    drawable at every level; with ``sample_fraction < 1`` each level draws a
+    fresh subset of the wrong (and of the correct) predictions, so the
+    stability of MacroCE is not forced by re-using one group whole.
 
     Parameters
     ----------
@@ -270,12 +308,17 @@ def resampling_table(dev_scores: Any, dev_labels: Any, test_scores: Any, test_la
         Re-sampling randomness (one Generator drives all draws).
     n_bins : int
         ECE bins (also of the dev-ECE objective).
+    sample_fraction : float in (0, 1]
+        Share of the largest common sample size drawn at each level.
+    return_samples : bool
+        Also return ``{accuracy: (test scores, test labels)}``, the re-sampled
+        test sets the rows were computed on (for bootstrap intervals).
 
     Returns
     -------
     pandas.DataFrame
         Columns ``accuracy, stage ("before"/"after TS"), temperature, ece, ice,
-        ice_pos, ice_neg, macro_ce, n`` (fractions).
+        ice_pos, ice_neg, macro_ce, n, tau_on_bound`` (fractions).
 
     References
     ----------
@@ -284,17 +327,24 @@ def resampling_table(dev_scores: Any, dev_labels: Any, test_scores: Any, test_la
     import pandas as pd
 
     n_bins = check_n_bins(n_bins)
-    resample = _resampler((dev_scores, dev_labels), (test_scores, test_labels), seed=seed, n_bins=n_bins)
     levels = as_float_array(accuracies, "accuracies").ravel()
     for a in levels:
         check_scalar_in_range(a, "accuracies", low=0.0, high=1.0)
-    rows = []
+    frac = check_scalar_in_range(sample_fraction, "sample_fraction", low=0.0, high=1.0, low_inclusive=False)
+    return_samples = check_bool(return_samples, "return_samples")
+    sizes = tuple(max(1, int(frac * _max_size(_top(sc, lb, 1.0, names)[1], levels)))
+                  for sc, lb, names in ((dev_scores, dev_labels, ("dev_scores", "dev_labels")),
+                                        (test_scores, test_labels, ("test_scores", "test_labels"))))
+    resample = _resampler((dev_scores, dev_labels), (test_scores, test_labels), seed=seed, n_bins=n_bins, sizes=sizes)
+    rows, samples = [], {}
     for a in levels:
         _, (ts, tl), tau = resample(float(a), float(a))
         for stage, t in (("before", 1.0), ("after TS", tau)):
             c, y = top_confidence(ts, tl, temperature=t)
-            rows.append({"accuracy": float(a), "stage": stage, "temperature": t, **_stage_row(c, y, n_bins)})
-    return pd.DataFrame(rows)
+            rows.append({"accuracy": float(a), "stage": stage, "temperature": t, **_stage_row(c, y, n_bins),
+                         "tau_on_bound": stage == "after TS" and tau_on_bound(tau)})
+        samples[float(a)] = (ts, tl)
+    return (pd.DataFrame(rows), samples) if return_samples else pd.DataFrame(rows)
 
 
 def accuracy_shift_table(dev_scores: Any, dev_labels: Any, test_scores: Any, test_labels: Any, *,
@@ -324,7 +374,8 @@ def accuracy_shift_table(dev_scores: Any, dev_labels: Any, test_scores: Any, tes
     rows = []
     for split, (s, l), a in (("dev", dev, dev_accuracy), ("test", test, test_accuracy)):
         c, y = top_confidence(s, l, temperature=tau)
-        rows.append({"split": split, "accuracy": float(a), "temperature": tau, **_stage_row(c, y, n_bins)})
+        rows.append({"split": split, "accuracy": float(a), "temperature": tau, **_stage_row(c, y, n_bins),
+                     "tau_on_bound": tau_on_bound(tau)})
     return pd.DataFrame(rows)
 
 

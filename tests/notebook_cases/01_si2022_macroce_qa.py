@@ -8,6 +8,8 @@ REQUIRED_RESULTS = (
     "table2_qa_baselines", "table7_trained_model", "table8_checkpoints", "table1_simulation",
     "table3_trust_trained", "table3_trust_qa", "metric_f1_agreement",
     "ts_trained_runs", "ts_trained_spread", "conscal_threshold",
+    "ts_bootstrap", "table4_width_mass", "codex_cut_spread", "table5_tau_on_bound", "conscal_margins",
+    "generalise", "generalise_spearman", "table5_slopes",
 )
 
 
@@ -40,8 +42,13 @@ def check_default(results):
     ts = _by_source(claims["ts_ece_cut_exceeds_macroce_cut"])
     assert set(ts) == {"cifar10/resnet20", "cifar100/vgg16_bn", "trained model", "Codex TriviaQA"}
     margins = results["results"]["ts_margins"]
+    boot = _table(results, "ts_bootstrap").set_index(["source", "quantity"])
     for name in ("cifar10/resnet20", "cifar100/vgg16_bn"):
         assert ts[name]["ours"] == margins[name]
+        # the margin carries its paired bootstrap interval, which contains the bootstrap's own estimate
+        lo, hi = ts[name]["interval"]
+        assert lo <= boot.loc[(name, "margin"), "estimate"] <= hi
+        assert (lo, hi) == (boot.loc[(name, "margin"), "low"], boot.loc[(name, "margin"), "high"])
     # ... on the trained model through all its runs (main + N independent seeds), the per-run spread reported
     runs = _table(results, "ts_trained_runs")
     spread = results["results"]["ts_trained_spread"]
@@ -64,8 +71,29 @@ def check_default(results):
     assert abs(change["trained model"]["ours"] + spread["pooled_macro_ce_cut"]) < 1e-12
     # Tables 5-6 and Figure 5 are recorded on both sources (the CIFAR network and the QA data)
     for cid in ("resample_ece_swings", "resample_ice_swings", "resample_macroce_stable",
-                "resample_macroce_after_ts_stable", "fig5_macroce_flatter_than_ece"):
+                "resample_macroce_after_ts_stable", "resample_tau_falls_with_accuracy"):
         assert set(_by_source(claims[cid])) == {"cifar10/resnet20", "QA data"}, cid
+    assert set(_by_source(claims["fig5_macroce_flatter_than_ece"])) == {
+        "cifar10/resnet20", "cifar100/vgg16_bn", "trained model", "QA data"}
+    # every reduction and margin of TS carries an interval on every source
+    for cid in ("ts_lowers_ece", "ts_lowers_ice"):
+        assert all(s["interval"] is not None for s in claims[cid]["sources"]), cid
+    # the N ablation keeps the main run fixed: same accuracy in every row, only N varies
+    t8 = _table(results, "table8_checkpoints")
+    assert t8["accuracy"].nunique() == 1 and t8["source"].nunique() == 3
+    n_shift = _by_source(claims["app_e_n_barely_matters"])["trained model"]["ours"]
+    assert abs(n_shift - t8.groupby("method")["macro_ce"].agg(lambda m: (m - m.iloc[0]).abs().max()).max() / 100) < 1e-9
+    # ConsCal's lead comes with a paired bootstrap interval
+    lead = _by_source(claims["conscal_margin_over_best_baseline"])["trained model"]
+    assert lead["interval"][0] <= lead["ours"] <= lead["interval"][1]
+    # the slopes across accuracy carry bootstrap intervals computed on the re-sampled sets of Table 5
+    slopes = _table(results, "table5_slopes")
+    assert (slopes["low"] <= slopes["high"]).all() and len(slopes) == 4
+    for cid in ("resample_ece_slope", "resample_macroce_slope_small"):
+        assert all(s["interval"] is not None for s in claims[cid]["sources"]), cid
+    # at least 28 claims, the reranker and the human study among the not-checkable ones
+    assert len(claims) >= 28
+    assert claims["neural_reranker"]["status"] == "not-checkable"
     ranges = results["results"]["table5_ranges"]
     cifar = _by_source(claims["resample_ece_swings"])["cifar10/resnet20"]
     assert cifar["ours"] == ranges["cifar10/resnet20"]["ece range before"]
@@ -90,7 +118,7 @@ def check_other_qa(results, default):
     # same seed: the raw sources (CIFAR, trained model, Codex) and their TS fits are bit-identical to the
     # default run's, although computed in another process (the determinism guarantee of calibnb.training and
     # TemperatureScaling)
-    for key in ("ts_margins", "ts_trained_runs", "table1_raw_sources", "table7_trained_model"):
+    for key in ("ts_margins", "ts_trained_runs", "table1_raw_sources", "table7_trained_model", "table8_checkpoints"):
         assert results["results"][key] == default["results"][key], key
     # the in-domain rows are the chosen data set
     t = _table(results, "table1_qa_confidences")
