@@ -41,6 +41,9 @@ from .uncertainty import (  # noqa: E402,F401
     spiegelhalter_test,
 )
 
+# --- every metric with intervals, cross-fitted recalibration (calibnb.summary) --
+from .summary import metric_summary, cross_fit, metric_picks, recalibration_comparison  # noqa: E402
+
 # --- plots (calibnb.plots) ----------------------------------------------------
 from .plots import (  # noqa: E402,F401
     HistogramData, KSGraphData, ReliabilityDiagramData, histogram_data, ks_graph_data, plot_histograms,
@@ -84,6 +87,8 @@ __all__ = [
     "human_classwise_ce",
     # metrics: scalar labels
     "expected_label", "scalar_mae", "ranking_risk", "unli_transform", "unli_inverse",
+    # every applicable metric with intervals; cross-fitted recalibration comparison
+    "metric_summary", "cross_fit", "recalibration_comparison", "metric_picks",
     # plots: *_data / plot_* pairs
     "ReliabilityDiagramData", "reliability_diagram_data", "plot_reliability_diagram",
     "KSGraphData", "ks_graph_data", "plot_ks_graph",

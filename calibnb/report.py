@@ -651,10 +651,11 @@ def claims_summary(entries: Sequence[dict]) -> dict:
     Returns ``{"papers": n, "counts": {status: n, ..., "checkable": n},
     "deprecated": [stems], "missing": [stems]}``: the status counts summed over
     every notebook whose results JSON is a ledger record, the stems still on
-    the deprecated record, and those that wrote no results.
+    the deprecated record, and those that wrote no results. A notebook whose
+    results have no ``claims`` (the audit notebook) is counted in none.
 
     >>> e = [{"stem": "a", "results": {"ledger": "x", "claims": [{"status": "reproduces"}, {"status": "partly"}]}},
-    ...      {"stem": "b", "results": None}]
+    ...      {"stem": "b", "results": None}, {"stem": "00_audit_your_model", "results": {"summary": {}}}]
     >>> s = claims_summary(e)
     >>> s["papers"], s["counts"]["checkable"], s["missing"]
     (1, 2, ['b'])
@@ -669,6 +670,8 @@ def claims_summary(entries: Sequence[dict]) -> dict:
                 totals[status] += n
         elif results and isinstance(results.get("claims"), list):
             deprecated.append(e["stem"])
+        elif results and "claims" not in results:
+            pass  # a notebook without claims (00_audit_your_model writes audit.json): nothing to count
         else:
             missing.append(e["stem"])
     totals["checkable"] = sum(totals[s] for s in CHECKABLE_STATUSES)

@@ -38,6 +38,13 @@ EXCLUDED = {
     "calibnb.papers.jiang2024.load_circa_examples": "reads a bundled CSV; tested in tests/test_annotation.py",
     "calibnb.papers.jiang2024.circa_examples_path": "a path, no arguments",
     "calibnb.papers.sakai2024.sakai_examples_path": "a path, no arguments",
+    # the audit command: files, the notebook run, figures and report tables; run as subprocesses and on
+    # written files in tests/test_audit.py (bad input exits 2 naming the column and the row)
+    **{f"calibnb.audit.{n}": "audit CLI / file reading / report rendering: tested in tests/test_audit.py" for n in (
+        "main", "load_predictions", "read_columns", "file_size", "stream_predictions", "load_from_parameters",
+        "notebook_parameters", "write_audit_json", "audit_json", "plot_reliability", "plot_ks", "plot_rewards",
+        "plot_human", "run_audit", "predictions_from_columns", "predictions_from_arrays", "summary_frame",
+        "comparison_frame", "parse_scalar_values")},
     # the claims ledger: writes result files; its own validation is tested in tests/test_reproduction.py
     **{f"calibnb.reproduction.{n}": "claims ledger record (writes files); tested in tests/test_reproduction.py"
        for n in ("Reproduction", "Claim", "to_jsonable", "from_json_float", "write_json_atomic",

@@ -1,0 +1,52 @@
+"""Papermill cases of notebooks/00_audit_your_model.ipynb (the audit of one's own model; no claims ledger).
+
+At its defaults the notebook audits a real network (CIFAR-10 ResNet-20 from calibnb.data) and writes
+audit.json (see calibnb.audit); these checks read it.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from nbcase import Case
+
+BINLESS = ["accuracy", "ice", "macro_ce", "r_o", "r_u", "hmr", "ks_top1", "brier_top1", "nbr", "ks_top2"]
+
+
+def summary(results: dict) -> pd.DataFrame:
+    return pd.DataFrame(**results["summary"]).set_index("key")
+
+
+def check_default(results):
+    assert results["inputs"]["rows"] == 10000 and results["inputs"]["classes"] == 10
+    assert results["inputs"]["roles"] == {"logits": "logit0..logit9", "label": "label"}
+    s = summary(results)
+    assert s["low"].notna().all()
+    rec = pd.DataFrame(**results["recalibration"])
+    assert set(rec.method) == {"uncalibrated", "TS (NLL)", "TS (ECE)", "vector scaling", "spline", "isotonic",
+                               "histogram binning"}
+    acc = pd.DataFrame(**results["accuracy_change"]).set_index("method")["change"]
+    # temperature scaling, spline, isotonic and binning keep the predicted class
+    assert (acc.drop("vector scaling") == 0).all()
+    picks = pd.DataFrame(**results["picks"])
+    assert set(picks.key) == set(s.index)
+
+
+def check_more_bins(results, default):
+    a, b = summary(results), summary(default)
+    assert a.loc["ece_width", "estimate"] != b.loc["ece_width", "estimate"]
+    pd.testing.assert_series_equal(a.loc[BINLESS, "estimate"], b.loc[BINLESS, "estimate"])
+    assert results["settings"]["n_bins"] == 25
+
+
+def check_other_seed(results, default):
+    a, b = summary(results), summary(default)
+    # the estimates do not depend on the seed; the bootstrap intervals do
+    pd.testing.assert_series_equal(a["estimate"], b["estimate"])
+    assert not a["low"].equals(b["low"])
+
+
+CASES = [
+    Case("more_bins", {"n_bins": 25}, check_more_bins),
+    Case("seed1", {"seed": 1}, check_other_seed),
+]
