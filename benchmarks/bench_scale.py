@@ -105,7 +105,7 @@ def _cluster():
     import distributed
 
     cluster = distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1, host="127.0.0.1",
-                                       dashboard_address=None, memory_limit="3GiB")
+                                       dashboard_address="127.0.0.1:0", memory_limit="3GiB")
     return cluster, distributed.Client(cluster)
 
 

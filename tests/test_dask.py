@@ -21,7 +21,7 @@ pytestmark = pytest.mark.xdist_group("dask_cluster")
 @pytest.fixture(scope="module")
 def client():
     cluster = distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1, host="127.0.0.1",
-                                       dashboard_address=None, memory_limit="2GiB")
+                                       dashboard_address="127.0.0.1:0", memory_limit="2GiB")  # a free local port
     cl = distributed.Client(cluster)
     try:
         yield cl
