@@ -74,6 +74,30 @@ __all__ = [
     "binomial_interval",
 ]
 
+# The parameter descriptions every (conf, correct) metric shares, written once:
+# ``%(conf_correct)s`` and ``%(sample_weight)s`` in a docstring stand for them.
+_PARAM_DOCS = {
+    "%(conf_correct)s": """conf, correct : array-like of shape (N,) or (S, N)
+        Confidences in [0, 1] and 0/1 correctness. 2-D input holds S systems
+        (or resamples) of N items; the result then has shape (S,), equal row
+        by row to 1-D calls, computed without a loop over rows.""",
+    "%(sample_weight)s": """sample_weight : array-like of shape (N,) or (S, N), optional
+        Non-negative item weights (multiplicities): integer weights give
+        exactly the result of repeating each row that many times; real
+        weights replace every count by a sum of weights. (S, N) weights with
+        1-D ``conf`` evaluate S weightings of the same items at once.""",
+}
+
+
+def _shared_param_docs(func):
+    """Fill the shared parameter descriptions into ``func``'s docstring (see :data:`_PARAM_DOCS`)."""
+    doc = func.__doc__ or ""
+    for marker, text in _PARAM_DOCS.items():
+        doc = doc.replace(marker, text)
+    func.__doc__ = doc
+    return func
+
+
 _BINNINGS = ("width", "mass")
 _TIES = ("order", "group")
 _INTERVALS = ("wilson", "clopper-pearson")
@@ -641,6 +665,7 @@ def bin_indices(conf, *, n_bins: int = 10, binning: str = "width") -> np.ndarray
 
 
 @batch_axis
+@_shared_param_docs
 def ece(conf, correct, *, n_bins: int | str = 10, binning: str = "width", sample_weight=None):
     """Expected calibration error.
 
@@ -657,10 +682,7 @@ def ece(conf, correct, *, n_bins: int | str = 10, binning: str = "width", sample
 
     Parameters
     ----------
-    conf, correct : array-like of shape (N,) or (S, N)
-        Confidences in [0, 1] and 0/1 correctness. 2-D input holds S systems
-        (or resamples) of N items; the result then has shape (S,), equal row
-        by row to 1-D calls, computed without a loop over rows.
+    %(conf_correct)s
     n_bins : int, "auto" or "sweep", default 10
         Number of bins M; ``"auto"``: :func:`auto_n_bins` of N (the number of
         items); ``"sweep"``: :func:`sweep_n_bins`, the monotonic sweep of
@@ -677,11 +699,7 @@ def ece(conf, correct, *, n_bins: int | str = 10, binning: str = "width", sample
         the ``numpy.array_split`` sizes of T when all weights of a row are
         integers, and into M equal parts T/M otherwise; an item straddling a
         cut is split in proportion (as its repeated copies would be).
-    sample_weight : array-like of shape (N,) or (S, N), optional
-        Non-negative item weights (multiplicities): integer weights give
-        exactly the result of repeating each row that many times; real
-        weights replace every count by a sum of weights. (S, N) weights with
-        1-D ``conf`` evaluate S weightings of the same items at once.
+    %(sample_weight)s
 
     Returns
     -------
@@ -736,6 +754,7 @@ def ece(conf, correct, *, n_bins: int | str = 10, binning: str = "width", sample
 
 
 @batch_axis
+@_shared_param_docs
 def mce(conf, correct, *, n_bins: int | str = 10, binning: str = "width", sample_weight=None):
     """Maximum calibration error over non-empty bins.
 
@@ -749,21 +768,14 @@ def mce(conf, correct, *, n_bins: int | str = 10, binning: str = "width", sample
 
     Parameters
     ----------
-    conf, correct : array-like of shape (N,) or (S, N)
-        Confidences in [0, 1] and 0/1 correctness. 2-D input holds S systems
-        (or resamples) of N items; the result then has shape (S,), equal row
-        by row to 1-D calls, computed without a loop over rows.
+    %(conf_correct)s
     n_bins : int, "auto" or "sweep", default 10
         Number of bins M; ``"auto"``: :func:`auto_n_bins` of N (the number of
         items); ``"sweep"``: :func:`sweep_n_bins`, the monotonic sweep of
         Roelofs et al. 2022 (equal-mass bins only, no weights; 2-D input is
         then evaluated row by row, as b* differs per row).
     binning : {"width", "mass"}, default "width"
-    sample_weight : array-like of shape (N,) or (S, N), optional
-        Non-negative item weights (multiplicities): integer weights give
-        exactly the result of repeating each row that many times; real
-        weights replace every count by a sum of weights. (S, N) weights with
-        1-D ``conf`` evaluate S weightings of the same items at once.
+    %(sample_weight)s
 
     Returns
     -------
@@ -1046,6 +1058,7 @@ def _ice_parts(conf: np.ndarray, correct: np.ndarray) -> tuple[float, float]:
 
 
 @batch_axis
+@_shared_param_docs
 def ice(conf, correct, *, sample_weight=None):
     """Instance-level calibration error.
 
@@ -1058,15 +1071,8 @@ def ice(conf, correct, *, sample_weight=None):
 
     Parameters
     ----------
-    conf, correct : array-like of shape (N,) or (S, N)
-        Confidences in [0, 1] and 0/1 correctness. 2-D input holds S systems
-        (or resamples) of N items; the result then has shape (S,), equal row
-        by row to 1-D calls, computed without a loop over rows.
-    sample_weight : array-like of shape (N,) or (S, N), optional
-        Non-negative item weights (multiplicities): integer weights give
-        exactly the result of repeating each row that many times; real
-        weights replace every count by a sum of weights. (S, N) weights with
-        1-D ``conf`` evaluate S weightings of the same items at once.
+    %(conf_correct)s
+    %(sample_weight)s
 
     References
     ----------
@@ -1085,6 +1091,7 @@ def ice(conf, correct, *, sample_weight=None):
     return _result(((n_pos - pos) + neg) / n, batched)
 
 
+@_shared_param_docs
 def macro_ce_parts(conf, correct, *, sample_weight=None) -> MacroCEParts:
     """ICE over the correct and over the wrong predictions, and their mean.
 
@@ -1099,15 +1106,8 @@ def macro_ce_parts(conf, correct, *, sample_weight=None) -> MacroCEParts:
 
     Parameters
     ----------
-    conf, correct : array-like of shape (N,) or (S, N)
-        Confidences in [0, 1] and 0/1 correctness. 2-D input holds S systems
-        (or resamples) of N items; the result then has shape (S,), equal row
-        by row to 1-D calls, computed without a loop over rows.
-    sample_weight : array-like of shape (N,) or (S, N), optional
-        Non-negative item weights (multiplicities): integer weights give
-        exactly the result of repeating each row that many times; real
-        weights replace every count by a sum of weights. (S, N) weights with
-        1-D ``conf`` evaluate S weightings of the same items at once.
+    %(conf_correct)s
+    %(sample_weight)s
 
     Returns
     -------
@@ -1133,6 +1133,7 @@ def macro_ce_parts(conf, correct, *, sample_weight=None) -> MacroCEParts:
 
 
 @batch_axis
+@_shared_param_docs
 def macro_ce(conf, correct, *, sample_weight=None):
     """Macro-averaged calibration error (Si et al. 2022, Section 4.2).
 
@@ -1146,15 +1147,8 @@ def macro_ce(conf, correct, *, sample_weight=None):
 
     Parameters
     ----------
-    conf, correct : array-like of shape (N,) or (S, N)
-        Confidences in [0, 1] and 0/1 correctness. 2-D input holds S systems
-        (or resamples) of N items; the result then has shape (S,), equal row
-        by row to 1-D calls, computed without a loop over rows.
-    sample_weight : array-like of shape (N,) or (S, N), optional
-        Non-negative item weights (multiplicities): integer weights give
-        exactly the result of repeating each row that many times; real
-        weights replace every count by a sum of weights. (S, N) weights with
-        1-D ``conf`` evaluate S weightings of the same items at once.
+    %(conf_correct)s
+    %(sample_weight)s
 
     References
     ----------
@@ -1176,6 +1170,7 @@ def macro_ce(conf, correct, *, sample_weight=None):
     return _result((pos + neg) / 2, batched)
 
 
+@_shared_param_docs
 def rewards(conf, correct, *, sample_weight=None) -> Rewards:
     """Rewards for suppressing overconfidence and underconfidence.
 
@@ -1190,15 +1185,8 @@ def rewards(conf, correct, *, sample_weight=None) -> Rewards:
 
     Parameters
     ----------
-    conf, correct : array-like of shape (N,) or (S, N)
-        Confidences in [0, 1] and 0/1 correctness. 2-D input holds S systems
-        (or resamples) of N items; the result then has shape (S,), equal row
-        by row to 1-D calls, computed without a loop over rows.
-    sample_weight : array-like of shape (N,) or (S, N), optional
-        Non-negative item weights (multiplicities): integer weights give
-        exactly the result of repeating each row that many times; real
-        weights replace every count by a sum of weights. (S, N) weights with
-        1-D ``conf`` evaluate S weightings of the same items at once.
+    %(conf_correct)s
+    %(sample_weight)s
 
     Returns
     -------
@@ -1226,6 +1214,7 @@ def rewards(conf, correct, *, sample_weight=None) -> Rewards:
 
 
 @batch_axis
+@_shared_param_docs
 def hmr(conf, correct, *, beta: float = 1.0, sample_weight=None):
     """Harmonic mean of rewards (Sakai 2024, Eq. 8 and footnote 1).
 
@@ -1240,16 +1229,9 @@ def hmr(conf, correct, *, beta: float = 1.0, sample_weight=None):
 
     Parameters
     ----------
-    conf, correct : array-like of shape (N,) or (S, N)
-        Confidences in [0, 1] and 0/1 correctness. 2-D input holds S systems
-        (or resamples) of N items; the result then has shape (S,), equal row
-        by row to 1-D calls, computed without a loop over rows.
+    %(conf_correct)s
     beta : float >= 0, default 1.0
-    sample_weight : array-like of shape (N,) or (S, N), optional
-        Non-negative item weights (multiplicities): integer weights give
-        exactly the result of repeating each row that many times; real
-        weights replace every count by a sum of weights. (S, N) weights with
-        1-D ``conf`` evaluate S weightings of the same items at once.
+    %(sample_weight)s
 
     Returns
     -------
@@ -1283,6 +1265,7 @@ def hmr(conf, correct, *, beta: float = 1.0, sample_weight=None):
 
 
 @batch_axis
+@_shared_param_docs
 def brier_top(conf, correct, *, sample_weight=None):
     """Top-label Brier score (Gupta et al. 2021, Tables 6-7).
 
@@ -1292,15 +1275,8 @@ def brier_top(conf, correct, *, sample_weight=None):
 
     Parameters
     ----------
-    conf, correct : array-like of shape (N,) or (S, N)
-        Confidences in [0, 1] and 0/1 correctness. 2-D input holds S systems
-        (or resamples) of N items; the result then has shape (S,), equal row
-        by row to 1-D calls, computed without a loop over rows.
-    sample_weight : array-like of shape (N,) or (S, N), optional
-        Non-negative item weights (multiplicities): integer weights give
-        exactly the result of repeating each row that many times; real
-        weights replace every count by a sum of weights. (S, N) weights with
-        1-D ``conf`` evaluate S weightings of the same items at once.
+    %(conf_correct)s
+    %(sample_weight)s
 
     References
     ----------
@@ -1373,6 +1349,7 @@ def _ks_from_keys(keys: np.ndarray, n: int, ties: str):
 
 
 @batch_axis
+@_shared_param_docs
 def ks_error(conf, correct, *, ties: str = "order", sample_weight=None):
     """Kolmogorov-Smirnov calibration error.
 
@@ -1388,21 +1365,14 @@ def ks_error(conf, correct, *, ties: str = "order", sample_weight=None):
 
     Parameters
     ----------
-    conf, correct : array-like of shape (N,) or (S, N)
-        Confidences in [0, 1] and 0/1 correctness. 2-D input holds S systems
-        (or resamples) of N items; the result then has shape (S,), equal row
-        by row to 1-D calls, computed without a loop over rows.
+    %(conf_correct)s
     ties : {"order", "group"}, default "order"
         ``"order"``: stable sort (ties keep input order), max over all
         ``i = 1..N`` -- this reproduces Sakai's Tables 3 and 6.
         ``"group"``: max only over the last item of each group of equal
         confidences, so the value does not depend on the order of ties.
         Without ties both agree.
-    sample_weight : array-like of shape (N,) or (S, N), optional
-        Non-negative item weights (multiplicities): integer weights give
-        exactly the result of repeating each row that many times; real
-        weights replace every count by a sum of weights. (S, N) weights with
-        1-D ``conf`` evaluate S weightings of the same items at once.
+    %(sample_weight)s
 
     Returns
     -------
