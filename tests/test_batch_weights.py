@@ -1,6 +1,7 @@
 """Batch axis (S, N) -> (S,) and sample weights of the binary metrics."""
 
 import numpy as np
+import pandas as pd
 import pytest
 
 import calibnb as cn
@@ -220,3 +221,24 @@ def test_reliability_interval_errors():
         cn.binomial_interval([3], [2])
     t = cn.reliability_table(conf, correct, sample_weight=[0.5, 1, 1])
     assert t["count"].dtype == float and t["count"].sum() == 2.5
+
+
+@pytest.mark.parametrize("name", ["ece", "mce", "reliability_table"])
+def test_weighted_and_batched_bins_use_the_exact_edge_rule(name):
+    """Values one float step off a bin edge (0.1 + 0.2) fall in the same bin with or without weights.
+
+    The weighted and batched paths once binned with ceil(conf * M * (1 - 2**-50)), which put
+    0.30000000000000004 in bin 2 of 10 while the unweighted path (bin_indices) put it in bin 3.
+    """
+    conf = np.array([0.1 + 0.2, 0.7 + 0.1, 0.3, np.nextafter(0.5, 1.0), 0.5, 0.95, 0.05, 0.6 + 0.1])
+    correct = np.array([1, 0, 0, 1, 1, 1, 0, 0])
+    fn = getattr(cn, name)
+    plain = fn(conf, correct, n_bins=10)
+    weighted = fn(conf, correct, n_bins=10, sample_weight=np.ones(conf.shape[0]))
+    if name == "reliability_table":
+        pd.testing.assert_frame_equal(plain, weighted, check_dtype=False)
+        np.testing.assert_array_equal(cn.bin_indices(conf, n_bins=10)[:2], [3, 7])  # 0.7 + 0.1 < 0.8
+        return
+    batched = fn(np.stack([conf, conf]), np.stack([correct, correct]), n_bins=10)
+    assert weighted == plain
+    np.testing.assert_array_equal(batched, [plain, plain])
