@@ -259,3 +259,184 @@ def test_scan_predictions_weights_and_errors(tmp_path):
     pq.write_table(nulls, tmp_path / "nulls.parquet")
     with pytest.raises(ValueError, match=r"missing \(null\) value\(s\) in a batch; first at row 1"):
         cn.data.scan_predictions(tmp_path / "nulls.parquet", progress=False)
+
+
+# ------------------------------------------------------------------ compiled kernel (numba) and lazy folding
+
+numba = None
+try:  # the compiled kernel is optional (calibnb[dask] installs numba)
+    import numba  # noqa: F401
+except ImportError:  # pragma: no cover - CI installs it
+    pass
+needs_numba = pytest.mark.skipif(numba is None, reason="numba is not installed")
+
+
+def _kernel_state(kernel, monkeypatch, conf, correct, weight=None, min_rows=None):
+    import calibnb._kernel as K
+
+    monkeypatch.setenv("CALIBNB_KERNEL", kernel)
+    if min_rows is not None:
+        monkeypatch.setattr(K, "MIN_ROWS", min_rows)
+    return CalibrationStats.from_arrays(conf, correct, sample_weight=weight)
+
+
+def _assert_same_sums(a: CalibrationStats, b: CalibrationStats):
+    """Cells, counts, per-cell sums and side table bit for bit; the sum of squares to summation error."""
+    np.testing.assert_array_equal(a.count, b.count)
+    np.testing.assert_array_equal(a.weight, b.weight)
+    np.testing.assert_array_equal(a._weight_lo, b._weight_lo)
+    np.testing.assert_array_equal(a.conf_sum, b.conf_sum)
+    np.testing.assert_array_equal(a._conf_sum_lo, b._conf_sum_lo)
+    np.testing.assert_array_equal(a.edge_values, b.edge_values)
+    np.testing.assert_array_equal(a.edge_count, b.edge_count)
+    np.testing.assert_array_equal(a.edge_weight, b.edge_weight)
+    assert a.sq_sum + a._sq_lo == pytest.approx(b.sq_sum + b._sq_lo, rel=1e-14)
+    assert a.brier_top() == pytest.approx(b.brier_top(), abs=1e-14)
+
+
+@needs_numba
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_compiled_kernel_equals_numpy_kernel(monkeypatch, dtype, weighted):
+    conf, correct = _data(300_000, seed=11)  # a third on grid edges (rounded), a third tied inside cells
+    conf = conf.astype(dtype)
+    conf[:4] = [0.0, 1.0, 0.1 + 0.2, 0.5]
+    w = np.random.default_rng(3).uniform(0, 3, conf.shape[0]) if weighted else None
+    slow = _kernel_state("numpy", monkeypatch, conf, correct, w)
+    fast = _kernel_state("numba", monkeypatch, conf, correct, w)
+    _assert_same_sums(slow, fast)
+    c64 = conf.astype(np.float64)
+    assert fast.ece(15) == pytest.approx(cn.ece(c64, correct, n_bins=15, sample_weight=w), abs=1e-12)
+    assert fast.brier_top() == pytest.approx(cn.brier_top(c64, correct, sample_weight=w), abs=1e-12)
+
+
+@needs_numba
+def test_compiled_kernel_on_tiny_inputs_and_chunk_edges(monkeypatch):
+    import calibnb.stats as st
+
+    monkeypatch.setattr(st, "_CCHUNK", 1000)  # many kernel calls, chunk edges inside the data,
+    monkeypatch.setattr(st, "_CHUNK", 1000)  # the NumPy kernel's chunks alike (same fold points),
+    monkeypatch.setattr(st, "_FOLD", 2500)  # and folds between them
+    rng = np.random.default_rng(0)
+    for n in (1, 3, 999, 1000, 1001, 7_777):
+        conf = rng.uniform(size=n)
+        conf[: n // 3] = np.round(conf[: n // 3], 2)  # grid edges
+        conf[n // 3: 2 * n // 3] = np.round(conf[n // 3: 2 * n // 3], 3)  # ties inside cells
+        correct = rng.uniform(size=n) < conf
+        slow = _kernel_state("numpy", monkeypatch, conf, correct)
+        fast = _kernel_state("numba", monkeypatch, conf, correct, min_rows=0)
+        _assert_same_sums(slow, fast)
+
+
+def test_kernel_choice_is_checked(monkeypatch):
+    import calibnb._kernel as K
+
+    monkeypatch.setenv("CALIBNB_KERNEL", "fast")
+    with pytest.raises(ValueError, match="CALIBNB_KERNEL must be one of auto, numpy, numba; got 'fast'"):
+        CalibrationStats.from_arrays([0.5] * 10, [1] * 10)
+    # numba missing: auto falls back to NumPy, an explicit "numba" is an error naming the fix
+    monkeypatch.setitem(sys.modules, "numba", None)
+    monkeypatch.setattr(K, "_cache", {})
+    monkeypatch.setenv("CALIBNB_KERNEL", "auto")
+    conf, correct = _data(70_000, seed=2)
+    assert CalibrationStats.from_arrays(conf, correct).ece(15) == pytest.approx(cn.ece(conf, correct, n_bins=15),
+                                                                                abs=1e-12)
+    monkeypatch.setenv("CALIBNB_KERNEL", "numba")
+    with pytest.raises(ImportError, match=r"CALIBNB_KERNEL=numba but numba is not installed"):
+        CalibrationStats.from_arrays(conf, correct)
+
+
+@pytest.mark.parametrize("kernel", ["numpy", pytest.param("numba", marks=needs_numba)])
+def test_many_small_updates_equal_one_state(monkeypatch, kernel):
+    import pickle
+
+    import calibnb.stats as st
+
+    monkeypatch.setenv("CALIBNB_KERNEL", kernel)
+    monkeypatch.setattr(st, "_FOLD", 10_000)
+    conf, correct = _data(50_000, seed=9)
+    whole = CalibrationStats.from_arrays(conf, correct)
+    s = CalibrationStats()
+    for a in range(0, 50_000, 3_000):
+        s.update(conf[a:a + 3_000], correct[a:a + 3_000])
+    assert s._acc is not None  # rows wait in the scratch sums ...
+    np.testing.assert_array_equal(s.count, whole.count)  # ... and every read folds them first
+    assert s._acc is None
+    np.testing.assert_array_equal(s.edge_count, whole.edge_count)
+    # other chunk boundaries, other rounding: equal to summation error
+    np.testing.assert_allclose(s.conf_sum + s._conf_sum_lo, whole.conf_sum + whole._conf_sum_lo, rtol=1e-14, atol=0)
+    assert s.ece(15) == pytest.approx(whole.ece(15), abs=1e-14)
+    assert s.brier_top() == pytest.approx(whole.brier_top(), abs=1e-14)
+    s.update(conf[:10], correct[:10])
+    back = pickle.loads(pickle.dumps(s))  # pickling folds too
+    assert back.n == s.n == 50_010
+    assert (s + whole).n == 100_010
+    # a refused update leaves the state as it was
+    with pytest.raises(ValueError, match="conf has 1 value outside"):
+        s.update([0.5, 1.5], [1, 0])
+    assert s.n == 50_010
+
+
+@needs_numba
+def test_bad_value_deep_in_a_long_chunk_leaves_the_state_unusable(monkeypatch):
+    import calibnb.stats as st
+
+    monkeypatch.setenv("CALIBNB_KERNEL", "numba")
+    monkeypatch.setattr(st, "_CCHUNK", 1000)
+    conf, correct = _data(5_000, seed=1)
+    conf[3_500] = np.nan
+    s = CalibrationStats()
+    with pytest.raises(ValueError, match=r"conf column 'p' has 1 value that is NaN or infinite; first at index 103500: nan"):
+        s._add_checked(conf, correct, None, 100_000, {"conf": "conf column 'p'"})
+    with pytest.raises(RuntimeError, match="is incomplete"):
+        s.ece()
+    # in the first piece nothing was added yet: the state stays usable
+    ok = CalibrationStats()
+    conf[3_500] = 0.5
+    conf[10] = -0.5
+    with pytest.raises(ValueError, match="first at index 10: -0.5"):
+        ok._add_checked(conf, correct, None, 0)
+    assert ok.n == 0
+
+
+@pytest.mark.parametrize("kernel", ["numpy", pytest.param("numba", marks=needs_numba)])
+def test_scan_reads_bool_bits_at_any_offset(tmp_path, monkeypatch, kernel):
+    import calibnb._kernel as K
+
+    monkeypatch.setenv("CALIBNB_KERNEL", kernel)
+    monkeypatch.setattr(K, "MIN_ROWS", 0)
+    conf, correct = _data(40_000, seed=4)
+    _write_dataset(tmp_path / "ds", conf, correct, n_files=2, row_group_size=6_999)
+    c32 = conf.astype(np.float32)
+    # batches of 1,237 rows start at bit offsets that are not multiples of 8
+    s = cn.data.scan_predictions(tmp_path / "ds", conf="p", correct="ok", batch_size=1_237, progress=False)
+    ref = CalibrationStats.from_arrays(c32, correct)
+    np.testing.assert_array_equal(s.count, ref.count)
+    np.testing.assert_array_equal(s.edge_count, ref.edge_count)
+    assert s.ece(15) == pytest.approx(cn.ece(c32, correct, n_bins=15), abs=1e-12)
+    assert s.brier_top() == pytest.approx(cn.brier_top(c32, correct), abs=1e-12)
+
+
+@pytest.mark.parametrize("kernel", ["numpy", pytest.param("numba", marks=needs_numba)])
+def test_scan_errors_name_the_dataset_row(tmp_path, monkeypatch, kernel):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    import calibnb._kernel as K
+
+    monkeypatch.setenv("CALIBNB_KERNEL", kernel)
+    monkeypatch.setattr(K, "MIN_ROWS", 0)
+    conf, correct = _data(12_000, seed=8)
+    conf, correct = conf[:3_000], correct[:3_000]
+    for i, (a, b) in enumerate(((0, 1_000), (1_000, 3_000))):
+        c = conf[a:b].copy()
+        if i == 1:
+            c[1_234] = 1.5
+        pq.write_table(pa.table({"conf": c.astype(np.float32), "correct": correct[a:b]}),
+                       tmp_path / f"p{i}.parquet", row_group_size=300)
+    with pytest.raises(ValueError, match=r"has 1 value outside \[0, 1\]; first at index 2234: 1.5"):
+        cn.data.scan_predictions(tmp_path, progress=False)
+    with pytest.raises(ValueError, match=r"first at index 12234: 1.5"):
+        cn.data.scan_predictions(tmp_path, progress=False, row_offset=10_000)
+    with pytest.raises(ValueError, match="row_offset must be at least 0"):
+        cn.data.scan_predictions(tmp_path, progress=False, row_offset=-1)
