@@ -78,6 +78,7 @@ from .validation import as_numeric_array, check_choice, check_n_bins, check_posi
 
 __all__ = [
     "calibration_stats",
+    "scan_parquet",
     "ece",
     "mce",
     "reliability_table",
@@ -187,23 +188,51 @@ def _numpy(x) -> np.ndarray:
 # --------------------------------------------------------------------------
 
 
+def _arrow(x):
+    """The single-chunk pyarrow array without nulls behind an Arrow-backed pandas Series, else None.
+
+    ``dd.read_parquet(..., dtype_backend="pyarrow")`` gives such partitions:
+    their float32 values are then read without a copy and a bool column bit
+    by bit, as :func:`calibnb.data.scan_predictions` reads them.
+    """
+    import pandas as pd
+
+    if not isinstance(getattr(x, "dtype", None), pd.ArrowDtype):
+        return None
+    import pyarrow as pa
+
+    arr = pa.array(x.array)  # the Arrow data itself (the __arrow_array__ protocol)
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    if arr.null_count:
+        return None  # nulls: the NumPy path gives the in-memory messages
+    return arr
+
+
 def _leaf(block: int, c, y, w, n_cells: int):
-    c, y = _numpy(c), _numpy(y)
+    import pyarrow as pa
+
+    ca, ya = _arrow(c), _arrow(y)
+    c = ca.to_numpy() if ca is not None and pa.types.is_float32(ca.type) else _numpy(c)
+    y_bits = ya if ya is not None and pa.types.is_boolean(ya.type) else None
+    y = np.zeros(0, dtype=bool) if y_bits is not None else _numpy(y)  # (dtype and shape checks only)
     w = None if w is None else _numpy(w)
     for arr, name in ((c, "conf"), (y, "correct"), (w, "sample_weight")):
         if arr is not None:
             _check_dtype(arr.dtype, name)
             if arr.ndim != 1:
                 raise ValueError(f"{name} must be 1-D; got a block of shape {arr.shape}.")
-    lens = {block: (c.shape[0], y.shape[0], None if w is None else w.shape[0])}
-    c64 = c.astype(np.float64, copy=False)
+    n_y = len(y_bits) if y_bits is not None else y.shape[0]
+    lens = {block: (c.shape[0], n_y, None if w is None else w.shape[0])}
+    # float32 stays float32 (the state's kernel reads it exactly); anything else becomes float64
+    c64 = c if c.dtype == np.float32 else c.astype(np.float64, copy=False)
     w64 = None if w is None else w.astype(np.float64, copy=False)
     problems = {"conf": conf_problem(c64, 0), "correct": correct_problem(y, 0),
                 "sample_weight": None if w64 is None else weight_problem(w64, 0)}
     problems = {k: _tag(p, block) for k, p in problems.items() if p}
     state = CalibrationStats(n_cells)
-    if not problems and c.shape[0] == y.shape[0] and (w is None or w.shape[0] == c.shape[0]):
-        state._add(c64, y.astype(bool, copy=False), w64)
+    if not problems and c.shape[0] == n_y and (w is None or w.shape[0] == c.shape[0]):
+        state._add(c64, y_bits if y_bits is not None else y.astype(bool, copy=False), w64)
     return state, problems, lens
 
 
@@ -287,6 +316,124 @@ def calibration_stats(conf, correct, *, sample_weight=None, n_cells: int = GRID,
     split_every = check_positive_int(split_every, "split_every", minimum=2)
     blocks = _prepare(conf, correct, sample_weight)
     return _pass1(blocks, n_cells, split_every)[0]
+
+
+# --------------------------------------------------------------------------
+# Parquet files read by the workers themselves
+# --------------------------------------------------------------------------
+
+
+def _scan_task(fragments, schema, fmt, filesystem, offset: int, columns: dict, n_cells: int) -> CalibrationStats:
+    """One task of :func:`scan_parquet`: its row groups, scanned as :func:`calibnb.data.scan_predictions` does."""
+    import pyarrow.dataset as pads
+
+    from .data import scan_predictions
+
+    part = pads.FileSystemDataset(fragments, schema, fmt, filesystem)
+    return scan_predictions(part, conf=columns["conf"], correct=columns["correct"],
+                            sample_weight=columns.get("sample_weight"), n_cells=n_cells, progress=False,
+                            row_offset=offset)
+
+
+def _merge_states(*states: CalibrationStats) -> CalibrationStats:
+    out = CalibrationStats(states[0].n_cells)
+    for s in states:
+        out.merge(s)
+    return out
+
+
+def scan_parquet(path, *, conf: str = "conf", correct: str = "correct", sample_weight: str | None = None,
+                 n_cells: int = GRID, rows_per_task: int = 1 << 25, split_every: int = _SPLIT_EVERY,
+                 filesystem=None) -> CalibrationStats:
+    """The :class:`calibnb.CalibrationStats` of a Parquet dataset, read by the Dask workers themselves.
+
+    Where :func:`calibration_stats` takes Dask columns (so Dask reads the
+    Parquet files into pandas first), this function splits the dataset's row
+    groups into tasks of about ``rows_per_task`` rows (a task never splits a
+    row group; it may span files), and each task runs
+    :func:`calibnb.data.scan_predictions` on its row groups in the worker:
+    Arrow batches go to the state without pandas, float32 confidences and
+    bool correctness without copies. The states are tree-reduced with
+    :meth:`CalibrationStats.merge` (fan-in ``split_every``) on the current
+    Dask scheduler. The workers must see the files (a shared file system, or
+    object storage through ``filesystem``). Equal to
+    ``scan_predictions(path)`` and to the in-memory metrics up to summation
+    error; an invalid value raises the message of ``scan_predictions`` with
+    the row numbered in the whole dataset.
+
+    Parameters
+    ----------
+    path : str or path-like
+        A ``.parquet`` file or a folder of them.
+    conf, correct, sample_weight : str
+        Column names, as in :func:`calibnb.data.scan_predictions`.
+    n_cells : int, default GRID (100,800)
+    rows_per_task : int, default 2**25
+        Target rows per task (whole row groups).
+    split_every : int, default 8
+        Fan-in of the tree reduction.
+    filesystem : pyarrow.fs.FileSystem, optional
+        For remote storage; must be picklable (pyarrow's are).
+
+    Returns
+    -------
+    CalibrationStats
+
+    Examples
+    --------
+    >>> import os, tempfile, numpy as np, pyarrow as pa, pyarrow.parquet as pq, calibnb as cn
+    >>> rng = np.random.default_rng(0)
+    >>> c = rng.uniform(size=5000).astype(np.float32)
+    >>> y = rng.uniform(size=5000) < c
+    >>> folder = tempfile.mkdtemp()
+    >>> pq.write_table(pa.table({"conf": c, "correct": y}), os.path.join(folder, "p.parquet"), row_group_size=700)
+    >>> s = scan_parquet(folder, rows_per_task=2000)
+    >>> s.n, abs(s.ece(n_bins=15) - cn.ece(c, y, n_bins=15)) < 1e-12
+    (5000, True)
+    """
+    import os
+
+    import pyarrow.dataset as pads
+
+    rows_per_task = check_positive_int(rows_per_task, "rows_per_task")
+    split_every = check_positive_int(split_every, "split_every", minimum=2)
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"path must be a file or folder path; got {type(path).__name__}.")
+    if filesystem is None and not os.path.exists(path):
+        raise ValueError(f"path {os.fspath(path)!r} does not exist.")
+    columns = {"conf": conf, "correct": correct}
+    if sample_weight is not None:
+        columns["sample_weight"] = sample_weight
+    for arg, name in columns.items():
+        if not isinstance(name, str):
+            raise TypeError(f"{arg} must be a column name (str); got {type(name).__name__}.")
+    dataset = pads.dataset(os.fspath(path), format="parquet", filesystem=filesystem)
+    missing = [f"{arg}={name!r}" for arg, name in columns.items() if name not in dataset.schema.names]
+    if missing:
+        raise ValueError(f"column(s) {', '.join(missing)} not in the Parquet data; it has {dataset.schema.names}.")
+    # tasks of whole row groups, in dataset order, each with the number of its first row
+    tasks, current, rows, start, total = [], [], 0, 0, 0
+    for frag in dataset.get_fragments():
+        for group in frag.split_by_row_group():
+            m = group.row_groups[0].num_rows
+            if current and rows + m > rows_per_task:
+                tasks.append((current, start))
+                current, rows, start = [], 0, total
+            current.append(group)
+            rows += m
+            total += m
+    if current:
+        tasks.append((current, start))
+    if total == 0:
+        raise ValueError(f"path {os.fspath(path)!r} holds no rows; at least one prediction is needed.")
+    task = delayed(_scan_task, pure=True)
+    merge = delayed(_merge_states, pure=True)
+    level = [task(frags, dataset.schema, dataset.format, dataset.filesystem, offset, columns, n_cells)
+             for frags, offset in tasks]
+    while len(level) > 1:
+        level = [merge(*level[i:i + split_every]) for i in range(0, len(level), split_every)]
+    (state,) = dask.compute(level[0])
+    return state
 
 
 # --------------------------------------------------------------------------

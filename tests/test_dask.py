@@ -220,3 +220,70 @@ def test_exact_on_twenty_million_predictions_with_ties(client):
     assert abs(s.hmr() - cn.hmr(conf, correct)) <= 1e-10
     assert abs(s.ice() - cn.ice(conf, correct)) <= 1e-10
     assert abs(s.brier_top() - cn.brier_top(conf, correct)) <= 1e-10
+
+
+# ------------------------------------------------------------------ Parquet read by the workers
+
+
+def _parquet(folder, conf, correct, cuts, row_group_size):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    folder.mkdir()
+    for i, (a, b) in enumerate(zip(cuts, cuts[1:])):
+        pq.write_table(pa.table({"conf": conf[a:b].astype(np.float32), "correct": correct[a:b]}),
+                       folder / f"part-{i:02d}.parquet", row_group_size=row_group_size)
+
+
+def test_scan_parquet_equals_in_memory_and_the_streaming_reader(client, arrays, tmp_path):
+    import calibnb.data
+
+    conf, correct = arrays
+    _parquet(tmp_path / "ds", conf, correct, (0, 1, 30_000, 30_000 + 999, 100_000), row_group_size=4_000)
+    c32 = conf.astype(np.float32)
+    ref = cn.CalibrationStats.from_arrays(c32, correct)
+    # tasks of whole row groups that cut files and span them; a one-row file; fan-in 2
+    for rows_per_task in (1, 9_000, 10**9):
+        s = cdask.scan_parquet(tmp_path / "ds", rows_per_task=rows_per_task, split_every=2)
+        np.testing.assert_array_equal(s.count, ref.count)
+        np.testing.assert_array_equal(s.edge_count, ref.edge_count)
+        assert s.ece(15) == pytest.approx(cn.ece(c32, correct, n_bins=15), abs=1e-12)
+        assert s.brier_top() == pytest.approx(cn.brier_top(c32, correct), abs=1e-12)
+        assert s.ks_bounds()[0] <= cn.ks_error(c32, correct) <= s.ks_bounds()[1]
+    stream = calibnb.data.scan_predictions(tmp_path / "ds", progress=False)
+    assert s.macro_ce() == pytest.approx(stream.macro_ce(), abs=1e-14)
+
+
+def test_scan_parquet_errors(client, tmp_path):
+    conf, correct = _data(20_000, seed=3)
+    conf[17_321] = -0.25
+    _parquet(tmp_path / "bad", conf, correct, (0, 5_000, 20_000), row_group_size=1_000)
+    # the row is numbered in the whole dataset, although another task read it
+    with pytest.raises(ValueError, match=r"has 1 value outside \[0, 1\]; first at index 17321: -0.25"):
+        cdask.scan_parquet(tmp_path / "bad", rows_per_task=2_000)
+    with pytest.raises(ValueError, match=r"column\(s\) correct='ok' not in the Parquet data"):
+        cdask.scan_parquet(tmp_path / "bad", correct="ok")
+    with pytest.raises(ValueError, match="does not exist"):
+        cdask.scan_parquet(tmp_path / "nothing")
+    with pytest.raises(ValueError, match="rows_per_task must be at least 1"):
+        cdask.scan_parquet(tmp_path / "bad", rows_per_task=0)
+    with pytest.raises(TypeError, match="path must be a file or folder path"):
+        cdask.scan_parquet(3)
+
+
+def test_arrow_backed_partitions_read_without_pandas_copies(client, arrays, tmp_path):
+    conf, correct = arrays
+    _parquet(tmp_path / "ds", conf, correct, (0, 50_000, 100_000), row_group_size=7_000)
+    c32 = conf.astype(np.float32)
+    df = dd.read_parquet(tmp_path / "ds", dtype_backend="pyarrow")
+    assert isinstance(df["correct"].dtype, pd.ArrowDtype)
+    assert cdask.ece(df["conf"], df["correct"], n_bins=15) == pytest.approx(cn.ece(c32, correct, n_bins=15),
+                                                                            abs=1e-12)
+    assert cdask.ks_error(df["conf"], df["correct"], ties="group") == pytest.approx(
+        cn.ks_error(c32, correct, ties="group"), abs=1e-12)
+    # nulls in an Arrow-backed column take the NumPy path and its message
+    pdf = pd.DataFrame({"conf": pd.array([0.5, None, 0.7], dtype="float32[pyarrow]"),
+                        "correct": pd.array([True, False, True], dtype="bool[pyarrow]")})
+    ddf = dd.from_pandas(pdf, npartitions=1)
+    with pytest.raises((ValueError, TypeError), match="conf"):
+        cdask.ece(ddf["conf"], ddf["correct"])
