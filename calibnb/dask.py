@@ -174,7 +174,34 @@ def _prepare(conf, correct, sample_weight=None):
     if len(set(counts.values())) != 1:
         raise ValueError(f"conf and correct must be split alike; got {counts} blocks/partitions "
                          "(rechunk or repartition one of them like the other).")
+    if not arrays and len(inputs) > 1:
+        out = _fused_partitions(inputs) or out
     return out
+
+
+def _fused_partitions(inputs: dict) -> dict | None:
+    """Blocks of Series columns of one Dask DataFrame, taken from one frame of them; else None.
+
+    ``df["conf"]`` and ``df["correct"]`` alone are two graphs: each partition
+    is read once per column and the two pieces meet in the leaf task, often
+    after one crossed between workers. Assigned into one frame (Dask's
+    optimiser then reads both columns in one task), every leaf gets both
+    columns from one partition on one worker.
+    """
+    # Only columns of one and the same frame (the same index, so assigning by
+    # index pairs rows as the blocks would, by position); anything else keeps
+    # its positional blocks.
+    parents = set()
+    for v in inputs.values():
+        expr = getattr(v, "expr", None)
+        if type(expr).__name__ != "Projection" or not hasattr(expr, "frame"):
+            return None
+        parents.add(getattr(expr.frame, "_name", None))
+    if len(parents) != 1 or None in parents:
+        return None
+    frame = inputs["conf"].to_frame(name="conf").assign(**{k: v for k, v in inputs.items() if k != "conf"})
+    parts = frame.to_delayed()
+    return {k: [p[k] for p in parts] for k in inputs}
 
 
 def _numpy(x) -> np.ndarray:
@@ -189,7 +216,7 @@ def _numpy(x) -> np.ndarray:
 
 
 def _arrow(x):
-    """The single-chunk pyarrow array without nulls behind an Arrow-backed pandas Series, else None.
+    """The pyarrow ChunkedArray without nulls behind an Arrow-backed pandas Series, else None.
 
     ``dd.read_parquet(..., dtype_backend="pyarrow")`` gives such partitions:
     their float32 values are then read without a copy and a bool column bit
@@ -202,28 +229,49 @@ def _arrow(x):
     import pyarrow as pa
 
     arr = pa.array(x.array)  # the Arrow data itself (the __arrow_array__ protocol)
-    if isinstance(arr, pa.ChunkedArray):
-        arr = arr.combine_chunks()
+    if not isinstance(arr, pa.ChunkedArray):
+        arr = pa.chunked_array([arr], type=arr.type)
     if arr.null_count:
         return None  # nulls: the NumPy path gives the in-memory messages
     return arr
 
 
-def _leaf(block: int, c, y, w, n_cells: int):
+def _arrow_leaf(block: int, ca, ya, n_cells: int):
+    """Leaf of float32 / bool Arrow columns: chunk by chunk, no copies; None if the chunks do not pair up."""
     import pyarrow as pa
 
+    if not (pa.types.is_float32(ca.type) and pa.types.is_boolean(ya.type)):
+        return None
+    if [len(k) for k in ca.chunks] != [len(k) for k in ya.chunks]:
+        return None
+    state = CalibrationStats(n_cells)
+    offset = 0
+    try:
+        for ck, yk in zip(ca.chunks, ya.chunks):
+            # the kernel checks conf as it goes; on a bad value the block's messages are made below
+            state._add_checked(ck.to_numpy(), yk, None, offset)
+            offset += len(ck)
+    except ValueError:
+        c = ca.to_numpy()
+        problems = {"conf": _tag(conf_problem(c, 0), block)}
+        return CalibrationStats(n_cells), problems, {block: (len(ca), len(ya), None)}
+    return state, {}, {block: (len(ca), len(ya), None)}
+
+
+def _leaf(block: int, c, y, w, n_cells: int):
     ca, ya = _arrow(c), _arrow(y)
-    c = ca.to_numpy() if ca is not None and pa.types.is_float32(ca.type) else _numpy(c)
-    y_bits = ya if ya is not None and pa.types.is_boolean(ya.type) else None
-    y = np.zeros(0, dtype=bool) if y_bits is not None else _numpy(y)  # (dtype and shape checks only)
+    if ca is not None and ya is not None and w is None:
+        out = _arrow_leaf(block, ca, ya, n_cells)
+        if out is not None:
+            return out
+    c, y = _numpy(c), _numpy(y)
     w = None if w is None else _numpy(w)
     for arr, name in ((c, "conf"), (y, "correct"), (w, "sample_weight")):
         if arr is not None:
             _check_dtype(arr.dtype, name)
             if arr.ndim != 1:
                 raise ValueError(f"{name} must be 1-D; got a block of shape {arr.shape}.")
-    n_y = len(y_bits) if y_bits is not None else y.shape[0]
-    lens = {block: (c.shape[0], n_y, None if w is None else w.shape[0])}
+    lens = {block: (c.shape[0], y.shape[0], None if w is None else w.shape[0])}
     # float32 stays float32 (the state's kernel reads it exactly); anything else becomes float64
     c64 = c if c.dtype == np.float32 else c.astype(np.float64, copy=False)
     w64 = None if w is None else w.astype(np.float64, copy=False)
@@ -231,8 +279,8 @@ def _leaf(block: int, c, y, w, n_cells: int):
                 "sample_weight": None if w64 is None else weight_problem(w64, 0)}
     problems = {k: _tag(p, block) for k, p in problems.items() if p}
     state = CalibrationStats(n_cells)
-    if not problems and c.shape[0] == n_y and (w is None or w.shape[0] == c.shape[0]):
-        state._add(c64, y_bits if y_bits is not None else y.astype(bool, copy=False), w64)
+    if not problems and c.shape[0] == y.shape[0] and (w is None or w.shape[0] == c.shape[0]):
+        state._add(c64, y.astype(bool, copy=False), w64)
     return state, problems, lens
 
 

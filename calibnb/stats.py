@@ -382,8 +382,11 @@ class _Accumulator:
         used = np.flatnonzero(cnt)  # flat (correctness, cell) indices touched since the last fold
         if used.size:
             st._count.reshape(-1)[used] += cnt[used]
-            w = cnt[used].astype(np.float64) if wsum is None else wsum[used]
-            _two_sum_at(st._weight, st._weight_lo, used, w)
+            if st.weighted:
+                w = cnt[used].astype(np.float64) if wsum is None else wsum[used]
+                _two_sum_at(st._weight, st._weight_lo, used, w)
+            else:  # every weight is 1: the weight sums are integers, exact without compensation
+                st._weight.reshape(-1)[used] += cnt[used]
             _two_sum_at(st._conf_sum, st._conf_sum_lo, used, csum[used])
             cnt[used] = 0
             csum[used] = 0.0
@@ -629,12 +632,16 @@ class CalibrationStats:
         use the order through their second pass over the data).
         """
         self._check_other(other)
+        exact_weights = not (self.weighted or other.weighted)  # integer weight sums: plain adds are exact
         self.weighted = self.weighted or other.weighted
         used = np.flatnonzero(other.count.reshape(-1))  # a cell without rows has zero sums
         if used.size:
             self.count.reshape(-1)[used] += other.count.reshape(-1)[used]
-            _two_sum_at(self.weight, self._weight_lo, used, other.weight.reshape(-1)[used],
-                        other._weight_lo.reshape(-1)[used])
+            if exact_weights:
+                self.weight.reshape(-1)[used] += other.weight.reshape(-1)[used]
+            else:
+                _two_sum_at(self.weight, self._weight_lo, used, other.weight.reshape(-1)[used],
+                            other._weight_lo.reshape(-1)[used])
             _two_sum_at(self.conf_sum, self._conf_sum_lo, used, other.conf_sum.reshape(-1)[used],
                         other._conf_sum_lo.reshape(-1)[used])
         self._add_sq(other.sq_sum, other._sq_lo)

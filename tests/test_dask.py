@@ -287,3 +287,19 @@ def test_arrow_backed_partitions_read_without_pandas_copies(client, arrays, tmp_
     ddf = dd.from_pandas(pdf, npartitions=1)
     with pytest.raises((ValueError, TypeError), match="conf"):
         cdask.ece(ddf["conf"], ddf["correct"])
+
+
+def test_columns_of_one_frame_are_read_together(client, arrays):
+    from calibnb.dask import _fused_partitions
+
+    conf, correct = arrays
+    pdf = pd.DataFrame({"conf": conf, "correct": correct})
+    df = dd.from_pandas(pdf, npartitions=4)
+    fused = _fused_partitions({"conf": df["conf"], "correct": df["correct"]})
+    assert fused is not None and len(fused["conf"]) == len(fused["correct"]) == 4
+    # columns of two different frames keep their positional blocks (no index alignment)
+    other = dd.from_pandas(pd.DataFrame({"correct": correct[::-1]}, index=np.arange(100_000)[::-1]), npartitions=4)
+    assert _fused_partitions({"conf": df["conf"], "correct": other["correct"]}) is None
+    assert _fused_partitions({"conf": da.from_array(conf), "correct": df["correct"]}) is None
+    assert cdask.ece(df["conf"], df["correct"], n_bins=15) == pytest.approx(cn.ece(conf, correct, n_bins=15),
+                                                                            abs=1e-12)
