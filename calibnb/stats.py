@@ -111,15 +111,22 @@ _KS_SLACK = 1e-12
 def _two_sum_at(hi: np.ndarray, lo: np.ndarray, flat: np.ndarray, x: np.ndarray, x_lo=None) -> None:
     """hi + lo += x (+ x_lo) at the flat indices ``flat`` (distinct), keeping each add's rounding error in lo.
 
-    Neumaier's compensated summation, elementwise.
+    Neumaier's compensated summation, elementwise, for non-negative ``hi`` and
+    ``x`` (sums of weights and of ``weight * conf``, which are): the larger of
+    the two is then the larger in magnitude, so the error term is
+    ``(max - s) + min`` exactly (Fast2Sum).
     """
     h = hi.reshape(-1)
     l_ = lo.reshape(-1)
     a = h[flat]
     s = a + x
-    err = np.where(np.abs(a) >= np.abs(x), (a - s) + x, (x - s) + a)
+    err = np.maximum(a, x)
+    err -= s
+    err += np.minimum(a, x)
     h[flat] = s
-    l_[flat] += err if x_lo is None else err + x_lo
+    if x_lo is not None:
+        err += x_lo
+    l_[flat] += err
 
 
 def _two_sum(hi: float, lo: float, x: float, x_lo: float) -> tuple[float, float]:
