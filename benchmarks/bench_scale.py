@@ -11,17 +11,23 @@ Run: ``nice -n 10 python benchmarks/bench_scale.py [--rows 1000000000] [--dir /t
 
    * floor: ``pyarrow.dataset`` scan of the two columns, decoded to NumPy;
    * ``calibnb.data.scan_predictions`` (one process, streaming);
-   * ``calibnb.dask.calibration_stats`` on ``dask.dataframe.read_parquet`` with a
-     two-worker ``distributed.LocalCluster`` (one thread per worker);
+   * on a two-worker ``distributed.LocalCluster`` (one thread per worker):
+     the floor of Dask's own read (``dd.read_parquet`` with pyarrow dtypes, rows
+     counted), ``calibnb.dask.scan_parquet`` (the workers read the files with
+     pyarrow), and ``calibnb.dask.calibration_stats`` / exact ``ks_error`` on the
+     ``dd.read_parquet`` columns;
    * torchmetrics ``BinaryCalibrationError(n_bins=15)`` with ``update`` per row
      group; it keeps every prediction, so it stops when its RSS passes
      ``--torch-limit-gib`` (2 GiB; ``compute()`` then needs about as much again)
      and the table reports how far it got and its growth per row;
 
-   Times of the Dask rows exclude starting the cluster (reported separately);
+   Times of the Dask rows exclude starting the cluster. After one untimed raw
+   scan (the files into the page cache), each method runs ``--repeat`` times
+   (3), interleaved, in fresh processes; the table gives the
+   median time with its range and the largest peak RSS (torchmetrics runs once);
 
 3. check on the first file (``--file-rows`` rows, 10**7 by default) that the
-   streaming and Dask results equal the in-memory functions (ECE, MCE, MacroCE,
+   streaming, ``scan_parquet`` and Dask results equal the in-memory functions (ECE, MCE, MacroCE,
    HMR, Brier, exact KS in both tie modes, equal-mass ECE);
 4. delete the dataset and print a Markdown table.
 """
@@ -126,10 +132,38 @@ def run_dask(folder: str) -> dict:
     cluster, client = _cluster()
     try:
         t0 = time.perf_counter()  # after the cluster started
-        df = dd.read_parquet(folder, columns=["conf", "correct"])
+        df = dd.read_parquet(folder, columns=["conf", "correct"], dtype_backend="pyarrow")
         s = cdask.calibration_stats(df["conf"], df["correct"])
         return {"rows": s.n, "ece": s.ece(15), "compute_seconds": time.perf_counter() - t0,
                 "worker_peak_mib": _worker_peaks(client)}
+    finally:
+        client.close()
+        cluster.close()
+
+
+def run_dask_scan(folder: str) -> dict:
+    import calibnb.dask as cdask
+
+    cluster, client = _cluster()
+    try:
+        t0 = time.perf_counter()  # after the cluster started
+        s = cdask.scan_parquet(folder)
+        return {"rows": s.n, "ece": s.ece(15), "compute_seconds": time.perf_counter() - t0,
+                "worker_peak_mib": _worker_peaks(client)}
+    finally:
+        client.close()
+        cluster.close()
+
+
+def run_dask_floor(folder: str) -> dict:
+    import dask.dataframe as dd
+
+    cluster, client = _cluster()
+    try:
+        t0 = time.perf_counter()
+        df = dd.read_parquet(folder, columns=["conf", "correct"], dtype_backend="pyarrow")
+        n = int(df.map_partitions(len).sum().compute())
+        return {"rows": n, "compute_seconds": time.perf_counter() - t0, "worker_peak_mib": _worker_peaks(client)}
     finally:
         client.close()
         cluster.close()
@@ -143,7 +177,7 @@ def run_dask_ks(folder: str) -> dict:
     cluster, client = _cluster()
     try:
         t0 = time.perf_counter()
-        df = dd.read_parquet(folder, columns=["conf", "correct"])
+        df = dd.read_parquet(folder, columns=["conf", "correct"], dtype_backend="pyarrow")
         ks = cdask.ks_error(df["conf"], df["correct"], ties="group")
         return {"rows": None, "ks_group": ks, "compute_seconds": time.perf_counter() - t0,
                 "worker_peak_mib": _worker_peaks(client)}
@@ -188,6 +222,10 @@ def child(method: str, folder: str, limit_gib: float) -> None:
         out = run_dask(folder)
     elif method == "dask_ks":
         out = run_dask_ks(folder)
+    elif method == "dask_scan":
+        out = run_dask_scan(folder)
+    elif method == "dask_floor":
+        out = run_dask_floor(folder)
     elif method == "torch":
         out = run_torch(folder, limit_gib)
     else:
@@ -239,20 +277,24 @@ def check_subset(path: Path) -> dict:
                "macro_ce": cdask.macro_ce(c, y), "hmr": cdask.hmr(c, y), "brier": cdask.brier_top(c, y),
                "ks_order": cdask.ks_error(c, y, ties="order"), "ks_group": cdask.ks_error(c, y, ties="group"),
                "ece15_mass": cdask.ece(c, y, n_bins=15, binning="mass")}
+        sp = cdask.scan_parquet(str(path), rows_per_task=3 * ROW_GROUP)
+        scan_dask = {"ece15": sp.ece(15), "mce15": sp.mce(15), "macro_ce": sp.macro_ce(), "hmr": sp.hmr(),
+                     "brier": sp.brier_top()}
     finally:
         client.close()
         cluster.close()
     diff_stream = max(abs(stream[k] - ref[k]) for k in stream)
     diff_dask = max(abs(dsk[k] - ref[k]) for k in dsk)
+    diff_scan_dask = max(abs(scan_dask[k] - ref[k]) for k in scan_dask)
     return {"rows": int(conf.shape[0]), "max_abs_diff_stream": diff_stream, "max_abs_diff_dask": diff_dask,
-            "ref": ref}
+            "max_abs_diff_scan_parquet": diff_scan_dask, "ref": ref}
 
 
 # ------------------------------------------------------------------ main
 
 
 def versions() -> str:
-    names = ["numpy", "pyarrow", "dask", "distributed", "torch", "torchmetrics"]
+    names = ["numpy", "numba", "pyarrow", "dask", "distributed", "torch", "torchmetrics"]
     out = [f"python {platform.python_version()}"]
     for name in names:
         try:
@@ -273,6 +315,21 @@ def machine() -> str:
     return f"nproc {os.cpu_count()}, CPU {model!r}, RAM {mem:.0f} GiB, {platform.machine()}"
 
 
+METHODS = ("raw", "scan", "dask_floor", "dask_scan", "dask", "dask_ks", "torch")
+
+
+def _summary(runs: list[dict]) -> dict:
+    """Median seconds (Dask: without starting the cluster), their range, the largest peaks; fields of the median run."""
+    secs = [r.get("compute_seconds", r["seconds"]) for r in runs]
+    mid = sorted(range(len(runs)), key=lambda i: secs[i])[len(runs) // 2]
+    out = dict(runs[mid])
+    out.update(secs=float(np.median(secs)), secs_min=min(secs), secs_max=max(secs), n=len(runs),
+               peak_mib=max(r["peak_mib"] for r in runs))
+    if "worker_peak_mib" in out:
+        out["worker_peak_mib"] = sorted(max(r["worker_peak_mib"][i] for r in runs) for i in range(2))
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rows", type=int, default=10**9)
@@ -281,53 +338,82 @@ def main() -> None:
     ap.add_argument("--torch-limit-gib", type=float, default=2.0)
     ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--keep", action="store_true", help="do not delete the dataset at the end")
+    ap.add_argument("--reuse", action="store_true", help="use the dataset already in --dir (written by --keep)")
+    ap.add_argument("--repeat", type=int, default=3, help="runs of each method (fresh processes); median reported")
     args = ap.parse_args()
     if args.child:
         child(args.child, args.dir, args.torch_limit_gib)
         return
     folder = Path(args.dir)
-    if folder.exists():
-        raise SystemExit(f"{folder} exists; remove it or pass another --dir")
+    if folder.exists() and not args.reuse:
+        raise SystemExit(f"{folder} exists; remove it, pass another --dir, or --reuse it")
+    if args.reuse and not folder.exists():
+        raise SystemExit(f"--reuse: {folder} does not exist")
     need = args.rows * 5.2 / 2**30 * 1.5  # float32 + bool bits, plus headroom
     free = shutil.disk_usage(folder.parent).free / 2**30
-    if free < need + 10:
+    if not args.reuse and free < need + 10:
         raise SystemExit(f"only {free:.0f} GiB free under {folder.parent}; about {need:.0f} GiB needed")
     print(machine())
     print(versions())
     results = {}
     try:
-        t_write = write_dataset(folder, args.rows, args.file_rows)
-        size = sum(p.stat().st_size for p in folder.iterdir()) / 2**30
-        print(f"wrote {args.rows:,} rows ({size:.2f} GiB) in {t_write:.0f} s", flush=True)
-        for method in ("raw", "scan", "dask", "dask_ks", "torch"):
-            results[method] = measure(method, folder, args.torch_limit_gib)
-            print(method, json.dumps(results[method]), flush=True)
+        if not args.reuse:
+            t_write = write_dataset(folder, args.rows, args.file_rows)
+            size = sum(p.stat().st_size for p in folder.iterdir()) / 2**30
+            print(f"wrote {args.rows:,} rows ({size:.2f} GiB) in {t_write:.0f} s", flush=True)
+        measure("raw", folder, args.torch_limit_gib)  # untimed: the files into the page cache, as for every later read
+        runs: dict = {m: [] for m in METHODS}
+        for k in range(args.repeat):  # interleaved, so a slow spell of the machine hits every method alike
+            for method in METHODS:
+                if method == "torch" and k:  # its point is memory growth; once is enough
+                    continue
+                r = measure(method, folder, args.torch_limit_gib)
+                runs[method].append(r)
+                print(method, json.dumps(r), flush=True)
+        results = {m: _summary(rs) for m, rs in runs.items()}
+        # ratio to the raw scan of the same round (same state of the machine), its range over rounds
+        raw_secs = [r["seconds"] for r in runs["raw"]]
+        for m, rs in runs.items():
+            ratios = [raw_secs[k] / r.get("compute_seconds", r["seconds"])
+                      * (r["rows"] or runs["raw"][k]["rows"]) / runs["raw"][k]["rows"]  # ks reports no rows
+                      for k, r in enumerate(rs)]
+            results[m]["round_ratios"] = (min(ratios), max(ratios))
         results["subset"] = check_subset(sorted(folder.iterdir())[0])
         print("subset", json.dumps(results["subset"]), flush=True)
     finally:
         if not args.keep and folder.exists():
             shutil.rmtree(folder)
-    raw_rate = results["raw"]["rows"] / results["raw"]["seconds"]
-    rows = [("floor: pyarrow scan of conf + correct", results["raw"]), ("calibnb.data.scan_predictions", results["scan"]),
-            ("calibnb.dask.calibration_stats (2 workers)", results["dask"]),
-            ("calibnb.dask.ks_error(ties='group'), exact, 2 passes", dict(results["dask_ks"], rows=args.rows)),
+    raw_rate = results["raw"]["rows"] / results["raw"]["secs"]
+    n_total = results["raw"]["rows"]
+    rows = [("floor: pyarrow scan of conf + correct (one process)", results["raw"]),
+            ("calibnb.data.scan_predictions (one process)", results["scan"]),
+            ("floor: Dask read of conf + correct (dd.read_parquet, pyarrow dtypes, len)", results["dask_floor"]),
+            ("calibnb.dask.scan_parquet (workers read the files)", results["dask_scan"]),
+            ("calibnb.dask.calibration_stats(dd.read_parquet columns)", results["dask"]),
+            ("calibnb.dask.ks_error(ties='group'), exact, 2 passes", dict(results["dask_ks"], rows=n_total)),
             ("torchmetrics BinaryCalibrationError.update", results["torch"])]
     print()
-    print("| method | rows | seconds | rows/s | x raw scan rate | peak RSS (MiB) |")
+    print("| method | rows | seconds: median (min-max) | rows/s | x raw scan rate (per-round range) | peak RSS (MiB) |")
     print("|---|---:|---:|---:|---:|---:|")
     for name, r in rows:
-        secs = r.get("compute_seconds", r["seconds"])  # Dask: without starting the cluster
-        rate = r["rows"] / secs
+        rate = r["rows"] / r["secs"]
+        spread = f"{r['secs']:.1f} ({r['secs_min']:.1f}-{r['secs_max']:.1f})" if r["n"] > 1 else f"{r['secs']:.1f}"
         peak = f"{r['peak_mib']:.0f}"
         if "worker_peak_mib" in r:
             peak += " client; workers " + ", ".join(f"{p:.0f}" for p in r["worker_peak_mib"])
-        print(f"| {name} | {r['rows']:,} | {secs:.1f} | {rate / 1e6:.1f} M | {rate / raw_rate:.2f} | {peak} |")
+        lo, hi = r["round_ratios"]
+        ratio = f"{rate / raw_rate:.2f} ({lo:.2f}-{hi:.2f})" if r["n"] > 1 else f"{rate / raw_rate:.2f}"
+        print(f"| {name} | {r['rows']:,} | {spread} | {rate / 1e6:.1f} M | {ratio} | {peak} |")
+    print(f"\nruns per method: {results['raw']['n']} (torchmetrics 1); x raw scan rate = median rate / median raw "
+          "rate, in brackets the range of (raw time / method time) over the interleaved rounds; "
+          "Dask times exclude starting the cluster")
     t = results["torch"]
     print(f"\ntorchmetrics: stopped={t['stopped']} after {t['rows']:,} rows; RSS grew "
           f"{t['growth_bytes_per_row']:.1f} bytes/row; compute() took {t['compute_s']:.1f} s")
     s = results["subset"]
     print(f"equality on the first {s['rows']:,} rows: max |stream - in-memory| = {s['max_abs_diff_stream']:.2e}, "
-          f"max |dask - in-memory| = {s['max_abs_diff_dask']:.2e}")
+          f"max |dask - in-memory| = {s['max_abs_diff_dask']:.2e}, "
+          f"max |scan_parquet - in-memory| = {s['max_abs_diff_scan_parquet']:.2e}")
 
 
 if __name__ == "__main__":
