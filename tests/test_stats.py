@@ -195,9 +195,11 @@ def test_bad_input_errors(tmp_path):
         CalibrationStats.from_npz(tmp_path / "other.npz")
 
 
-def test_import_calibnb_does_not_import_dask():
+def test_import_calibnb_does_not_import_dask_or_numba():
+    # numba is imported on the first chunk large enough for the compiled kernel, not before
     code = ("import sys, calibnb, calibnb.data, calibnb.stats; "
-            "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('dask', 'distributed')); "
+            "calibnb.CalibrationStats.from_arrays([0.5, 0.7], [1, 0]).ece(); "
+            "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('dask', 'distributed', 'numba', 'llvmlite')); "
             "print(bad); sys.exit(1 if bad else 0)")
     proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
                           env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", "MPLBACKEND": "Agg"})
@@ -440,3 +442,23 @@ def test_scan_errors_name_the_dataset_row(tmp_path, monkeypatch, kernel):
         cn.data.scan_predictions(tmp_path, progress=False, row_offset=10_000)
     with pytest.raises(ValueError, match="row_offset must be at least 0"):
         cn.data.scan_predictions(tmp_path, progress=False, row_offset=-1)
+
+
+def test_scan_reader_thread_ends_with_the_scan(tmp_path):
+    import threading
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    conf, correct = _data(60_000, seed=6)
+    conf[45_000] = 2.0
+    pq.write_table(pa.table({"conf": conf, "correct": correct}), tmp_path / "p.parquet", row_group_size=5_000)
+    with pytest.raises(ValueError, match="first at index 45000: 2.0"):
+        cn.data.scan_predictions(tmp_path / "p.parquet", batch_size=2_000, progress=False)
+    assert not [t for t in threading.enumerate() if t.name == "calibnb-scan-reader"]
+    # and the rows before the bad one were read in order: the same data without it is exact
+    conf[45_000] = 0.5
+    pq.write_table(pa.table({"conf": conf, "correct": correct}), tmp_path / "p.parquet", row_group_size=5_000)
+    s = cn.data.scan_predictions(tmp_path / "p.parquet", batch_size=2_000, progress=False)
+    assert s.ece(15) == pytest.approx(cn.ece(conf, correct, n_bins=15), abs=1e-12)
+    assert not [t for t in threading.enumerate() if t.name == "calibnb-scan-reader"]
