@@ -201,7 +201,9 @@ def _fused_partitions(inputs: dict) -> dict | None:
         return None
     frame = inputs["conf"].to_frame(name="conf").assign(**{k: v for k, v in inputs.items() if k != "conf"})
     parts = frame.to_delayed()
-    return {k: [p[k] for p in parts] for k in inputs}
+    out = {k: [p[k] for p in parts] for k in inputs}
+    out["frame"] = frame  # pass 1 maps the leaf over it, fused with the read (see _pass1)
+    return out
 
 
 def _numpy(x) -> np.ndarray:
@@ -289,7 +291,24 @@ def _tag(p: dict, block: int) -> dict:
     return {k: ((block,) + v if k.endswith("_first") else v) for k, v in p.items()}
 
 
+def _leaf_partition(part, n_cells: int, partition_info=None):
+    """:func:`_leaf` of one DataFrame partition, wrapped in a one-item Series (what map_partitions may return)."""
+    import pandas as pd
+
+    block = partition_info["number"] if partition_info else 0
+    w = part["sample_weight"] if "sample_weight" in part.columns else None
+    out = pd.Series([None], dtype=object)
+    out.iloc[0] = _leaf(block, part["conf"], part["correct"], w, n_cells)
+    return out
+
+
+def _unwrap(part):
+    """A leaf result, unwrapped from the Series of :func:`_leaf_partition` if it is one."""
+    return part.iloc[0] if hasattr(part, "iloc") else part
+
+
 def _combine(*parts):
+    parts = [_unwrap(p) for p in parts]
     state = CalibrationStats(parts[0][0].n_cells)
     problems: dict = {}
     lens: dict = {}
@@ -306,11 +325,19 @@ def _pass1(blocks: dict, n_cells: int, split_every: int = _SPLIT_EVERY):
     w_blocks = blocks.get("sample_weight")
     leaf = delayed(_leaf, pure=True)
     combine = delayed(_combine, pure=True)
-    level = [leaf(i, c, y, None if w_blocks is None else w_blocks[i], n_cells)
-             for i, (c, y) in enumerate(zip(blocks["conf"], blocks["correct"]))]
+    if "frame" in blocks:
+        # columns of one DataFrame: the leaf runs in the task that reads the partition
+        # (Dask fuses map_partitions with the read), so no partition waits in worker memory
+        import pandas as pd
+
+        level = list(blocks["frame"].map_partitions(_leaf_partition, n_cells, meta=pd.Series([], dtype=object))
+                     .to_delayed())
+    else:
+        level = [leaf(i, c, y, None if w_blocks is None else w_blocks[i], n_cells)
+                 for i, (c, y) in enumerate(zip(blocks["conf"], blocks["correct"]))]
     while len(level) > 1:
         level = [combine(*level[i:i + split_every]) for i in range(0, len(level), split_every)]
-    (state, problems, lens), = dask.compute(level[0])
+    (state, problems, lens), = (_unwrap(x) for x in dask.compute(level[0]))
     order = sorted(lens)
     n_conf = [lens[b][0] for b in order]
     offsets = np.concatenate(([0], np.cumsum(n_conf)[:-1])).astype(np.int64)
