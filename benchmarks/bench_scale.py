@@ -124,66 +124,67 @@ def _worker_peaks(client) -> list[float]:
     return sorted(client.run(peak).values())
 
 
-def run_dask(folder: str) -> dict:
-    import dask.dataframe as dd
+def _on_cluster(work) -> dict:
+    """Run ``work()`` (a dict of results) on a fresh two-worker cluster; add its time and the workers' peaks.
 
-    import calibnb.dask as cdask
-
+    The time starts after the cluster started.
+    """
     cluster, client = _cluster()
     try:
-        t0 = time.perf_counter()  # after the cluster started
-        df = dd.read_parquet(folder, columns=["conf", "correct"], dtype_backend="pyarrow")
-        s = cdask.calibration_stats(df["conf"], df["correct"])
-        return {"rows": s.n, "ece": s.ece(15), "compute_seconds": time.perf_counter() - t0,
-                "worker_peak_mib": _worker_peaks(client)}
+        t0 = time.perf_counter()
+        out = work()
+        out["compute_seconds"] = time.perf_counter() - t0
+        out["worker_peak_mib"] = _worker_peaks(client)
+        return out
     finally:
         client.close()
         cluster.close()
+
+
+def _columns(folder: str):
+    import dask.dataframe as dd
+
+    df = dd.read_parquet(folder, columns=["conf", "correct"], dtype_backend="pyarrow")
+    return df["conf"], df["correct"]
+
+
+def run_dask(folder: str) -> dict:
+    import calibnb.dask as cdask
+
+    def work():
+        s = cdask.calibration_stats(*_columns(folder))
+        return {"rows": s.n, "ece": s.ece(15)}
+
+    return _on_cluster(work)
 
 
 def run_dask_scan(folder: str) -> dict:
     import calibnb.dask as cdask
 
-    cluster, client = _cluster()
-    try:
-        t0 = time.perf_counter()  # after the cluster started
+    def work():
         s = cdask.scan_parquet(folder)
-        return {"rows": s.n, "ece": s.ece(15), "compute_seconds": time.perf_counter() - t0,
-                "worker_peak_mib": _worker_peaks(client)}
-    finally:
-        client.close()
-        cluster.close()
+        return {"rows": s.n, "ece": s.ece(15)}
+
+    return _on_cluster(work)
 
 
 def run_dask_floor(folder: str) -> dict:
     import dask.dataframe as dd
 
-    cluster, client = _cluster()
-    try:
-        t0 = time.perf_counter()
+    def work():
         df = dd.read_parquet(folder, columns=["conf", "correct"], dtype_backend="pyarrow")
-        n = int(df.map_partitions(len).sum().compute())
-        return {"rows": n, "compute_seconds": time.perf_counter() - t0, "worker_peak_mib": _worker_peaks(client)}
-    finally:
-        client.close()
-        cluster.close()
+        return {"rows": int(df.map_partitions(len).sum().compute())}
+
+    return _on_cluster(work)
 
 
 def run_dask_ks(folder: str) -> dict:
-    import dask.dataframe as dd
-
     import calibnb.dask as cdask
 
-    cluster, client = _cluster()
-    try:
-        t0 = time.perf_counter()
-        df = dd.read_parquet(folder, columns=["conf", "correct"], dtype_backend="pyarrow")
-        ks = cdask.ks_error(df["conf"], df["correct"], ties="group")
-        return {"rows": None, "ks_group": ks, "compute_seconds": time.perf_counter() - t0,
-                "worker_peak_mib": _worker_peaks(client)}
-    finally:
-        client.close()
-        cluster.close()
+    def work():
+        return {"rows": None, "ks_group": cdask.ks_error(*_columns(folder), ties="group")}
+
+    return _on_cluster(work)
 
 
 def run_torch(folder: str, limit_gib: float) -> dict:

@@ -468,24 +468,12 @@ def scan_parquet(path, *, conf: str = "conf", correct: str = "correct", sample_w
     """
     import os
 
-    import pyarrow.dataset as pads
+    from .data import open_predictions
 
     rows_per_task = check_positive_int(rows_per_task, "rows_per_task")
     split_every = check_positive_int(split_every, "split_every", minimum=2)
-    if not isinstance(path, (str, os.PathLike)):
-        raise TypeError(f"path must be a file or folder path; got {type(path).__name__}.")
-    if filesystem is None and not os.path.exists(path):
-        raise ValueError(f"path {os.fspath(path)!r} does not exist.")
-    columns = {"conf": conf, "correct": correct}
-    if sample_weight is not None:
-        columns["sample_weight"] = sample_weight
-    for arg, name in columns.items():
-        if not isinstance(name, str):
-            raise TypeError(f"{arg} must be a column name (str); got {type(name).__name__}.")
-    dataset = pads.dataset(os.fspath(path), format="parquet", filesystem=filesystem)
-    missing = [f"{arg}={name!r}" for arg, name in columns.items() if name not in dataset.schema.names]
-    if missing:
-        raise ValueError(f"column(s) {', '.join(missing)} not in the Parquet data; it has {dataset.schema.names}.")
+    dataset, columns = open_predictions(path, conf=conf, correct=correct, sample_weight=sample_weight,
+                                        filesystem=filesystem)
     # tasks of whole row groups, in dataset order, each with the number of its first row
     tasks, current, rows, start, total = [], [], 0, 0, 0
     for frag in dataset.get_fragments():

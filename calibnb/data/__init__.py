@@ -21,7 +21,7 @@ from ._loaders import (
 )
 from ._simulate import SimulatedODQA, simulate_odqa
 from ._votes import subsample_votes
-from ._scan import scan_predictions
+from ._scan import open_predictions, scan_predictions
 
 __all__ = [
     # the data registry
@@ -35,5 +35,6 @@ __all__ = [
     # simulators and vote sub-sampling
     "SimulatedODQA", "simulate_odqa", "subsample_votes",
     # streaming reader of large prediction logs (Parquet -> calibnb.CalibrationStats)
+    "open_predictions",
     "scan_predictions",
 ]

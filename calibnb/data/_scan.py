@@ -8,7 +8,7 @@ import numpy as np
 
 from ..stats import GRID, CalibrationStats
 
-__all__ = ["scan_predictions"]
+__all__ = ["open_predictions", "scan_predictions"]
 
 
 def _column(batch, name: str, arg: str, offset: int):
@@ -101,6 +101,63 @@ class _BatchReader:
         self._thread.join()
 
 
+def open_predictions(path, *, conf: str = "conf", correct: str = "correct", sample_weight: str | None = None,
+                     filesystem=None, allow_dataset: bool = False):
+    """Open a Parquet file or dataset of predictions and check that it has the named columns.
+
+    What :func:`scan_predictions` and :func:`calibnb.dask.scan_parquet` do
+    before reading: the path must exist (unless a ``filesystem`` is given),
+    the column names must be strings and name columns of the data.
+
+    Parameters
+    ----------
+    path : str or path-like (or a pyarrow Dataset if ``allow_dataset``)
+    conf, correct, sample_weight : str
+        Column names (``sample_weight`` optional).
+    filesystem : pyarrow.fs.FileSystem, optional
+    allow_dataset : bool, default False
+        Accept a :class:`pyarrow.dataset.Dataset` for ``path`` (returned as is).
+
+    Returns
+    -------
+    (pyarrow.dataset.Dataset, dict)
+        The dataset, and the column names by role (``conf``, ``correct`` and,
+        if given, ``sample_weight``).
+
+    Examples
+    --------
+    >>> import os, tempfile, pyarrow as pa, pyarrow.parquet as pq
+    >>> path = os.path.join(tempfile.mkdtemp(), "p.parquet")
+    >>> pq.write_table(pa.table({"p": [0.7, 0.2], "ok": [True, False]}), path)
+    >>> ds, cols = open_predictions(path, conf="p", correct="ok")
+    >>> ds.count_rows(), cols
+    (2, {'conf': 'p', 'correct': 'ok'})
+    >>> open_predictions(path)
+    Traceback (most recent call last):
+    ...
+    ValueError: column(s) conf='conf', correct='correct' not in the Parquet data; it has ['p', 'ok'].
+    """
+    import pyarrow.dataset as pads
+
+    opened = allow_dataset and isinstance(path, pads.Dataset)
+    if not opened and not isinstance(path, (str, os.PathLike)):
+        kinds = "a file or folder path or a pyarrow Dataset" if allow_dataset else "a file or folder path"
+        raise TypeError(f"path must be {kinds}; got {type(path).__name__}.")
+    if not opened and filesystem is None and not os.path.exists(path):
+        raise ValueError(f"path {os.fspath(path)!r} does not exist.")
+    columns = {"conf": conf, "correct": correct}
+    if sample_weight is not None:
+        columns["sample_weight"] = sample_weight
+    for arg, name in columns.items():
+        if not isinstance(name, str):
+            raise TypeError(f"{arg} must be a column name (str); got {type(name).__name__}.")
+    dataset = path if opened else pads.dataset(os.fspath(path), format="parquet", filesystem=filesystem)
+    missing = [f"{arg}={name!r}" for arg, name in columns.items() if name not in dataset.schema.names]
+    if missing:
+        raise ValueError(f"column(s) {', '.join(missing)} not in the Parquet data; it has {dataset.schema.names}.")
+    return dataset, columns
+
+
 def _count_rows(dataset) -> int:
     """Rows of a dataset, counting only the selected row groups of its fragments (count_rows counts whole files)."""
     total = 0
@@ -177,22 +234,9 @@ def scan_predictions(path, *, conf: str = "conf", correct: str = "correct", samp
 
     batch_size = check_positive_int(batch_size, "batch_size")
     row_offset = check_positive_int(row_offset, "row_offset", minimum=0)
-    opened = isinstance(path, pads.Dataset)
-    if not opened and not isinstance(path, (str, os.PathLike)):
-        raise TypeError(f"path must be a file or folder path or a pyarrow Dataset; got {type(path).__name__}.")
-    if not opened and filesystem is None and not os.path.exists(path):
-        raise ValueError(f"path {os.fspath(path)!r} does not exist.")
-    columns = {"conf": conf, "correct": correct}
-    if sample_weight is not None:
-        columns["sample_weight"] = sample_weight
-    for arg, name in columns.items():
-        if not isinstance(name, str):
-            raise TypeError(f"{arg} must be a column name (str); got {type(name).__name__}.")
-    dataset = path if opened else pads.dataset(os.fspath(path), format="parquet", filesystem=filesystem)
-    where = "the dataset" if opened else repr(os.fspath(path))
-    missing = [f"{arg}={name!r}" for arg, name in columns.items() if name not in dataset.schema.names]
-    if missing:
-        raise ValueError(f"column(s) {', '.join(missing)} not in the Parquet data; it has {dataset.schema.names}.")
+    dataset, columns = open_predictions(path, conf=conf, correct=correct, sample_weight=sample_weight,
+                                        filesystem=filesystem, allow_dataset=True)
+    where = "the dataset" if isinstance(path, pads.Dataset) else repr(os.fspath(path))
     state = CalibrationStats(n_cells)
     total = _count_rows(dataset) if progress else None
     bar = None
