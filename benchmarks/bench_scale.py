@@ -214,23 +214,13 @@ def run_torch(folder: str, limit_gib: float) -> dict:
 
 
 def child(method: str, folder: str, limit_gib: float) -> None:
+    runners = {"raw": run_raw, "scan": run_scan, "dask": run_dask, "dask_ks": run_dask_ks,
+               "dask_scan": run_dask_scan, "dask_floor": run_dask_floor,
+               "torch": lambda f: run_torch(f, limit_gib)}
+    if method not in runners:
+        raise ValueError(f"unknown method {method!r}; one of {sorted(runners)}")
     t0 = time.perf_counter()
-    if method == "raw":
-        out = run_raw(folder)
-    elif method == "scan":
-        out = run_scan(folder)
-    elif method == "dask":
-        out = run_dask(folder)
-    elif method == "dask_ks":
-        out = run_dask_ks(folder)
-    elif method == "dask_scan":
-        out = run_dask_scan(folder)
-    elif method == "dask_floor":
-        out = run_dask_floor(folder)
-    elif method == "torch":
-        out = run_torch(folder, limit_gib)
-    else:
-        raise ValueError(f"unknown method {method!r}")
+    out = runners[method](folder)
     out["seconds"] = time.perf_counter() - t0
     out["peak_mib"] = _peak_mib()
     print("RESULT " + json.dumps(out))
