@@ -30,6 +30,8 @@ from typing import Any, Callable, NamedTuple, Sequence
 
 import numpy as np
 
+from .metrics import ks_error
+from .metrics.batch import BATCH_ATTR, batch_axis
 from .validation import (
     as_numeric_array, as_rng, check_choice, check_conf_correct, check_positive_int, check_scalar_in_range,
 )
@@ -45,8 +47,6 @@ _METHODS = ("percentile", "bca")
 _BATCH_ELEMENTS = 1 << 20
 # Worker threads of the multiplicity-weights bootstrap (the machine's cores, at most this).
 _MAX_THREADS = 4
-# Attribute that marks a metric whose arrays may carry a leading batch axis.
-_BATCH_ATTR = "__calibnb_batch_axis__"
 
 
 class CalibrationTest(NamedTuple):
@@ -72,29 +72,8 @@ class BootstrapResult(NamedTuple):
     high: float
 
 
-def batch_axis(func: Callable) -> Callable:
-    """Mark ``func`` as accepting a leading batch axis on its array arguments.
-
-    A marked metric called with arrays of shape ``(S, N)`` (S resamples or
-    systems, N items) must return an array of shape ``(S,)`` equal, row by row,
-    to calling it on each row. :func:`bootstrap_ci` then evaluates many
-    resamples per call instead of looping over them.
-
-    Examples
-    --------
-    >>> @batch_axis
-    ... def mean_conf(conf, correct):
-    ...     return np.mean(conf, axis=-1)
-    >>> r = bootstrap_ci(mean_conf, [0.2, 0.4, 0.6, 0.8], [0, 1, 1, 1], seed=0)
-    >>> r.estimate
-    0.5
-    """
-    setattr(func, _BATCH_ATTR, True)
-    return func
-
-
 def _is_batched(metric: Callable) -> bool:
-    return bool(getattr(metric, _BATCH_ATTR, False))
+    return bool(getattr(metric, BATCH_ATTR, False))
 
 
 def _check_arrays(arrays, name: str = "arrays", labels: Sequence[str] | None = None) -> tuple[list[np.ndarray], int]:
@@ -610,8 +589,6 @@ def cumulative_ks_test(conf, correct, *, ties: str = "order") -> CalibrationTest
     >>> round(r.statistic, 3), round(r.p_value, 3)
     (0.416, 0.999)
     """
-    from .metrics import ks_error
-
     conf, correct = check_conf_correct(conf, correct)
     sigma = float(np.sqrt(np.sum(conf * (1.0 - conf)))) / conf.shape[0]
     if sigma <= 0.0:

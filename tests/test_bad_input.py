@@ -57,7 +57,7 @@ EXCLUDED = {
     "calibnb.scale.dask.scan_parquet": "reads prediction files from a path on a Dask cluster; tested in tests/test_dask.py",
     **{f"calibnb.widgets.{n}": "takes a live figure or ipywidgets control; tested in tests/test_widgets.py"
        for n in ("figure_png", "sweep_values", "rounded_readout")},
-    "calibnb.uncertainty.batch_axis": "a decorator (takes a function, returns one); tested in tests/test_uncertainty.py",
+    "calibnb.metrics.batch.batch_axis": "a decorator (takes a function, returns one); tested in tests/test_uncertainty.py",
 }
 
 

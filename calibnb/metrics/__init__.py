@@ -9,17 +9,19 @@
 * :mod:`calibnb.metrics.human` -- class probabilities against human vote counts
   ``(probs, human)``: DistCE, EntCE, RankCS, the class-wise CE of Jiang et al.
 * :mod:`calibnb.metrics.scalar` -- class probabilities against scalar labels.
+* :mod:`calibnb.metrics.batch` -- :func:`batch_axis`, the mark of a metric that takes a batch axis.
 
 Every metric validates its input once (:mod:`calibnb.validation`) and returns
 fractions, not percentages.
 """
 
-from . import binary, estimators, human, multiclass, scalar
+from . import batch, binary, estimators, human, multiclass, scalar
+from .batch import *  # noqa: F401,F403
 from .binary import *  # noqa: F401,F403
 from .estimators import *  # noqa: F401,F403
 from .human import *  # noqa: F401,F403
 from .multiclass import *  # noqa: F401,F403
 from .scalar import *  # noqa: F401,F403
 
-# Exactly the names of the five modules, each once (tests/test_api.py checks).
-__all__ = [*binary.__all__, *estimators.__all__, *multiclass.__all__, *human.__all__, *scalar.__all__]
+# Exactly the names of the modules, each once (tests/test_api.py checks).
+__all__ = [*batch.__all__, *binary.__all__, *estimators.__all__, *multiclass.__all__, *human.__all__, *scalar.__all__]

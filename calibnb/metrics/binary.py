@@ -41,7 +41,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..uncertainty import batch_axis
+from .batch import batch_axis
 from ..validation import (
     as_numeric_array,
     check_choice,
