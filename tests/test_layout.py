@@ -1,9 +1,15 @@
-"""The package layout (issue 25): no import cycle between calibnb's modules."""
+"""The package layout (issue 25): no import cycle between calibnb's modules; dependencies by role."""
 
 from __future__ import annotations
 
 import ast
+import os
+import re
+import subprocess
+import sys
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "calibnb"
@@ -108,3 +114,84 @@ def test_cycle_finder_finds_a_cycle():
 def test_no_import_cycle_between_calibnb_modules():
     found = cycles(import_graph(module_files()))
     assert not found, f"import cycles (module imports, including function-local ones): {found}"
+
+
+# ------------------------------------------------------------------ dependencies by role
+
+#: Top-level import names of the optional dependencies (extras and test tools).
+EXTRAS = ("pytest", "_pytest", "nbval", "papermill", "jupyterlab", "nbconvert", "jupyter_server_mathjax", "dask",
+          "distributed", "numba", "llvmlite", "pyarrow", "yaml", "tqdm")
+REQUIRED = {"numpy", "scipy", "pandas", "matplotlib", "seaborn", "ipywidgets", "scikit-learn"}
+
+# Makes every name in BLOCKED unimportable, as if it were not installed.
+BLOCKER = """
+import sys
+BLOCKED = {blocked!r}
+class Blocker:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in BLOCKED:
+            raise ModuleNotFoundError(f"No module named {{name!r}} (blocked by the test)", name=name)
+        return None
+sys.meta_path.insert(0, Blocker())
+"""
+
+
+def _python(code: str) -> subprocess.CompletedProcess:
+    env = {"PYTHONPATH": str(ROOT), "PATH": os.environ.get("PATH", "/usr/bin:/bin"), "MPLBACKEND": "Agg",
+           "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
+    return subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, env=env,
+                          timeout=300)
+
+
+def test_import_calibnb_works_without_any_extra():
+    # the core (metrics, calibrators, plots, widgets, loaders, streaming statistics) imports and
+    # computes with every optional package made unimportable
+    code = BLOCKER.format(blocked=EXTRAS) + (
+        "import numpy as np, calibnb as cn, calibnb.data, calibnb.plots, calibnb.widgets, calibnb.uncertainty\n"
+        "conf = np.linspace(0.5, 1, 50); correct = (np.arange(50) % 3) > 0\n"
+        "print(round(cn.ece(conf, correct), 6), round(cn.CalibrationStats.from_arrays(conf, correct).ece(), 6))\n"
+        "print(cn.TemperatureScaling().fit(np.c_[conf, 1 - conf], correct.astype(int)).temperature_ > 0)\n")
+    proc = _python(code)
+    assert proc.returncode == 0, proc.stderr
+    ece_fn, ece_stats = proc.stdout.split()[:2]
+    assert ece_fn == ece_stats
+    assert proc.stdout.split()[2] == "True"
+
+
+def test_import_calibnb_imports_no_extra():
+    # pandas imports pyarrow by itself when it is installed: what the required packages import on
+    # their own is the baseline; calibnb must add none of the extras to it
+    probe = ("import sys\n{imports}\n"
+             "print(sorted({{m.split('.')[0] for m in sys.modules}} & set({extras!r})))")
+    base = _python(probe.format(imports="import numpy, scipy, pandas, matplotlib, sklearn, ipywidgets",
+                                extras=EXTRAS))
+    ours = _python(probe.format(imports="import calibnb, calibnb.data, calibnb.plots, calibnb.widgets",
+                                extras=EXTRAS))
+    assert base.returncode == 0 and ours.returncode == 0, base.stderr + ours.stderr
+    added = set(eval(ours.stdout)) - set(eval(base.stdout))
+    assert not added, f"import calibnb imports the optional packages {sorted(added)}"
+
+
+def test_required_dependencies_are_the_core_stack_only():
+    tomllib = pytest.importorskip("tomllib")
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    required = {re.split(r"[\s<>=!~;\[]", d, maxsplit=1)[0].lower() for d in project["dependencies"]}
+    assert required == REQUIRED
+    extras = project["optional-dependencies"]
+    assert {"notebooks", "report", "dask", "test", "bench"} <= set(extras)
+    assert any(d.startswith("calibnb[") and all(e in d for e in ("notebooks", "report", "dask"))
+               for d in extras["test"]), "the test extra must pull the notebooks, report and dask extras"
+    assert any(d.startswith("pyarrow") for d in extras["report"]), "the audit reads Parquet: pyarrow in [report]"
+
+
+def test_audit_without_pyarrow_says_what_to_install(tmp_path):
+    path = tmp_path / "preds.parquet"
+    path.write_bytes(b"PAR1")  # never read: the check comes first
+    code = BLOCKER.format(blocked=("pyarrow",)) + (
+        "from calibnb.apps.audit import AuditInputError, file_size, read_columns\n"
+        f"for f in (read_columns, file_size):\n"
+        f"    try:\n        f({str(path)!r})\n    except AuditInputError as e:\n        print(e)\n")
+    proc = _python(code)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.strip().splitlines()
+    assert len(lines) == 2 and all("needs pyarrow" in m and "calibnb[report]" in m for m in lines), proc.stdout

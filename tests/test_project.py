@@ -131,7 +131,7 @@ def test_environment_yml_matches_pyproject():
     tomllib = pytest.importorskip("tomllib")  # Python 3.11+
     pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     deps = {_normalise(d) for d in pyproject["project"]["dependencies"]}
-    test_extra = {_normalise(d) for d in pyproject["project"].get("optional-dependencies", {}).get("test", [])}
+    test_extra = _extra_packages(pyproject, "test")
 
     env = yaml.safe_load((ROOT / "environment.yml").read_text(encoding="utf-8"))
     names: set[str] = set()
@@ -148,6 +148,27 @@ def test_environment_yml_matches_pyproject():
     assert names - test_extra == deps, (
         f"only in environment.yml: {sorted(names - test_extra - deps)}; "
         f"only in pyproject dependencies: {sorted(deps - names)}")
+
+
+def _extra_packages(pyproject: dict, extra: str) -> set[str]:
+    """The packages of an extra, with the extras it pulls from calibnb itself (``calibnb[report]``) expanded."""
+    name = _normalise(pyproject["project"]["name"])
+    extras = pyproject["project"].get("optional-dependencies", {})
+    out: set[str] = set()
+    for item in extras.get(extra, []):
+        if _normalise(item) == name:
+            inner = item[item.index("[") + 1: item.index("]")]
+            for sub in inner.split(","):
+                out |= _extra_packages(pyproject, sub.strip())
+        else:
+            out.add(_normalise(item))
+    return out
+
+
+def test_extra_packages_expands_calibnb_extras():
+    pyproject = {"project": {"name": "calibnb", "optional-dependencies": {
+        "a": ["x>=1"], "b": ["y"], "test": ["calibnb[a,b]", "pytest>=7"]}}}
+    assert _extra_packages(pyproject, "test") == {"x", "y", "pytest"}
 
 
 def test_normalise():

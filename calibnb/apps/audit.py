@@ -174,6 +174,17 @@ def _fail(column: str, problem: str, mask: np.ndarray | None = None, values=None
                           f"first offending row {first}{shown} (0-based data row).")
 
 
+def _require_pyarrow(path: Path) -> None:
+    """Parquet files need pyarrow (the ``calibnb[report]`` extra): say so instead of a deep ImportError."""
+    if path.suffix.lower() not in (".parquet", ".pq"):
+        return
+    try:
+        import pyarrow.parquet  # noqa: F401
+    except ImportError:
+        raise AuditInputError(f"column '-': reading the Parquet file {str(path)!r} needs pyarrow, which is not "
+                              "installed: pip install 'calibnb[report]' (or give a .csv or .npz file).") from None
+
+
 def read_columns(path: str | os.PathLike) -> dict[str, np.ndarray]:
     """All columns of a CSV, Parquet or NPZ file as 1-D arrays (2-D NPZ arrays become ``name0..``).
 
@@ -185,6 +196,7 @@ def read_columns(path: str | os.PathLike) -> dict[str, np.ndarray]:
     path = Path(path)
     if not path.exists():
         raise AuditInputError(f"column '-': the predictions file {str(path)!r} does not exist.")
+    _require_pyarrow(path)
     suffix = path.suffix.lower()
     try:
         if suffix == ".npz":
@@ -480,6 +492,7 @@ def file_size(path) -> tuple[int, int] | None:
     (3, 2)
     """
     path = Path(path)
+    _require_pyarrow(path)
     suffix = path.suffix.lower()
     try:
         if suffix in (".parquet", ".pq"):
