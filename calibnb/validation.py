@@ -79,6 +79,13 @@ def _values(n: int) -> str:
     return f"{n} value" if n == 1 else f"{n} values"
 
 
+def _refuse_sparse(x: Any, name: str) -> None:
+    """A scipy.sparse input raises TypeError (np.asarray would turn it into a 0-d object array)."""
+    if hasattr(x, "tocsr") and hasattr(x, "nnz"):
+        raise TypeError(f"{name} is a sparse {type(x).__name__}; sparse input is not supported: pass a dense "
+                        "array (x.toarray()).")
+
+
 def as_numeric_array(x: Any, name: str) -> np.ndarray:
     """Convert ``x`` to an ndarray of real numbers, refusing strings, objects, complex and None with TypeError.
 
@@ -89,6 +96,7 @@ def as_numeric_array(x: Any, name: str) -> np.ndarray:
         raise TypeError(f"{name} must be an array of numbers, not None.")
     if isinstance(x, (str, bytes)):
         raise TypeError(f"{name} must be an array of numbers, not a string.")
+    _refuse_sparse(x, name)
     try:
         arr = np.asarray(x)
     except Exception as exc:  # ragged nested lists and the like
@@ -432,6 +440,7 @@ def check_prediction_table(predictions: Any, name: str = "predictions") -> np.nd
     """
     if predictions is None or isinstance(predictions, (str, bytes)):
         raise TypeError(f"{name} must be an (N, C) array of per-checkpoint predictions.")
+    _refuse_sparse(predictions, name)
     try:
         arr = np.asarray(predictions)
     except Exception as exc:

@@ -175,7 +175,9 @@ def test_conscal_without_training_dynamics_uses_majority_vote():
     cc = ConsCal.without_training_dynamics(mode="frequency").fit(runs, [1, 0, 1])
     assert cc.predict(runs).tolist() == [1, 4, 0]
     assert_allclose(cc.transform(runs), [0.6, 0.4, 0.8])
-    assert ConsCal().predict(runs).tolist() == [1, 6, 9]
+    assert ConsCal().agreement(runs)[0].tolist() == [1, 6, 9]  # the final predictions, no fit needed
+    with pytest.raises(NotFittedError):  # predict is scikit-learn's: after fit only
+        ConsCal().predict(runs)
     assert_allclose(ConsCal.without_training_dynamics(threshold=3).fit(runs, [1, 0, 1]).transform(runs), [0, 0, 1])
 
 

@@ -52,6 +52,8 @@ class Calibrator(TransformerMixin, BaseEstimator, auto_wrap_output_keys=None):
     * ``fit(X, y)`` returns ``self``; what it learns is stored in attributes
       ending in ``_``;
     * ``transform(X)`` before ``fit`` raises :class:`NotFittedError`;
+    * ``fit`` sets ``n_features_in_``: 1 for 1-D scores, the number of
+      columns of a 2-D input (classes, features or checkpoints);
     * ``fit_transform(X, y)`` equals ``fit(X, y).transform(X)``;
     * inputs are never modified;
     * ``transform`` keeps its documented signature (``ts.transform(logits=z)``
@@ -91,6 +93,10 @@ class Calibrator(TransformerMixin, BaseEstimator, auto_wrap_output_keys=None):
 
     def __sklearn_is_fitted__(self) -> bool:
         return hasattr(self, self._fitted_attribute)
+
+    def _set_n_features_in(self, X: np.ndarray) -> None:
+        """Record ``n_features_in_`` of the validated fit input: 1 for 1-D scores, else its columns."""
+        self.n_features_in_ = 1 if X.ndim == 1 else int(X.shape[1])
 
     def _check_fitted(self) -> None:
         """Raise :class:`NotFittedError` unless ``fit`` has been called."""

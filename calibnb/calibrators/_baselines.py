@@ -32,6 +32,7 @@ class _DevAccuracyBaseline(Calibrator):
         c = check_conf(conf)
         y = check_correct(correct, c.shape[0])
         self.accuracy_ = float(np.mean(y))
+        self._set_n_features_in(c)
         return self
 
 
@@ -242,6 +243,7 @@ class CorrectnessClassifier(Calibrator):
         self.validation_loss_, value, self.model_ = best
         self.param_ = {name: value}
         self.n_features_ = x.shape[1]
+        self._set_n_features_in(x)
         return self
 
     def transform(self, features: Any) -> np.ndarray:

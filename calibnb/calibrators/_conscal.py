@@ -125,7 +125,12 @@ class ConsCal(Calibrator):
         return final, table == final[:, None]
 
     def predict(self, predictions: Any) -> np.ndarray:
-        """The final prediction of each instance (last column, or majority vote)."""
+        """The final prediction of each instance (last column, or majority vote); after ``fit``.
+
+        A scikit-learn ``predict``, so it needs a fitted calibrator (:class:`NotFittedError`
+        otherwise); :meth:`agreement` gives the same final predictions without a fit.
+        """
+        self._check_fitted()
         check_choice(self.reference, ("last", "majority"), "reference")
         return self.agreement(predictions)[0]
 
@@ -137,6 +142,7 @@ class ConsCal(Calibrator):
         y = check_correct(correct, agree.shape[0], other="predictions")
         c = agree.shape[1]
         self.n_checkpoints_ = c
+        self._set_n_features_in(agree)
         if self.mode == "binary":
             if self.threshold is not None:
                 self.threshold_ = check_positive_int(self.threshold, "threshold", minimum=0)

@@ -157,6 +157,7 @@ class VectorScaling(Calibrator):
                 stacklevel=2,
             )
         self.weights_, self.bias_ = theta[:k].copy(), theta[k:].copy()
+        self._set_n_features_in(z)
         self.temperature_init_ = t
         self.nll_ = f
         self.n_iter_ = n_iter
@@ -282,6 +283,7 @@ class PlattScaling(Calibrator):
 
         res = optimize.minimize(loss, np.array([1.0, 0.0]), jac=True, method="L-BFGS-B")
         self.a_, self.b_ = float(res.x[0]), float(res.x[1])
+        self._set_n_features_in(x)
         return self
 
     def transform(self, scores: Any) -> np.ndarray:
@@ -318,6 +320,7 @@ class IsotonicCalibrator(Calibrator):
         c = check_conf(conf)
         y = check_correct(correct, c.shape[0]).astype(np.float64)
         self.model_ = IsotonicRegression(y_min=0.0, y_max=1.0, out_of_bounds="clip").fit(c, y)
+        self._set_n_features_in(c)
         return self
 
     def transform(self, conf: Any) -> np.ndarray:
@@ -382,6 +385,7 @@ class HistogramBinning(Calibrator):
         with np.errstate(invalid="ignore", divide="ignore"):
             self.bin_accuracy_ = np.where(count > 0, hits / np.maximum(count, 1), np.nan)
         self.bin_count_ = count
+        self._set_n_features_in(c)
         return self
 
     def transform(self, conf: Any) -> np.ndarray:

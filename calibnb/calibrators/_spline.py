@@ -36,7 +36,7 @@ import numpy as np
 from scipy.interpolate import CubicSpline
 
 from ..validation import (
-    check_1d_finite, check_choice, check_conf, check_correct, check_labels, check_positive_int, check_probs,
+    as_numeric_array, check_1d_finite, check_choice, check_conf, check_correct, check_labels, check_positive_int, check_probs,
 )
 from ._base import Calibrator
 
@@ -152,7 +152,8 @@ class SplineCalibrator(Calibrator):
 
     def _scores(self, probs: Any, labels: Any = None, *, fitting: bool) -> tuple[np.ndarray, np.ndarray | None]:
         """(score, correct) for the chosen mode; correct is None when labels is None."""
-        if np.ndim(probs) == 1:
+        probs = as_numeric_array(probs, "probs")  # converted before its shape is inspected
+        if probs.ndim == 1:
             scores = check_conf(probs, "probs")
             correct = None if labels is None else check_correct(labels, scores.shape[0], name="labels", other="probs")
             if fitting:
@@ -209,6 +210,7 @@ class SplineCalibrator(Calibrator):
         self.knots_ = knots
         self.knot_values_ = coef
         self.n_calibration_ = n
+        self.n_features_in_ = 1 if self.n_classes_ is None else self.n_classes_
         return self
 
     def recalibration_function(self, scores: Any) -> np.ndarray:

@@ -71,6 +71,7 @@ from scipy import optimize, special
 
 from ..validation import (
     as_float_array,
+    as_numeric_array,
     check_choice,
     check_conf,
     check_correct,
@@ -251,7 +252,8 @@ class _Problem:
 
     def __init__(self, logits: Any, labels: Any, objective: str, names: tuple[str, str] = ("logits", "labels")):
         zname, lname = names
-        self.binary = np.ndim(logits) == 1
+        logits = as_numeric_array(logits, zname)  # converted before its shape is inspected
+        self.binary = logits.ndim == 1
         if self.binary:
             conf = check_conf(logits, zname)
             correct = check_correct(labels, conf.shape[0], name=lname, other=zname)
@@ -491,6 +493,7 @@ class TemperatureScaling(Calibrator):
     def fit(self, logits: Any, labels: Any) -> "TemperatureScaling":
         """Choose the temperature on calibration data; see the class docstring for the forms."""
         lo, hi = self._check_params()
+        logits = as_numeric_array(logits, "logits")  # converted before its shape is inspected
         problem = _Problem(logits, labels, self.objective)
         f = _objective_fn(problem, self.objective, self.n_bins, self.binning)
 
@@ -523,13 +526,15 @@ class TemperatureScaling(Calibrator):
             tau = bound
         self.temperature_ = tau
         self.objective_value_ = best_f if tau == float(np.exp(best_x)) else f(tau)
-        self.n_classes_ = None if problem.binary else int(np.shape(logits)[1])
+        self.n_classes_ = None if problem.binary else int(logits.shape[1])
+        self._set_n_features_in(logits)
         return self
 
     def transform(self, logits: Any) -> np.ndarray:
         """Scaled probabilities ``softmax(logits / temperature_)`` (or 1-D confidences, binary form)."""
         self._check_fitted()
-        if np.ndim(logits) == 1:
+        logits = as_numeric_array(logits, "logits")  # converted before its shape is inspected
+        if logits.ndim == 1:
             if self.n_classes_ is not None:
                 raise ValueError(
                     f"this TemperatureScaling was fitted on (N, {self.n_classes_}) logits; got a 1-D array."
