@@ -57,6 +57,9 @@ EXCLUDED = {
     "calibnb.scale.dask.scan_parquet": "reads prediction files from a path on a Dask cluster; tested in tests/test_dask.py",
     **{f"calibnb.widgets.{n}": "takes a live figure or ipywidgets control; tested in tests/test_widgets.py"
        for n in ("figure_png", "sweep_values", "rounded_readout")},
+    **{f"calibnb.metrics.registry.{n}": "the metric registry: takes Metric declarations and keys; tested in "
+       "tests/test_registry.py" for n in ("register", "unregister", "metrics", "get_metric")},
+    "calibnb.scale.dask.metric_functions": "returns the Dask functions of the registry; tested in tests/test_registry.py",
     "calibnb.metrics.batch.batch_axis": "a decorator (takes a function, returns one); tested in tests/test_uncertainty.py",
 }
 

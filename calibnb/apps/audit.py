@@ -701,14 +701,22 @@ def run_audit(pred: Predictions, *, n_bins: int = 15, n_resamples: int = 200, he
 
 
 def _stream_estimates(stats, n_bins: int) -> dict | None:
-    """The top-1 metrics from the streamed CalibrationStats (they equal the summary's estimates)."""
+    """The top-1 metrics from the streamed CalibrationStats (they equal the summary's estimates).
+
+    Every metric of :mod:`calibnb.metrics.registry` with a streaming form; the binned ones when
+    ``n_bins`` divides the state's grid.
+    """
+    from ..metrics import registry
+
     if stats is None:
         return None
-    r = stats.rewards()
-    out = {"rows": stats.n, "ice": stats.ice(), "macro_ce": stats.macro_ce(), "r_o": r.r_o, "r_u": r.r_u,
-           "hmr": stats.hmr(), "brier_top1": stats.brier_top(), "ks_top1_bounds": list(stats.ks_bounds())}
+    mergeable = [m for m in registry.metrics() if m.streaming is not None and m.inputs == "binary"]
+    out = {"rows": stats.n}
+    out.update({m.key: m.streaming(stats) for m in mergeable if not m.binned and not m.options})
+    out["ks_top1_bounds"] = list(stats.ks_bounds())
     if stats.n_cells % n_bins == 0:
-        out.update(ece_width=stats.ece(n_bins=n_bins), mce=stats.mce(n_bins=n_bins))
+        out.update({m.key: m.streaming(stats, **m.call_options(n_bins)) for m in mergeable
+                    if m.binned or m.options})
     return out
 
 

@@ -27,10 +27,10 @@ import pandas as pd
 from scipy import special
 
 from ..metrics import (
-    brier_top, classwise_ks, debiased_ece, ece, ent_ce, expected_label, hmr, human_distribution, ice, ks_error, macro_ce,
-    majority_label, mce, ranking_risk, rank_cs, reliability_table, rewards, smooth_ece, top_r, within_top_r,
+    classwise_ks, expected_label, human_distribution, ks_error, majority_label, reliability_table, top_r, within_top_r,
 )
-from ..uncertainty import batch_axis, bootstrap_ci
+from ..metrics import registry
+from ..uncertainty import bootstrap_ci
 from ..validation import (
     as_rng, check_choice, check_conf_correct, check_human, check_n_bins, check_positive_int, check_probs,
     check_labels, check_logits, check_sample_weight, check_scalar_in_range,
@@ -98,98 +98,15 @@ class _Spec:
     options: tuple = ()
 
 
-def _per_row_nbr(p, y):
-    d = p.copy()
-    d[np.arange(d.shape[0]), y] -= 1.0
-    return np.einsum("ij,ij->i", d, d) / d.shape[1]
-
-
 def _specs(n_bins: int) -> list[_Spec]:
-    nb = (("n_bins", n_bins),)
-    return [
-        _Spec("accuracy", "accuracy", "-", "share of top-1 predictions that are correct",
-              lambda c, y: y, "binary", "mean", higher_is_better=True),
-        _Spec("ece_width", f"ECE ({n_bins} equal-width bins)", "Guo 2017; Si 2022",
-              "average |accuracy - confidence| over confidence bins of equal width", ece, "binary", "binary",
-              options=nb + (("binning", "width"),)),
-        _Spec("ece_mass", f"ECE ({n_bins} equal-mass bins)", "Si 2022; Jiang 2024",
-              "the same with bins holding equal numbers of predictions", ece, "binary", "binary",
-              options=nb + (("binning", "mass"),)),
-        _Spec("mce", f"MCE ({n_bins} equal-width bins)", "Guo 2017; Sakai 2024",
-              "the worst bin's |accuracy - confidence|", mce, "binary", "binary", options=nb),
-        _Spec("ice", "ICE", "Si 2022", "mean |correct - confidence| per prediction (no bins)", ice,
-              "binary", "binary"),
-        _Spec("macro_ce", "MacroCE", "Si 2022",
-              "mean of the errors on correct (1 - conf) and on wrong (conf) predictions, both outcomes "
-              "weighted equally", macro_ce, "binary", "binary"),
-        _Spec("r_o", "R_O (overconfidence reward)", "Sakai 2024",
-              "1 - mean confidence of the wrong predictions: 1 means never confident when wrong",
-              _r_o, "binary", "binary", higher_is_better=True),
-        _Spec("r_u", "R_U (underconfidence reward)", "Sakai 2024",
-              "mean confidence of the correct predictions: 1 means fully confident when right",
-              _r_u, "binary", "binary", higher_is_better=True),
-        _Spec("hmr", "HMR", "Sakai 2024", "harmonic mean of R_O and R_U: high only if both are high", hmr,
-              "binary", "binary", higher_is_better=True),
-        _Spec("ks_top1", "KS (top-1)", "Gupta 2021",
-              "largest gap between cumulative accuracy and cumulative confidence (no bins)", ks_error,
-              "binary", "binary"),
-        _Spec("brier_top1", "top-1 Brier", "Gupta 2021", "mean (confidence - correct)^2 of the top-1 prediction",
-              brier_top, "binary", "binary"),
-        _Spec("smooth_ece", "smooth ECE", "Blasiok 2023",
-              "ECE with a kernel instead of bins (bandwidth chosen by the fixed point)",
-              smooth_ece, "binary", "loop"),
-        _Spec("debiased_ece", f"debiased ECE ({n_bins} equal-width bins)", "Kumar 2019",
-              "ECE with the finite-sample bias of the binned estimate removed",
-              lambda c, y: debiased_ece(c, y, n_bins=n_bins), "binary", "loop"),
-        _Spec("ks_top2", "KS (top-2)", "Gupta 2021",
-              "KS of the second-highest probability against 'the label is the second guess'",
-              ks_error, "top2", "binary"),
-        _Spec("ks_within_top2", "KS (within-top-2)", "Gupta 2021",
-              "KS of the top-2 probability mass against 'the label is among the top two'",
-              ks_error, "within2", "binary"),
-        _Spec("ks_classwise", "KS (class-wise, mean over classes)", "Gupta 2021",
-              "KS of each class's probability against 'label == k', averaged over classes (calibnb.classwise_ks)",
-              ks_error, "probs", "classwise"),
-        _Spec("classwise_ece", f"class-wise ECE ({n_bins} bins)", "Baan 2022",
-              "ECE of each class's probability against 'label == k', averaged over classes",
-              ece, "probs", "classwise", options=nb),
-        _Spec("nbr", "NBR", "Sakai 2024", "Brier score over all class probabilities, divided by the classes",
-              _per_row_nbr, "probs", "mean"),
-        # --- with human votes
-        _Spec("human_accuracy", "accuracy vs human majority", "Baan 2022",
-              "share of predictions that match the humans' majority label",
-              lambda p, h: p.argmax(1) == majority_label(h), "votes", "mean", higher_is_better=True),
-        _Spec("dist_ce", "DistCE (mean)", "Baan 2022",
-              "total variation distance between the model's and the humans' class distribution",
-              lambda p, h: 0.5 * np.abs(p - human_distribution(h)).sum(1), "votes", "mean"),
-        _Spec("ent_ce", "|EntCE| (mean)", "Baan 2022",
-              "|entropy of the model - entropy of the humans|: wrong amount of uncertainty",
-              lambda p, h: np.abs(ent_ce(p, h)), "votes", "mean"),
-        _Spec("rank_cs", "RankCS", "Baan 2022", "share of items where the model orders the classes as the humans do",
-              rank_cs, "votes", "loop", higher_is_better=True),
-        _Spec("classwise_ece_human", f"class-wise ECE vs human majority ({n_bins} bins)", "Baan 2022",
-              "class-wise ECE with the human majority as the label", ece, "probs_majority", "classwise",
-              options=nb),
-        _Spec("jiang_ce", "CE vs human distribution", "Jiang 2024",
-              "mean over items and classes of |model probability - human probability|",
-              lambda p, h: np.abs(p - human_distribution(h)).mean(1), "votes", "mean"),
-        _Spec("psi_mae", "MAE of psi_f", "Jiang 2024",
-              "mean |expected label of the model - expected label of the humans| (class values f)",
-              lambda a, s: np.abs(a - s), "psi", "mean"),
-        _Spec("psi_rr", "RR of psi_f", "Jiang 2024",
-              "share of item pairs the model's expected label orders differently from the humans'",
-              ranking_risk, "psi", "loop"),
-    ]
-
-
-@batch_axis
-def _r_o(conf, correct, *, sample_weight=None):
-    return rewards(conf, correct, sample_weight=sample_weight).r_o
-
-
-@batch_axis
-def _r_u(conf, correct, *, sample_weight=None):
-    return rewards(conf, correct, sample_weight=sample_weight).r_u
+    """The summary's rows: every metric of :mod:`calibnb.metrics.registry`, in registration order."""
+    out = []
+    for m in registry.metrics():
+        fn = m.per_item if m.form == "mean" else m.fn
+        options = tuple(m.call_options(n_bins).items())
+        out.append(_Spec(m.key, m.name.replace("{n_bins}", str(n_bins)), m.paper, m.reading, fn, m.inputs, m.form,
+                         higher_is_better=m.higher_is_better, options=options))
+    return out
 
 
 #: Elements of a (resamples x rows) weight block drawn at once (memory bound of the bootstraps).
@@ -233,10 +150,11 @@ def _interval(spec: _Spec, arrays: tuple, w, n_resamples: int, level: float, see
                          **options)
         return est, float(r.low), float(r.high)
     if spec.kind == "loop":
-        est = float(spec.fn(*arrays))
+        est = float(spec.fn(*arrays, **options))
         if n_resamples == 0:
             return est, None, None
-        r = bootstrap_ci(spec.fn, *arrays, n_resamples=n_resamples, level=level, seed=seed, vectorized=False)
+        r = bootstrap_ci(spec.fn, *arrays, n_resamples=n_resamples, level=level, seed=seed, vectorized=False,
+                         **options)
         return est, float(r.low), float(r.high)
     if spec.kind == "mean":
         v = np.asarray(spec.fn(*arrays), dtype=np.float64)

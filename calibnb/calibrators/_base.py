@@ -9,7 +9,7 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.exceptions import NotFittedError as _SklearnNotFittedError
 
-__all__ = ["Calibrator", "NotFittedError", "CalibrationWarning", "calibration_scorer"]
+__all__ = ["Calibrator", "NotFittedError", "CalibrationWarning", "calibration_scorer", "scorer_metrics"]
 
 
 class CalibrationWarning(ConvergenceWarning):
@@ -105,8 +105,24 @@ class Calibrator(TransformerMixin, BaseEstimator, auto_wrap_output_keys=None):
             raise NotFittedError(f"This {name} is not fitted yet; call {name}.fit(...) before using it.")
 
 
-_LOWER_IS_BETTER = ("ece", "mce", "ice", "macro_ce", "brier_top", "ks_error")
-_HIGHER_IS_BETTER = ("hmr",)
+def scorer_metrics() -> dict[str, tuple[Any, bool]]:
+    """The metrics :func:`calibration_scorer` accepts: name -> (function, higher_is_better).
+
+    Every metric of :mod:`calibnb.metrics.registry` computed by a public function of
+    ``(conf, correct)`` (``inputs="binary"``), under that function's name.
+
+    Examples
+    --------
+    >>> sorted(scorer_metrics())[:4]
+    ['brier_top', 'debiased_ece', 'ece', 'hmr']
+    """
+    from ..metrics import registry
+
+    out: dict[str, tuple[Any, bool]] = {}
+    for m in registry.metrics():
+        if m.inputs == "binary" and m.form in ("binary", "loop") and not m.fn.__name__.startswith("_"):
+            out.setdefault(m.fn.__name__, (m.fn, m.higher_is_better))
+    return out
 
 
 def calibration_scorer(metric: str = "ece", **options: Any):
@@ -124,11 +140,14 @@ def calibration_scorer(metric: str = "ece", **options: Any):
     * 1-D input (the binary form): ``conf`` is the output, ``correct`` is ``y``.
 
     Scores follow scikit-learn's "greater is better": an error (ECE, MCE, ICE,
-    MacroCE, top-1 Brier, KS error) is negated, HMR is returned as is.
+    MacroCE, top-1 Brier, KS error, ...) is negated, HMR is returned as is (the
+    direction declared in :mod:`calibnb.metrics.registry`).
 
     Parameters
     ----------
-    metric : {"ece", "mce", "ice", "macro_ce", "brier_top", "ks_error", "hmr"}
+    metric : str
+        A metric of ``(conf, correct)`` in :mod:`calibnb.metrics.registry` (:func:`scorer_metrics`):
+        "ece", "mce", "ice", "macro_ce", "hmr", "ks_error", "brier_top", "smooth_ece", "debiased_ece", ...
     **options
         Keyword options of the metric (e.g. ``n_bins=15``).
 
@@ -145,12 +164,12 @@ def calibration_scorer(metric: str = "ece", **options: Any):
     """
     import inspect
 
-    from .. import metrics
     from ..validation import check_choice, check_correct, check_labels
 
-    check_choice(metric, _LOWER_IS_BETTER + _HIGHER_IS_BETTER, "metric")
-    fn = getattr(metrics, metric)
-    sign = 1.0 if metric in _HIGHER_IS_BETTER else -1.0
+    known = scorer_metrics()
+    check_choice(metric, tuple(known), "metric")
+    fn, higher_is_better = known[metric]
+    sign = 1.0 if higher_is_better else -1.0
     accepted = [p.name for p in inspect.signature(fn).parameters.values() if p.kind == p.KEYWORD_ONLY]
     unknown = sorted(set(options) - set(accepted))
     if unknown:

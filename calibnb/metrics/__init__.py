@@ -9,13 +9,15 @@
 * :mod:`calibnb.metrics.human` -- class probabilities against human vote counts
   ``(probs, human)``: DistCE, EntCE, RankCS, the class-wise CE of Jiang et al.
 * :mod:`calibnb.metrics.scalar` -- class probabilities against scalar labels.
+* :mod:`calibnb.metrics.registry` -- the declaration of every metric (:func:`~calibnb.metrics.registry.metrics`).
 * :mod:`calibnb.metrics.batch` -- :func:`batch_axis`, the mark of a metric that takes a batch axis.
 
 Every metric validates its input once (:mod:`calibnb.validation`) and returns
 fractions, not percentages.
 """
 
-from . import batch, binary, estimators, human, multiclass, scalar
+# (import order = registration order of the metrics: calibnb.metrics.registry)
+from . import batch, binary, estimators, multiclass, human, scalar, registry
 from .batch import *  # noqa: F401,F403
 from .binary import *  # noqa: F401,F403
 from .estimators import *  # noqa: F401,F403

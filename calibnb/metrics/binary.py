@@ -42,6 +42,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .batch import batch_axis
+from .registry import Metric, register
 from ..validation import (
     as_numeric_array,
     check_choice,
@@ -1447,3 +1448,56 @@ def ks_curves(conf, correct) -> KSCurves:
         cum_score=cum_score,
         gap=cum_acc - cum_score,
     )
+
+
+# ---------------------------------------------------------------- registry declarations
+# (calibnb.metrics.registry: what metric_summary, calibration_scorer and calibnb.dask list)
+
+def _correct_items(conf, correct):
+    """Per-item form of accuracy: the 0/1 correctness itself."""
+    return correct
+
+
+@batch_axis
+def _r_o(conf, correct, *, sample_weight=None):
+    """Sakai 2024's R_O alone (batch axis, weights): :func:`rewards` ``.r_o``."""
+    return rewards(conf, correct, sample_weight=sample_weight).r_o
+
+
+@batch_axis
+def _r_u(conf, correct, *, sample_weight=None):
+    """Sakai 2024's R_U alone (batch axis, weights): :func:`rewards` ``.r_u``."""
+    return rewards(conf, correct, sample_weight=sample_weight).r_u
+
+
+register(Metric("accuracy", "accuracy", "-", "share of top-1 predictions that are correct",
+                form="mean", per_item=_correct_items, higher_is_better=True))
+register(Metric("ece_width", "ECE ({n_bins} equal-width bins)", "Guo 2017; Si 2022",
+                "average |accuracy - confidence| over confidence bins of equal width", ece, binned=True,
+                options=(("binning", "width"),), streaming=lambda stats, **o: stats.ece(**o),
+                aka='ECE, expected calibration error; ece(conf, correct, binning="width")'))
+register(Metric("ece_mass", "ECE ({n_bins} equal-mass bins)", "Si 2022; Jiang 2024",
+                "the same with bins holding equal numbers of predictions", ece, binned=True,
+                options=(("binning", "mass"),), aka='adaptive ECE; ece(conf, correct, binning="mass")'))
+register(Metric("mce", "MCE ({n_bins} equal-width bins)", "Guo 2017; Sakai 2024",
+                "the worst bin's |accuracy - confidence|", mce, binned=True,
+                streaming=lambda stats, **o: stats.mce(**o), aka="maximum calibration error"))
+register(Metric("ice", "ICE", "Si 2022", "mean |correct - confidence| per prediction (no bins)", ice,
+                streaming=lambda stats: stats.ice(), aka="instance-level calibration error; L1 error of the top-1"))
+register(Metric("macro_ce", "MacroCE", "Si 2022",
+                "mean of the errors on correct (1 - conf) and on wrong (conf) predictions, both outcomes "
+                "weighted equally", macro_ce, streaming=lambda stats: stats.macro_ce(),
+                aka="macro-averaged calibration error: (ICE_pos + ICE_neg) / 2"))
+register(Metric("r_o", "R_O (overconfidence reward)", "Sakai 2024",
+                "1 - mean confidence of the wrong predictions: 1 means never confident when wrong",
+                _r_o, higher_is_better=True, streaming=lambda stats: stats.rewards().r_o, aka="rewards(...).r_o"))
+register(Metric("r_u", "R_U (underconfidence reward)", "Sakai 2024",
+                "mean confidence of the correct predictions: 1 means fully confident when right",
+                _r_u, higher_is_better=True, streaming=lambda stats: stats.rewards().r_u, aka="rewards(...).r_u"))
+register(Metric("hmr", "HMR", "Sakai 2024", "harmonic mean of R_O and R_U: high only if both are high", hmr,
+                higher_is_better=True, streaming=lambda stats: stats.hmr(), aka="harmonic mean of rewards"))
+register(Metric("ks_top1", "KS (top-1)", "Gupta 2021",
+                "largest gap between cumulative accuracy and cumulative confidence (no bins)", ks_error,
+                aka="KS calibration error; ks_error(conf, correct)"))
+register(Metric("brier_top1", "top-1 Brier", "Gupta 2021", "mean (confidence - correct)^2 of the top-1 prediction",
+                brier_top, streaming=lambda stats: stats.brier_top(), aka="top-label Brier score; brier_top"))

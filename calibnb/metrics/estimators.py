@@ -16,6 +16,7 @@ import numpy as np
 
 from ..validation import check_choice, check_conf_correct, check_n_bins, check_scalar_in_range
 from .binary import bin_indices
+from .registry import Metric, register
 
 __all__ = ["smooth_ece", "smooth_ece_bandwidth", "debiased_ece"]
 
@@ -255,3 +256,12 @@ def debiased_ece(conf, correct, *, n_bins: int = 10, binning: str = "width", squ
     if squared:
         return sq
     return float(np.sqrt(max(sq, 0.0)))
+
+
+# ---------------------------------------------------------------- registry declarations (calibnb.metrics.registry)
+register(Metric("smooth_ece", "smooth ECE", "Blasiok 2023",
+                "ECE with a kernel instead of bins (bandwidth chosen by the fixed point)", smooth_ece, form="loop",
+                aka="smECE (relplot); smooth_ece(conf, correct)"))
+register(Metric("debiased_ece", "debiased ECE ({n_bins} equal-width bins)", "Kumar 2019",
+                "ECE with the finite-sample bias of the binned estimate removed", debiased_ece, form="loop",
+                binned=True, aka="unbiased binned ECE (Kumar et al.'s unbiased_l1_ce); debiased_ece(conf, correct)"))

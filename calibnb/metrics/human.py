@@ -12,6 +12,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..validation import check_choice, check_human, check_probs
+from .binary import ece
+from .registry import Metric, register
 
 __all__ = [
     "human_distribution",
@@ -267,3 +269,44 @@ def human_classwise_ce(probs, human) -> float:
     h = check_human(human, p.shape[0], p.shape[1])
     h = h / h.sum(axis=1, keepdims=True)
     return float(np.abs(p - h).mean())
+
+
+# ---------------------------------------------------------------- registry declarations (calibnb.metrics.registry)
+
+def _agreement_items(probs, human):
+    """Per-item agreement of the model's top class with the human majority."""
+    return probs.argmax(1) == majority_label(human)
+
+
+def _dist_ce_items(probs, human):
+    """Per-item total variation distance to the human distribution (DistCE)."""
+    return 0.5 * np.abs(probs - human_distribution(human)).sum(1)
+
+
+def _abs_ent_ce_items(probs, human):
+    """Per-item |EntCE|."""
+    return np.abs(ent_ce(probs, human))
+
+
+def _jiang_ce_items(probs, human):
+    """Per-item mean over classes of |model probability - human probability| (Jiang 2024)."""
+    return np.abs(probs - human_distribution(human)).mean(1)
+
+
+register(Metric("human_accuracy", "accuracy vs human majority", "Baan 2022",
+                "share of predictions that match the humans' majority label", inputs="votes", form="mean",
+                per_item=_agreement_items, higher_is_better=True))
+register(Metric("dist_ce", "DistCE (mean)", "Baan 2022",
+                "total variation distance between the model's and the humans' class distribution", inputs="votes",
+                form="mean", per_item=_dist_ce_items, aka="mean of dist_ce(probs, human)"))
+register(Metric("ent_ce", "|EntCE| (mean)", "Baan 2022",
+                "|entropy of the model - entropy of the humans|: wrong amount of uncertainty", inputs="votes",
+                form="mean", per_item=_abs_ent_ce_items, aka="mean of |ent_ce(probs, human)|"))
+register(Metric("rank_cs", "RankCS", "Baan 2022", "share of items where the model orders the classes as the humans do",
+                rank_cs, inputs="votes", form="loop", higher_is_better=True, aka="ranking calibration score"))
+register(Metric("classwise_ece_human", "class-wise ECE vs human majority ({n_bins} bins)", "Baan 2022",
+                "class-wise ECE with the human majority as the label", ece, inputs="probs_majority", form="classwise",
+                binned=True, aka="classwise_ece(probs, majority_label(human))"))
+register(Metric("jiang_ce", "CE vs human distribution", "Jiang 2024",
+                "mean over items and classes of |model probability - human probability|", inputs="votes", form="mean",
+                per_item=_jiang_ce_items, aka="human_classwise_ce(probs, human)"))

@@ -20,7 +20,8 @@ from ..validation import (
     check_positive_int,
     check_probs_labels,
 )
-from .binary import ece
+from .binary import ece, ks_error
+from .registry import Metric, register
 
 __all__ = ["top_r", "within_top_r", "classwise_ece", "classwise_ks", "nbr", "stable_row_sort"]
 
@@ -271,3 +272,28 @@ def nbr(probs, labels) -> float:
     d = probs.copy()
     d[np.arange(n), labels] -= 1.0
     return float(np.einsum("ij,ij->", d, d) / (n * k))
+
+
+# ---------------------------------------------------------------- registry declarations (calibnb.metrics.registry)
+
+def _nbr_items(probs, labels):
+    """Per-item form of :func:`nbr`: each row's squared error over the classes, divided by the classes."""
+    d = probs.copy()
+    d[np.arange(d.shape[0]), labels] -= 1.0
+    return np.einsum("ij,ij->i", d, d) / d.shape[1]
+
+
+register(Metric("ks_top2", "KS (top-2)", "Gupta 2021",
+                "KS of the second-highest probability against 'the label is the second guess'", ks_error,
+                inputs="top2", aka="ks_error(*top_r(probs, labels, r=2))"))
+register(Metric("ks_within_top2", "KS (within-top-2)", "Gupta 2021",
+                "KS of the top-2 probability mass against 'the label is among the top two'", ks_error,
+                inputs="within2", aka="ks_error(*within_top_r(probs, labels, r=2))"))
+register(Metric("ks_classwise", "KS (class-wise, mean over classes)", "Gupta 2021",
+                "KS of each class's probability against 'label == k', averaged over classes (calibnb.classwise_ks)",
+                ks_error, inputs="probs", form="classwise", aka="classwise_ks(probs, labels)"))
+register(Metric("classwise_ece", "class-wise ECE ({n_bins} bins)", "Baan 2022",
+                "ECE of each class's probability against 'label == k', averaged over classes", ece, inputs="probs",
+                form="classwise", binned=True, aka="classwise_ece(probs, labels)"))
+register(Metric("nbr", "NBR", "Sakai 2024", "Brier score over all class probabilities, divided by the classes", nbr,
+                inputs="probs", form="mean", per_item=_nbr_items, aka="normalised Brier score; nbr(probs, labels)"))

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..validation import check_1d_finite, check_human, check_probs, check_same_length
+from .registry import Metric, register
 
 __all__ = [
     "expected_label",
@@ -322,3 +323,18 @@ def unli_inverse(u) -> np.ndarray:
     beta = np.where(u <= 0.5, _B_LOW, _B_HIGH)
     t = np.log(q / (1.0 - q)) / beta
     return np.clip(100.0 * (t + 50.0), 0.0, 10000.0)
+
+
+# ---------------------------------------------------------------- registry declarations (calibnb.metrics.registry)
+
+def _abs_error_items(pred_scalar, target_scalar):
+    """Per-item |predicted - target| of scalar labels (the items of :func:`scalar_mae`)."""
+    return np.abs(pred_scalar - target_scalar)
+
+
+register(Metric("psi_mae", "MAE of psi_f", "Jiang 2024",
+                "mean |expected label of the model - expected label of the humans| (class values f)", scalar_mae,
+                inputs="psi", form="mean", per_item=_abs_error_items, aka="scalar_mae of expected_label"))
+register(Metric("psi_rr", "RR of psi_f", "Jiang 2024",
+                "share of item pairs the model's expected label orders differently from the humans'", ranking_risk,
+                inputs="psi", form="loop", aka="ranking risk; ranking_risk of expected_label"))

@@ -78,6 +78,7 @@ from ..validation import as_numeric_array, check_choice, check_n_bins, check_pos
 
 __all__ = [
     "calibration_stats",
+    "metric_functions",
     "scan_parquet",
     "ece",
     "mce",
@@ -840,3 +841,51 @@ def ks_error(conf, correct, *, ties: str = "order") -> float:
                        float(np.max(np.abs(running[hit] + p[3][hit]), initial=0.0)))
             running[hit] += p[1][hit]
     return float(best / n)
+
+
+# --------------------------------------------------------------------------
+# the metrics of the registry on Dask columns
+# --------------------------------------------------------------------------
+
+
+def metric_functions(*, n_bins: int = 10) -> dict:
+    """Every registered metric that Dask columns support, as ``key -> f(conf, correct)``.
+
+    Driven by :mod:`calibnb.metrics.registry`: a metric of ``(conf, correct)``
+    whose function has an exact Dask version in this module (``ece``, ``mce``,
+    ``hmr``, ``ks_error``, ...) gets it, with the declared options; any other
+    with a streaming form (``Metric.streaming``) is computed from the
+    :func:`calibration_stats` of the columns. ``n_bins`` is given to the
+    binned ones.
+
+    Examples
+    --------
+    >>> import dask.array as da
+    >>> fns = metric_functions(n_bins=2)
+    >>> sorted(fns)[:4]
+    ['brier_top1', 'ece_mass', 'ece_width', 'hmr']
+    >>> conf, correct = da.from_array([0.2, 0.25, 0.9], chunks=2), da.from_array([0, 1, 1], chunks=2)
+    >>> round(fns["ece_width"](conf, correct), 4)
+    0.2167
+    """
+    import functools
+
+    from ..metrics import registry
+
+    n_bins = check_n_bins(n_bins)
+    here = globals()
+    out = {}
+    for m in registry.metrics():
+        if m.inputs != "binary" or m.form not in ("binary", "loop"):
+            continue
+        options = m.call_options(n_bins)
+        own = here.get(m.fn.__name__) if m.fn is not None else None
+        if own is not None and m.fn.__name__ in __all__:
+            out[m.key] = functools.partial(own, **options)
+        elif m.streaming is not None:
+            out[m.key] = functools.partial(_from_state, m.streaming, options)
+    return out
+
+
+def _from_state(streaming, options: dict, conf, correct) -> float:
+    return float(streaming(_state(conf, correct), **options))

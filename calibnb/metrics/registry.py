@@ -1,0 +1,171 @@
+"""One registry of calibnb's metrics: each declared once, beside its function.
+
+A declaration (:class:`Metric`) says what a metric is for every consumer:
+its direction, the arrays it takes, the paper, its streaming (mergeable) form,
+its per-item form and the names it is also known by. The metrics modules
+(:mod:`calibnb.metrics.binary`, ``estimators``, ``multiclass``, ``human``,
+``scalar``) :func:`register` theirs at import time; from :func:`metrics` come
+
+* :func:`calibnb.metric_summary`'s rows (and so the audit's tables),
+* the metric names :func:`calibnb.calibration_scorer` accepts,
+* the metrics ``calibnb.dask`` computes on Dask columns
+  (:func:`calibnb.dask.metric_functions`).
+
+Adding a metric is its function, its :func:`register` call and its test.
+
+Examples
+--------
+>>> from calibnb.metrics import registry
+>>> m = registry.get_metric("ece_mass")
+>>> m.fn.__name__, dict(m.options), m.aka
+('ece', {'binning': 'mass'}, 'adaptive ECE; ece(conf, correct, binning="mass")')
+>>> [m.key for m in registry.metrics()][:3]
+['accuracy', 'ece_width', 'ece_mass']
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+__all__ = ["Metric", "register", "unregister", "metrics", "get_metric", "INPUTS", "FORMS"]
+
+#: The arrays a metric takes (``Metric.inputs``), as :func:`calibnb.metric_summary` derives them.
+INPUTS = {
+    "binary": "(conf, correct): top-1 confidence and 0/1 correctness",
+    "top2": "(conf, correct) of the second-highest probability (Gupta 2021's top-2)",
+    "within2": "(conf, correct) of the top-2 probability mass (within-top-2)",
+    "probs": "(probs, labels): (N, K) class probabilities and integer labels",
+    "probs_majority": "(probs, labels) with the human majority as the label",
+    "votes": "(probs, human): class probabilities and (N, K) human vote counts",
+    "psi": "(psi_model, psi_human): expected scalar label of the model and of the humans",
+}
+#: How a metric is computed from its arrays (``Metric.form``).
+FORMS = {
+    "binary": "fn(conf, correct, sample_weight=, **options), with a batch axis (calibnb.metrics.batch_axis)",
+    "mean": "the (weighted) mean of per_item(*arrays), one value per item",
+    "classwise": "fn, a binary metric, applied to each class k of (probs, labels == k), averaged over classes",
+    "loop": "fn(*arrays, **options) -> float, unweighted, bootstrapped by resampling rows",
+}
+
+
+@dataclass(frozen=True)
+class Metric:
+    """The declaration of one metric (see :func:`register`).
+
+    Attributes
+    ----------
+    key : str
+        Unique key, e.g. ``"ece_mass"`` (the row key of the summary and of ``audit.json``).
+    name : str
+        Display name; ``{n_bins}`` is replaced by the number of bins.
+    paper : str
+        Where it comes from, e.g. ``"Si 2022; Jiang 2024"``.
+    reading : str
+        One plain-language line: what the number says.
+    fn : callable or None
+        The metric function (``form`` "binary", "classwise" or "loop"), or the public function that
+        computes it, if any (``form`` "mean").
+    inputs : str
+        One of :data:`INPUTS`.
+    form : str
+        One of :data:`FORMS`.
+    per_item : callable or None
+        Per-item values whose (weighted) mean is the metric; required for ``form="mean"``.
+    higher_is_better : bool
+        The direction: False for an error (lower is better).
+    binned : bool
+        Takes ``n_bins`` (given by the caller, e.g. ``metric_summary(n_bins=15)``).
+    options : tuple of (name, value)
+        Fixed keyword options of ``fn`` (e.g. ``(("binning", "mass"),)``).
+    streaming : callable or None
+        Mergeable form: ``streaming(stats, **options)`` computes it from a
+        :class:`calibnb.CalibrationStats` (with ``n_bins`` among the options when ``binned``).
+    aka : str
+        Other names, e.g. ``'adaptive ECE; ece(conf, correct, binning="mass")'``.
+    """
+
+    key: str
+    name: str
+    paper: str
+    reading: str
+    fn: Callable | None = None
+    inputs: str = "binary"
+    form: str = "binary"
+    per_item: Callable | None = None
+    higher_is_better: bool = False
+    binned: bool = False
+    options: tuple = ()
+    streaming: Callable | None = None
+    aka: str = ""
+
+    def call_options(self, n_bins: int | None = None) -> dict[str, Any]:
+        """The keyword options of ``fn``: the fixed ``options``, plus ``n_bins`` when ``binned``."""
+        out = {"n_bins": n_bins} if self.binned and n_bins is not None else {}
+        out.update(self.options)
+        return out
+
+
+_REGISTRY: dict[str, Metric] = {}
+
+
+def register(metric: Metric, *, replace: bool = False) -> Metric:
+    """Add ``metric`` to the registry (in order: the summary lists metrics in registration order).
+
+    Raises
+    ------
+    TypeError
+        ``metric`` is not a :class:`Metric`, or a callable field is not callable.
+    ValueError
+        Its key is taken (unless ``replace``), or ``inputs``/``form`` is unknown, or a
+        ``form="mean"`` metric has no ``per_item``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> toy = Metric("toy_gap", "toy gap", "-", "mean confidence minus accuracy",
+    ...              form="mean", per_item=lambda conf, correct: conf - correct)
+    >>> register(toy).key
+    'toy_gap'
+    >>> unregister("toy_gap").key
+    'toy_gap'
+    """
+    if not isinstance(metric, Metric):
+        raise TypeError(f"metric must be a calibnb.metrics.registry.Metric; got {type(metric).__name__}.")
+    if not isinstance(metric.key, str) or not metric.key:
+        raise ValueError(f"metric.key must be a non-empty string; got {metric.key!r}.")
+    if metric.inputs not in INPUTS:
+        raise ValueError(f"metric.inputs must be one of {sorted(INPUTS)}; got {metric.inputs!r}.")
+    if metric.form not in FORMS:
+        raise ValueError(f"metric.form must be one of {sorted(FORMS)}; got {metric.form!r}.")
+    for field in ("fn", "per_item", "streaming"):
+        value = getattr(metric, field)
+        if value is not None and not callable(value):
+            raise TypeError(f"metric.{field} must be callable or None; got {type(value).__name__}.")
+    if metric.form == "mean" and metric.per_item is None:
+        raise ValueError(f"metric {metric.key!r} has form 'mean' but no per_item function.")
+    if metric.form != "mean" and metric.fn is None:
+        raise ValueError(f"metric {metric.key!r} has form {metric.form!r} but no fn.")
+    if metric.key in _REGISTRY and not replace:
+        raise ValueError(f"a metric with key {metric.key!r} is already registered; pass replace=True to replace it.")
+    _REGISTRY[metric.key] = metric
+    return metric
+
+
+def unregister(key: str) -> Metric:
+    """Remove and return the metric registered under ``key`` (``KeyError``-free: ValueError if unknown)."""
+    if key not in _REGISTRY:
+        raise ValueError(f"key {key!r} is not a registered metric; known: {sorted(_REGISTRY)}.")
+    return _REGISTRY.pop(key)
+
+
+def metrics() -> tuple[Metric, ...]:
+    """Every registered metric, in registration order."""
+    return tuple(_REGISTRY.values())
+
+
+def get_metric(key: str) -> Metric:
+    """The metric registered under ``key`` (ValueError naming the known keys otherwise)."""
+    if key not in _REGISTRY:
+        raise ValueError(f"key {key!r} is not a registered metric; known: {sorted(_REGISTRY)}.")
+    return _REGISTRY[key]
