@@ -33,11 +33,12 @@ import numpy as np
 from .metrics import ks_error
 from .metrics.batch import BATCH_ATTR, batch_axis
 from .validation import (
-    as_numeric_array, as_rng, check_choice, check_conf_correct, check_positive_int, check_scalar_in_range,
+    as_numeric_array, as_rng, check_1d_finite, check_choice, check_conf_correct, check_positive_int,
+    check_scalar_in_range,
 )
 
 __all__ = [
-    "BootstrapResult", "bootstrap_ci", "paired_bootstrap_ci", "batch_axis",
+    "BootstrapResult", "bootstrap_ci", "paired_bootstrap_ci", "batch_axis", "bootstrap_weights", "percentile_interval",
     "CalibrationTest", "spiegelhalter_test", "cumulative_ks_test",
 ]
 
@@ -193,6 +194,69 @@ def _multiplicities(rng: np.random.Generator, size: int, n: int) -> np.ndarray:
     return w
 
 
+def bootstrap_weights(n: int, n_resamples: int, *, seed=None, block_elements: int = _BATCH_ELEMENTS):
+    """The bootstrap's resamples as multiplicity weights, in blocks: an iterator of ``(S_b, n)`` arrays.
+
+    Row s of the blocks (in order) says how often each of the ``n`` items is
+    drawn in resample s (n draws with replacement): weighting the items by it
+    is the same as repeating them. The one resampling draw of calibnb: behind
+    :func:`bootstrap_ci` and :func:`paired_bootstrap_ci` (per batch),
+    :func:`calibnb.metric_summary` and :func:`calibnb.papers.gupta2021.paired_ks_difference_ci`.
+    The draws do not depend on the block size: ``seed`` fixes every weight.
+
+    Parameters
+    ----------
+    n : int >= 1
+        Number of items.
+    n_resamples : int >= 1
+    seed : None, int or numpy.random.Generator
+    block_elements : int >= 1, default 2**20
+        Bound on ``S_b * n`` (the memory of one block, 8 bytes each).
+
+    Examples
+    --------
+    >>> blocks = list(bootstrap_weights(4, 3, seed=0, block_elements=8))
+    >>> [b.shape for b in blocks], np.concatenate(blocks).sum(axis=1).tolist()
+    ([(2, 4), (1, 4)], [4.0, 4.0, 4.0])
+    """
+    n = check_positive_int(n, "n")
+    n_resamples = check_positive_int(n_resamples, "n_resamples")
+    step = max(1, check_positive_int(block_elements, "block_elements") // n)
+    rng = as_rng(seed)
+
+    def blocks():
+        for start in range(0, n_resamples, step):
+            yield _multiplicities(rng, min(step, n_resamples - start), n)
+
+    return blocks()
+
+
+def percentile_interval(distribution, *, level: float = 0.95) -> tuple[float, float]:
+    """The percentile interval of a bootstrap distribution, by :func:`scipy.stats.bootstrap`.
+
+    The interval rule of :func:`bootstrap_ci` for a distribution drawn
+    elsewhere (e.g. from :func:`bootstrap_weights`): the ``(1 - level) / 2``
+    and ``(1 + level) / 2`` quantiles (linear interpolation).
+
+    Examples
+    --------
+    >>> percentile_interval(np.arange(101.0), level=0.9)
+    (5.0, 95.0)
+    """
+    from types import SimpleNamespace
+
+    from scipy import stats
+
+    d = check_1d_finite(distribution, "distribution")
+    if d.size < 2:
+        raise ValueError(f"distribution needs at least 2 values; got {d.size}.")
+    level = check_scalar_in_range(level, "level", low=0.0, high=1.0, low_inclusive=False, high_inclusive=False)
+    res = stats.bootstrap((np.arange(2),), lambda i, axis=-1: np.zeros(np.shape(i)[:-1]), n_resamples=0,
+                          vectorized=True, confidence_level=level, method="percentile",
+                          bootstrap_result=SimpleNamespace(bootstrap_distribution=d))
+    return float(res.confidence_interval.low), float(res.confidence_interval.high)
+
+
 def _weights_distribution(metric, arrays, options, n_resamples: int, rng: np.random.Generator) -> np.ndarray:
     """Bootstrap distribution of a calibnb metric from multiplicity weights, in worker threads.
 
@@ -221,7 +285,7 @@ def _weights_distribution(metric, arrays, options, n_resamples: int, rng: np.ran
 
     def run(k):
         size = min(batch, n_resamples - k * batch)
-        w = _multiplicities(np.random.default_rng(seeds[k]), size, n)
+        w = next(bootstrap_weights(n, size, seed=np.random.default_rng(seeds[k]), block_elements=size * n))
         if user_w is not None:
             w *= user_w
         out = np.asarray(metric(*arrays, sample_weight=w, **options), dtype=np.float64)

@@ -173,6 +173,7 @@ GENERATORS: dict[str, Gen] = {
     "a": _g("real1d", D["scalar"]),
     "b": _g("real1d", D["scalar2"]),
     "x": _g("real1d", D["scalar"]),
+    "distribution": _g("real1d", D["scalar"]),
     "t": _g("unit1d", D["scalar"]),
     "u": _g("unit1d", D["scalar"] * 0.99),
     "slider": _g("real1d", D["scalar"] * 10000),

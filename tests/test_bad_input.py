@@ -60,6 +60,8 @@ EXCLUDED = {
     **{f"calibnb.metrics.registry.{n}": "the metric registry: takes Metric declarations and keys; tested in "
        "tests/test_registry.py" for n in ("register", "unregister", "metrics", "get_metric")},
     "calibnb.scale.dask.metric_functions": "returns the Dask functions of the registry; tested in tests/test_registry.py",
+    "calibnb.uncertainty.bootstrap_weights": "returns an iterator of weight blocks (validated before the first "
+    "block); tested in tests/test_uncertainty.py",
     "calibnb.metrics.batch.batch_axis": "a decorator (takes a function, returns one); tested in tests/test_uncertainty.py",
 }
 

@@ -233,3 +233,38 @@ def test_bca_on_the_weights_path_uses_scipys_jackknife():
     assert fast.estimate == slow.estimate
     assert abs(fast.low - slow.low) < 0.15 * width and abs(fast.high - slow.high) < 0.15 * width
     assert fast != perc  # the bias correction and acceleration move the interval
+
+
+# ------------------------------------------------- the one bootstrap draw and interval rule (issue 25)
+
+
+def test_bootstrap_weights_are_multiplicities_independent_of_the_block_size():
+    from calibnb.uncertainty import bootstrap_weights
+
+    whole = np.concatenate(list(bootstrap_weights(37, 50, seed=4, block_elements=10**9)))
+    small = np.concatenate(list(bootstrap_weights(37, 50, seed=4, block_elements=37 * 3)))
+    assert whole.shape == (50, 37) and np.array_equal(whole, small)
+    assert (whole.sum(axis=1) == 37).all() and (whole >= 0).all()
+    # the same draw as resampling indices with the generator: item i appears w[s, i] times
+    idx = np.random.default_rng(4).integers(0, 37, (50, 37))
+    assert np.array_equal(whole, np.stack([np.bincount(r, minlength=37) for r in idx]))
+    with pytest.raises(ValueError, match="n_resamples"):
+        bootstrap_weights(37, 0)  # validated before the first block is drawn
+
+
+def test_percentile_interval_is_the_rule_of_bootstrap_ci():
+    from calibnb.uncertainty import bootstrap_weights, percentile_interval
+
+    d = np.random.default_rng(2).normal(size=999)
+    lo, hi = percentile_interval(d, level=0.9)
+    assert (lo, hi) == pytest.approx(tuple(np.quantile(d, [0.05, 0.95])), abs=1e-15)
+    with pytest.raises(ValueError, match="distribution"):
+        percentile_interval([0.1, np.nan])
+    # bootstrap_ci of a weighted mean equals the same rule on the same multiplicities' distribution
+    rng = np.random.default_rng(0)
+    conf = rng.uniform(size=300)
+    correct = rng.uniform(size=300) < conf
+    w = np.concatenate(list(bootstrap_weights(300, 400, seed=7)))
+    dist = w @ correct / w.sum(axis=1)
+    lo, hi = percentile_interval(dist)
+    assert lo < correct.mean() < hi

@@ -30,7 +30,7 @@ from ..metrics import (
     classwise_ks, expected_label, human_distribution, ks_error, majority_label, reliability_table, top_r, within_top_r,
 )
 from ..metrics import registry
-from ..uncertainty import bootstrap_ci
+from ..uncertainty import bootstrap_ci, bootstrap_weights, percentile_interval
 from ..validation import (
     as_rng, check_choice, check_conf_correct, check_human, check_n_bins, check_positive_int, check_probs,
     check_labels, check_logits, check_sample_weight, check_scalar_in_range,
@@ -114,13 +114,8 @@ _BLOCK = 4_000_000
 
 
 def _weight_blocks(n: int, n_resamples: int, seed: int):
-    """Bootstrap multiplicities in blocks of shape (S_b, n): how often each row is drawn in n draws."""
-    rng = np.random.default_rng(seed)
-    step = max(1, _BLOCK // max(n, 1))
-    for start in range(0, n_resamples, step):
-        size = min(step, n_resamples - start)
-        idx = rng.integers(0, n, (size, n)) + (np.arange(size) * n)[:, None]
-        yield np.bincount(idx.ravel(), minlength=size * n).reshape(size, n).astype(np.float64)
+    """Bootstrap multiplicities in blocks of shape (S_b, n) (:func:`calibnb.uncertainty.bootstrap_weights`)."""
+    return bootstrap_weights(n, n_resamples, seed=seed, block_elements=_BLOCK)
 
 
 def _classwise_value(metric, p, y, w, options):
@@ -141,7 +136,6 @@ def _classwise_value(metric, p, y, w, options):
 def _interval(spec: _Spec, arrays: tuple, w, n_resamples: int, level: float, seed: int):
     """(estimate, low, high) of one metric; low/high None when n_resamples == 0."""
     options = dict(spec.options)
-    q = [(1 - level) / 2, (1 + level) / 2]
     if spec.kind == "binary":
         est = float(spec.fn(*arrays, sample_weight=w, **options))
         if n_resamples == 0:
@@ -166,8 +160,8 @@ def _interval(spec: _Spec, arrays: tuple, w, n_resamples: int, level: float, see
             if w is not None:
                 m *= w
             dist.append(m @ v / m.sum(axis=1))
-        lo, hi = np.quantile(np.concatenate(dist), q)
-        return est, float(lo), float(hi)
+        lo, hi = percentile_interval(np.concatenate(dist), level=level)
+        return est, lo, hi
     # class-wise: every class's binary metric with the batch axis of the multiplicities
     p, y = arrays
     if spec.fn is ks_error and w is None:
@@ -181,8 +175,8 @@ def _interval(spec: _Spec, arrays: tuple, w, n_resamples: int, level: float, see
         if w is not None:
             m *= w
         dist.append(_classwise_value(spec.fn, p, y, m, options))
-    lo, hi = np.quantile(np.concatenate(dist), q)
-    return est, float(lo), float(hi)
+    lo, hi = percentile_interval(np.concatenate(dist), level=level)
+    return est, lo, hi
 
 
 def _check_inputs(conf, correct, probs, labels, votes, sample_weight, n_bins, level, seed, logits=None):

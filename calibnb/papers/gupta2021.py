@@ -53,6 +53,7 @@ from ..validation import (
     check_positive_int,
     check_scalar_in_range,
 )
+from ..uncertainty import bootstrap_weights, percentile_interval
 
 __all__ = [
     "METHODS",
@@ -1218,10 +1219,8 @@ def paired_ks_difference_ci(conf_a: Any, conf_b: Any, correct: Any, *, n_resampl
     n_resamples = check_positive_int(n_resamples, "n_resamples", minimum=10)
     level = check_scalar_in_range(level, "level", low=0.0, high=1.0, low_inclusive=False, high_inclusive=False)
     n = a.size
-    rng = as_rng(seed)
-    idx = rng.integers(0, n, size=(n_resamples, n))
-    w = np.bincount((idx + n * np.arange(n_resamples)[:, None]).ravel(), minlength=n_resamples * n)
-    w = w.reshape(n_resamples, n).astype(np.float32)  # multiplicities <= n: exact in float32
+    # calibnb's one bootstrap draw; multiplicities <= n: exact in float32
+    w = np.concatenate(list(bootstrap_weights(n, n_resamples, seed=seed))).astype(np.float32)
     ks = []
     for s in (a, b):
         order = np.argsort(s, kind="stable")
@@ -1232,6 +1231,5 @@ def paired_ks_difference_ci(conf_a: Any, conf_b: Any, correct: Any, *, n_resampl
     from ..metrics import ks_error
 
     est = ks_error(a, y) - ks_error(b, y)
-    alpha = (1 - level) / 2
-    lo, hi = np.quantile(diff, [alpha, 1 - alpha])
-    return est, float(lo), float(hi)
+    lo, hi = percentile_interval(diff, level=level)
+    return est, lo, hi
