@@ -50,13 +50,12 @@ from .plots import (  # noqa: E402,F401
     plot_ks_graph, plot_reliability_diagram, probability_histograms, reliability_diagram_data,
 )
 
-# --- calibrators (calibnb.calibrators, calibnb.training) ---------------------
+# --- calibrators (calibnb.calibrators) ----------------------------------------
 from .calibrators import (  # noqa: E402
     AverageBaseline, BinaryBaseline, CalibrationWarning, Calibrator, ConsCal, calibration_scorer, CorrectnessClassifier, HistogramBinning,
     IsotonicCalibrator, NotFittedError, PlattScaling, SplineCalibrator, TemperatureScaling, VectorScaling,
     majority_vote, pad_candidates, softmax, temperature_curve,
 )
-from .training import train_softmax_regression, training_dynamics  # noqa: E402
 
 # --- mergeable statistics of large prediction streams (calibnb.scale.stats) -
 # (`calibnb.dask` is imported explicitly: importing calibnb never imports Dask.)
@@ -97,8 +96,6 @@ __all__ = [
     "Calibrator", "NotFittedError", "CalibrationWarning", "calibration_scorer", "TemperatureScaling", "temperature_curve", "pad_candidates", "softmax",
     "SplineCalibrator", "VectorScaling", "PlattScaling", "IsotonicCalibrator", "HistogramBinning",
     "AverageBaseline", "BinaryBaseline", "CorrectnessClassifier", "ConsCal", "majority_vote",
-    # training-time calibration (label smoothing) and checkpoints
-    "train_softmax_regression", "training_dynamics",
     # mergeable statistics of large prediction streams (calibnb.dask is imported on its own)
     "CalibrationStats",
     # reproduction record

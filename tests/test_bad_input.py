@@ -34,7 +34,7 @@ EXCLUDED = {
                  "chaosnli_prediction_models", "load_chaosnli_predictions", "cifar_models", "load_cifar",
                  "load_cifar10h", "qa_datasets", "load_qa_confidences", "load_qa_dev_confidences",
                  "load_codex_triviaqa")},
-    "calibnb.training.load_bundled": "reads a bundled data file by name; tested in tests/test_training.py",
+    "calibnb.papers.si2022.load_bundled": "reads a bundled data file by name; tested in tests/test_training.py",
     "calibnb.papers.jiang2024.load_circa_examples": "reads a bundled CSV; tested in tests/test_annotation.py",
     "calibnb.papers.jiang2024.circa_examples_path": "a path, no arguments",
     "calibnb.papers.sakai2024.sakai_examples_path": "a path, no arguments",

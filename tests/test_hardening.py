@@ -13,7 +13,7 @@ import calibnb as cn
 from calibnb.calibrators import CalibrationWarning, HistogramBinning, TemperatureScaling, VectorScaling
 from calibnb.metrics.scalar import TIE_TOLERANCE, tie_ranks
 from calibnb.papers import baan2022, gupta2021, jiang2024, si2022
-from calibnb.training import train_softmax_regression
+from calibnb.papers.si2022 import train_softmax_regression
 from calibnb.validation import MAX_BINS, check_probs
 
 from data_mirror import needs_mirror

@@ -195,3 +195,30 @@ def test_audit_without_pyarrow_says_what_to_install(tmp_path):
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.strip().splitlines()
     assert len(lines) == 2 and all("needs pyarrow" in m and "calibnb[report]" in m for m in lines), proc.stdout
+
+
+# ------------------------------------------------------------------ the README's tree
+
+
+def readme_tree() -> set[str]:
+    """The module paths listed in the README's architecture tree (relative to calibnb/)."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = text.split("## Architecture: where things go", 1)[1].split("```", 2)[1]
+    paths, stack = set(), []
+    for line in block.splitlines()[1:]:
+        if not line.strip():
+            continue
+        depth = (len(line) - len(line.lstrip(" "))) // 2
+        name = line.split()[0]
+        stack[depth:] = [name.rstrip("/")]
+        if name.endswith(".py"):
+            paths.add("/".join(stack[1:]))
+    return paths
+
+
+def test_readme_tree_lists_every_module():
+    actual = {str(p.relative_to(PACKAGE)) for p in PACKAGE.rglob("*.py")}
+    listed = readme_tree()
+    assert "metrics/registry.py" in listed and "scale/dask.py" in listed
+    assert not sorted(actual - listed), f"modules missing from the README's tree: {sorted(actual - listed)}"
+    assert not sorted(listed - actual), f"the README's tree lists modules that do not exist: {sorted(listed - actual)}"

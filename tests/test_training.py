@@ -1,4 +1,4 @@
-"""Tests of calibnb.training (softmax regression, label smoothing, training dynamics)."""
+"""Tests of the training dynamics in calibnb.papers.si2022 (formerly calibnb.training (softmax regression, label smoothing, training dynamics)."""
 
 import numpy as np
 import pytest
@@ -6,7 +6,7 @@ from numpy.testing import assert_allclose
 
 from calibnb import metrics
 from calibnb.calibrators import ConsCal, softmax
-from calibnb.training import load_bundled, train_mlp, train_softmax_regression, training_dynamics
+from calibnb.papers.si2022 import load_bundled, train_mlp, train_softmax_regression, training_dynamics
 
 
 def blobs(n=600, seed=0, k=3):
@@ -112,7 +112,7 @@ _SUBPROCESS_TS_MARGIN = """
 import json, numpy as np
 from calibnb import metrics
 from calibnb.calibrators import TemperatureScaling, softmax
-from calibnb.training import training_dynamics
+from calibnb.papers.si2022 import training_dynamics
 td = training_dynamics(n_checkpoints=2, n_seeds=2, seed=1, epochs_per_checkpoint=10, learning_rate=0.5)
 z_dev, z_test = td.checkpoint_logits["dev"][-1], td.checkpoint_logits["test"][-1]
 ts = TemperatureScaling(objective="ece").fit(z_dev, td.labels["dev"])

@@ -22,7 +22,7 @@ for such searches.
   :class:`HistogramBinning` -- the peers of Gupta et al. 2021 §6. Matrix
   scaling and Dirichlet calibration are left out (see ``_peers``).
 
-Label smoothing is a training-time method: see :mod:`calibnb.training`.
+Label smoothing is a training-time method: see :func:`calibnb.papers.si2022.train_softmax_regression`.
 """
 
 from ._baselines import AverageBaseline, BinaryBaseline, CorrectnessClassifier

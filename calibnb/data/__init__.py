@@ -7,7 +7,7 @@ cache folder (``cache_dir``, else ``$CALIBNB_DATA_DIR``, else
 
 Also here: a labelled simulator of open-domain QA candidates
 (:func:`simulate_odqa`) and vote sub-sampling (:func:`subsample_votes`). The
-checkpoints of a small trained model are :func:`calibnb.training_dynamics`.
+checkpoints of a small trained model are :func:`calibnb.papers.si2022.training_dynamics`.
 """
 
 from ._arrays import UnsafePickleError

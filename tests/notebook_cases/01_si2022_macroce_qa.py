@@ -116,7 +116,7 @@ def check_other_qa(results, default):
     assert results["results"]["table1_qa_confidences"] != default["results"]["table1_qa_confidences"]
     assert results["results"]["table2_qa_baselines"] != default["results"]["table2_qa_baselines"]
     # same seed: the raw sources (CIFAR, trained model, Codex) and their TS fits are bit-identical to the
-    # default run's, although computed in another process (the determinism guarantee of calibnb.training and
+    # default run's, although computed in another process (the determinism guarantee of calibnb.papers.si2022's training and
     # TemperatureScaling)
     for key in ("ts_margins", "ts_trained_runs", "table1_raw_sources", "table7_trained_model", "table8_checkpoints"):
         assert results["results"][key] == default["results"][key], key
