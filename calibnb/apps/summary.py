@@ -29,6 +29,7 @@ from scipy import special
 from ..metrics import (
     classwise_ks, expected_label, human_distribution, ks_error, majority_label, reliability_table, top_r, within_top_r,
 )
+from .. import calibrators
 from ..metrics import registry
 from ..uncertainty import bootstrap_ci, bootstrap_weights, percentile_interval
 from ..validation import (
@@ -464,32 +465,30 @@ def _folds(n: int, n_folds: int, seed) -> np.ndarray:
 
 def _fit_apply(method: str, logits, labels, conf, correct, train, test):
     """(conf, correct, probs) on ``test`` from ``method`` fitted on ``train``."""
-    from .. import calibrators as c
-
     if logits is None:  # top-1 data: conf, correct
         if method in ("TS (NLL)", "TS (ECE)"):
             obj = "nll" if method == "TS (NLL)" else "ece"
-            m = c.TemperatureScaling(objective=obj, n_bins=15).fit(conf[train], correct[train])
+            m = calibrators.TemperatureScaling(objective=obj, n_bins=15).fit(conf[train], correct[train])
         elif method == "Platt":
-            m = c.PlattScaling(logit_input=True).fit(conf[train], correct[train])
+            m = calibrators.PlattScaling(logit_input=True).fit(conf[train], correct[train])
         elif method == "spline":
-            m = c.SplineCalibrator().fit(conf[train], correct[train])
+            m = calibrators.SplineCalibrator().fit(conf[train], correct[train])
         elif method == "isotonic":
-            m = c.IsotonicCalibrator().fit(conf[train], correct[train])
+            m = calibrators.IsotonicCalibrator().fit(conf[train], correct[train])
         elif method == "histogram binning":
-            m = c.HistogramBinning(n_bins=15).fit(conf[train], correct[train])
+            m = calibrators.HistogramBinning(n_bins=15).fit(conf[train], correct[train])
         else:
             raise ValueError(f"method {method!r} does not apply to confidences without class probabilities.")
         return m.transform(conf[test]), correct[test], None
     probs = None
     if method in ("TS (NLL)", "TS (ECE)"):
         obj = "nll" if method == "TS (NLL)" else "ece"
-        probs = c.TemperatureScaling(objective=obj, n_bins=15).fit(logits[train], labels[train]).transform(logits[test])
+        probs = calibrators.TemperatureScaling(objective=obj, n_bins=15).fit(logits[train], labels[train]).transform(logits[test])
     elif method == "vector scaling":
-        probs = c.VectorScaling().fit(logits[train], labels[train]).transform(logits[test])
+        probs = calibrators.VectorScaling().fit(logits[train], labels[train]).transform(logits[test])
     elif method == "Platt":  # two classes: recalibrate p(class 1)
         score = special.softmax(logits, axis=1)[:, 1]
-        p1 = c.PlattScaling(logit_input=True).fit(np.clip(score[train], 0, 1), labels[train] == 1) \
+        p1 = calibrators.PlattScaling(logit_input=True).fit(np.clip(score[train], 0, 1), labels[train] == 1) \
             .transform(np.clip(score[test], 0, 1))
         probs = np.column_stack([1.0 - p1, p1])
     if probs is not None:
@@ -497,12 +496,12 @@ def _fit_apply(method: str, logits, labels, conf, correct, train, test):
         return probs.max(axis=1), (pred == labels[test]).astype(np.float64), probs
     if method == "spline":
         p = special.softmax(logits, axis=1)
-        m = c.SplineCalibrator().fit(p[train], labels[train])
+        m = calibrators.SplineCalibrator().fit(p[train], labels[train])
         return m.transform(p[test]), correct[test], None
     if method == "isotonic":
-        m = c.IsotonicCalibrator().fit(conf[train], correct[train])
+        m = calibrators.IsotonicCalibrator().fit(conf[train], correct[train])
     elif method == "histogram binning":
-        m = c.HistogramBinning(n_bins=15).fit(conf[train], correct[train])
+        m = calibrators.HistogramBinning(n_bins=15).fit(conf[train], correct[train])
     else:
         raise ValueError(f"unknown method {method!r}; choose from {list(METHODS)}.")
     return m.transform(conf[test]), correct[test], None

@@ -9,6 +9,9 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.exceptions import NotFittedError as _SklearnNotFittedError
 
+from ..metrics import registry
+from ..validation import check_choice, check_correct, check_labels
+
 __all__ = ["Calibrator", "NotFittedError", "CalibrationWarning", "calibration_scorer", "scorer_metrics"]
 
 
@@ -116,8 +119,6 @@ def scorer_metrics() -> dict[str, tuple[Any, bool]]:
     >>> sorted(scorer_metrics())[:4]
     ['brier_top', 'debiased_ece', 'ece', 'hmr']
     """
-    from ..metrics import registry
-
     out: dict[str, tuple[Any, bool]] = {}
     for m in registry.metrics():
         if m.inputs == "binary" and m.form in ("binary", "loop") and not m.fn.__name__.startswith("_"):
@@ -163,8 +164,6 @@ def calibration_scorer(metric: str = "ece", **options: Any):
     True
     """
     import inspect
-
-    from ..validation import check_choice, check_correct, check_labels
 
     known = scorer_metrics()
     check_choice(metric, tuple(known), "metric")

@@ -33,6 +33,7 @@ import numpy as np
 
 from ..validation import check_choice, check_correct, check_positive_int, check_prediction_table
 from ._base import Calibrator
+from .. import metrics
 
 __all__ = ["ConsCal", "majority_vote"]
 
@@ -149,8 +150,6 @@ class ConsCal(Calibrator):
                 if self.threshold_ > c:
                     raise ValueError(f"threshold must be at most the number of checkpoints ({c}); got {self.threshold_}.")
             else:
-                from .. import metrics  # written in parallel; imported on use
-
                 k = agree.sum(axis=1)
                 scores = np.array([metrics.macro_ce((k > n).astype(np.float64), y) for n in range(c + 1)])
                 self.threshold_scores_ = scores

@@ -39,6 +39,7 @@ from ..validation import (
     as_numeric_array, check_1d_finite, check_choice, check_conf, check_correct, check_labels, check_positive_int, check_probs,
 )
 from ._base import Calibrator
+from .. import metrics
 
 __all__ = ["SplineCalibrator", "natural_spline_basis"]
 
@@ -178,8 +179,6 @@ class SplineCalibrator(Calibrator):
         if self.mode == "class":
             scores, correct = p[:, self.k], y == self.k
         else:
-            from .. import metrics  # written in parallel; imported on use
-
             fn = metrics.top_r if self.mode == "top" else metrics.within_top_r
             scores, correct = fn(p, y, r=self.r)
             scores = np.clip(np.asarray(scores, dtype=np.float64), 0.0, 1.0)

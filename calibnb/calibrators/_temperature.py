@@ -80,6 +80,8 @@ from ..validation import (
     check_positive_int,
     check_scalar_in_range,
 )
+from .. import metrics
+from .. import metrics as metrics_module  # temperature_curve's argument is called metrics
 from ._base import CalibrationWarning, Calibrator
 
 __all__ = ["TemperatureScaling", "temperature_curve", "pad_candidates", "softmax"]
@@ -354,7 +356,6 @@ class _Problem:
 def _objective_fn(problem: _Problem, objective: str, n_bins: int, binning: str) -> Callable[[float], float]:
     if objective == "nll":
         return problem.nll
-    from .. import metrics  # imported here: calibnb.metrics is written in parallel
 
     correct = problem.correct
     if objective == "ece":
@@ -622,7 +623,6 @@ def temperature_curve(
             if name in _BUILTIN_CURVE:
                 fns[name] = None
                 continue
-            from .. import metrics as metrics_module  # imported on use: calibnb.metrics imports nothing from here
 
             if isinstance(name, str) and name in CURVE_METRICS:
                 fns[name] = getattr(metrics_module, name)

@@ -51,6 +51,9 @@ from ..validation import (
     check_vote_counts,
     seed_int,
 )
+from .. import plots
+from ..calibrators import softmax
+from ..metrics import dist_ce, ece, ent_ce, human_distribution, majority_label, rank_cs
 
 __all__ = [
     "histogram_divergence",
@@ -216,8 +219,6 @@ def divergence_draws(
     >>> bool((table["TVD"] >= 0).all() and (table["TVD"] <= 1).all())
     True
     """
-    from ..metrics import dist_ce, human_distribution
-
     c = check_vote_counts(counts, "counts")
     n_votes = check_positive_int(n_votes, "n_votes")
     n_draws = check_positive_int(n_draws, "n_draws")
@@ -322,8 +323,6 @@ def expected_single_vote_dist_ce(probs: Any, human: Any) -> np.ndarray:
     >>> expected_single_vote_dist_ce(pi, pi), expected_single_vote_dist_ce([[1.0, 0.0]], pi)
     (array([0.48]), array([0.4]))
     """
-    from ..metrics import human_distribution
-
     p = check_probs(probs)
     h = human_distribution(check_human(human, p.shape[0], p.shape[1]))
     return 1.0 - np.sum(h * p, axis=1)
@@ -491,8 +490,6 @@ def human_calibration_summary(probs: Any, human: Any, *, n_bins: int = 10) -> di
     p = check_probs(probs)
     h = check_human(human, p.shape[0], p.shape[1])
     n_bins = check_n_bins(n_bins)
-    from ..metrics import dist_ce, ent_ce, human_distribution, majority_label, rank_cs
-    from ..metrics import ece
 
     dist = human_distribution(h)
     majority = majority_label(h)
@@ -558,8 +555,6 @@ def votes_stability(
     >>> table.groupby("model")["dist_ce"].mean().round(3).to_dict()
     {'bad': 0.6, 'good': 0.033}
     """
-    from ..metrics import dist_ce
-
     if not isinstance(model_probs, Mapping) or not model_probs:
         raise TypeError("model_probs must be a non-empty mapping of model name to probabilities.")
     c = check_vote_counts(human)
@@ -694,10 +689,6 @@ def human_temperature_explorer(
     ----------
     .. [1] Joris Baan, Wilker Aziz, Barbara Plank, Raquel Fernández. 2022. "Stop Measuring Calibration When Humans Disagree". In Proceedings of the 2022 Conference on Empirical Methods in Natural Language Processing (EMNLP). Figure 1.
     """
-    from .. import plots
-    from ..calibrators import softmax
-    from ..metrics import dist_ce, human_distribution
-
     z = check_logits(logits)
     h = check_human(human, z.shape[0], z.shape[1])
     n_bins = check_n_bins(n_bins)
@@ -750,9 +741,6 @@ def votes_explorer(probs: Any, human: Any, *, hist_bins: int = 30, seed: Any = N
     ----------
     .. [1] Joris Baan, Wilker Aziz, Barbara Plank, Raquel Fernández. 2022. "Stop Measuring Calibration When Humans Disagree". In Proceedings of the 2022 Conference on Empirical Methods in Natural Language Processing (EMNLP). §5.2.
     """
-    from .. import plots
-    from ..metrics import dist_ce, human_distribution
-
     c = check_vote_counts(human)
     p = check_probs(probs)
     if p.shape != c.shape:

@@ -57,6 +57,10 @@ from ..validation import (
     check_scalar_in_range,
     seed_int,
 )
+from .. import metrics
+from ..calibrators import ConsCal, softmax, TemperatureScaling
+from ..metrics import ece, ice, macro_ce_parts
+from ..plots import plot_reliability_diagram, reliability_diagram_data
 
 __all__ = [
     "resample_indices",
@@ -196,8 +200,6 @@ def top_confidence(scores: Any, labels: Any, *, temperature: float = 1.0) -> tup
     """
     from scipy import special
 
-    from ..calibrators import softmax
-
     tau = check_scalar_in_range(temperature, "temperature", low=0.0, low_inclusive=False)
     return _top(scores, labels, tau, ("scores", "labels"))
 
@@ -205,8 +207,6 @@ def top_confidence(scores: Any, labels: Any, *, temperature: float = 1.0) -> tup
 def _top(scores: Any, labels: Any, tau: float, names: tuple[str, str]) -> tuple[np.ndarray, np.ndarray]:
     """:func:`top_confidence` with the caller's argument names in its error messages."""
     from scipy import special
-
-    from ..calibrators import softmax
 
     if np.ndim(scores) == 1:
         c = check_conf(scores, names[0])
@@ -245,8 +245,6 @@ def tau_on_bound(tau: float, bounds: tuple[float, float] = TAU_BOUNDS, *, rtol: 
 
 
 def _fit_tau(scores: np.ndarray, labels: np.ndarray, n_bins: int) -> float:
-    from ..calibrators import TemperatureScaling
-
     return TemperatureScaling(objective="ece", n_bins=n_bins, bounds=TAU_BOUNDS).fit(scores, labels).temperature_
 
 
@@ -498,8 +496,6 @@ def calibration_summary(conf: Any, correct: Any, *, n_bins: int = 10) -> dict[st
     >>> {k: round(v, 3) for k, v in s.items()}
     {'accuracy': 0.75, 'ece_width': 0.15, 'ece_mass': 0.25, 'ice': 0.3, 'ice_pos': 0.1, 'ice_neg': 0.9, 'macro_ce': 0.5}
     """
-    from ..metrics import ece, ice, macro_ce_parts
-
     c, y = check_conf_correct(conf, correct)
     n_bins = check_n_bins(n_bins)
     parts = macro_ce_parts(c, y)
@@ -779,7 +775,6 @@ def resampling_explorer(conf: Any, correct: Any, *, seed: Any = None, n_bins: in
     import ipywidgets as w
     import pandas as pd
 
-    from ..plots import plot_reliability_diagram, reliability_diagram_data
     from ..widgets import build_panel
 
     c, y = check_conf_correct(conf, correct)
@@ -810,8 +805,6 @@ def resampling_explorer(conf: Any, correct: Any, *, seed: Any = None, n_bins: in
 
 def _agreement_counts(predictions: Any, reference: str) -> tuple[np.ndarray, np.ndarray, int]:
     """(final prediction, k = number of columns agreeing with it, C) of a prediction table."""
-    from ..calibrators import ConsCal
-
     cc = ConsCal(mode="binary", reference=reference)
     final, agree = cc.agreement(predictions)
     return final, agree.sum(axis=1), agree.shape[1]
@@ -868,9 +861,6 @@ def conscal_threshold_data(
     {'n': [0, 1, 2, 3], 'macro_ce': [0.5, 0.0, 0.16666666666666666, 0.5], 'tuned': [False, True, False, False]}
     """
     import pandas as pd
-
-    from .. import metrics
-    from ..calibrators import ConsCal
 
     n_bins = check_n_bins(n_bins)
     for pred_name, corr_name, pred, corr in (("dev_predictions", "dev_correct", dev_predictions, dev_correct),
