@@ -267,6 +267,9 @@ OVERRIDES: dict[str, Gen] = {
     "parameter_type_error:value": _g("opaque", 3),
     "plot_reliability_diagram:data": _g("opaque", _sakai_data),
     "plot_ks_graph:data": _g("opaque", lambda: importlib.import_module("calibnb.plots").ks_graph_data(D["conf"], D["correct"])),
+    "plot_confidence_by_correctness:data": _g("opaque", lambda: importlib.import_module(
+        "calibnb.plots").confidence_by_correctness_data(D["conf"], D["correct"])),
+    "plot_confidence_by_correctness:kind": _g("str", "hist"),
     "plot_spline_figure:data": _g("opaque", _spline_data),
     "plot_conscal_threshold:data": _g("opaque", _conscal_table),
     "plot_histograms:datas": _g("opaque", lambda: importlib.import_module("calibnb.plots").histogram_data(D["conf"])),
