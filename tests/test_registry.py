@@ -116,3 +116,11 @@ def test_summary_specs_follow_the_registry(toy):
     keys = [s.key for s in summary._specs(15)]
     assert keys == [m.key for m in registry.metrics()]
     assert dict(next(s for s in summary._specs(15) if s.key == "ece_mass").options) == {"n_bins": 15, "binning": "mass"}
+
+
+def test_a_registered_toy_metric_is_a_temperature_curve_metric(toy):
+    rng = np.random.default_rng(0)
+    logits = rng.normal(size=(200, 3)) * 2
+    labels = rng.integers(0, 3, 200)
+    df = cn.temperature_curve(logits, labels, [0.5, 1.0, 2.0], metrics=("toy_double_ice", "ice"))
+    np.testing.assert_allclose(df["toy_double_ice"], 2 * df["ice"], atol=1e-12)

@@ -81,8 +81,7 @@ from ..validation import (
     check_scalar_in_range,
 )
 from .. import metrics
-from .. import metrics as metrics_module  # temperature_curve's argument is called metrics
-from ._base import CalibrationWarning, Calibrator
+from ._base import CalibrationWarning, Calibrator, scorer_metrics
 
 __all__ = ["TemperatureScaling", "temperature_curve", "pad_candidates", "softmax"]
 
@@ -551,8 +550,8 @@ class TemperatureScaling(Calibrator):
         return _softmax(z, self.temperature_)
 
 _BUILTIN_CURVE = ("nll", "accuracy", "mean_conf")
-#: The calibnb.metrics functions of (conf, correct) that temperature_curve accepts by name.
-CURVE_METRICS = ("ece", "mce", "ice", "macro_ce", "hmr", "brier_top", "ks_error")
+# The metrics temperature_curve accepts by name: those of calibration_scorer, i.e. every public
+# (conf, correct) metric of calibnb.metrics.registry (scorer_metrics).
 
 
 def temperature_curve(
@@ -623,13 +622,13 @@ def temperature_curve(
             if name in _BUILTIN_CURVE:
                 fns[name] = None
                 continue
-
-            if isinstance(name, str) and name in CURVE_METRICS:
-                fns[name] = getattr(metrics_module, name)
+            known = scorer_metrics()
+            if isinstance(name, str) and name in known:
+                fns[name] = known[name][0]
             else:
                 raise ValueError(
                     f"metrics has an unknown name {name!r}; use one of "
-                    f"{', '.join(repr(b) for b in CURVE_METRICS + _BUILTIN_CURVE)}, "
+                    f"{', '.join(repr(b) for b in tuple(known) + _BUILTIN_CURVE)}, "
                     "or pass a mapping name -> callable(conf, correct)."
                 )
     need_nll = "nll" in fns and fns["nll"] is None
