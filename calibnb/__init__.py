@@ -35,6 +35,7 @@ from .metrics import (  # noqa: E402
     scalar_mae, top_r, tvd, unli_inverse, unli_transform, within_top_r,
 )
 from .metrics import CORPReliability, ScoreDecomposition, corp_reliability, score_decomposition  # noqa: E402
+from .metrics import LossGain, RecalibrationGain, recalibration_gain  # noqa: E402
 
 # --- sampling uncertainty (calibnb.uncertainty) -----------------------------
 from .uncertainty import (  # noqa: E402,F401
@@ -81,6 +82,8 @@ __all__ = [
     "smooth_ece", "smooth_ece_bandwidth", "debiased_ece",
     # metrics: CORP reliability (PAV) and score decomposition (MCB - DSC + UNC)
     "CORPReliability", "corp_reliability", "ScoreDecomposition", "score_decomposition",
+    # metrics: calibration error as the cross-fitted loss gain of recalibration (and the refinement loss)
+    "LossGain", "RecalibrationGain", "recalibration_gain",
     # sampling uncertainty: bootstrap intervals and calibration tests
     "BootstrapResult", "bootstrap_ci", "paired_bootstrap_ci", "batch_axis", "CalibrationTest",
     "spiegelhalter_test", "cumulative_ks_test",

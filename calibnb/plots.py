@@ -781,7 +781,7 @@ def corp_reliability_data(conf: Any, correct: Any, *, sample_weight: Any = None,
     """
     from .metrics import corp_reliability, score_decomposition
 
-    bins = check_positive_int(bins, "bins")
+    bins = check_n_bins(bins, "bins")
     curve = corp_reliability(conf, correct, sample_weight=sample_weight, n_resamples=n_resamples, level=level,
                              seed=seed)
     dec = score_decomposition(conf, correct, sample_weight=sample_weight, n_resamples=0)

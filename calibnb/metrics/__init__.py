@@ -5,6 +5,7 @@
   (batch axis (S, N) -> (S,) and sample weights).
 * :mod:`calibnb.metrics.estimators` -- smooth ECE and debiased ECE.
 * :mod:`calibnb.metrics.corp` -- CORP reliability curve (PAV) and the MCB/DSC/UNC score decomposition.
+* :mod:`calibnb.metrics.loss_gain` -- calibration error as the cross-fitted loss gain of a recalibration.
 * :mod:`calibnb.metrics.multiclass` -- class probabilities and labels
   ``(probs, labels)``: top-r and within-top-r reductions, class-wise ECE, NBR.
 * :mod:`calibnb.metrics.human` -- class probabilities against human vote counts
@@ -15,13 +16,14 @@ Every metric validates its input once (:mod:`calibnb.validation`) and returns
 fractions, not percentages.
 """
 
-from . import binary, corp, estimators, human, multiclass, scalar
+from . import binary, corp, estimators, human, loss_gain, multiclass, scalar
 from .binary import *  # noqa: F401,F403
 from .corp import *  # noqa: F401,F403
+from .loss_gain import *  # noqa: F401,F403
 from .estimators import *  # noqa: F401,F403
 from .human import *  # noqa: F401,F403
 from .multiclass import *  # noqa: F401,F403
 from .scalar import *  # noqa: F401,F403
 
 # Exactly the names of the modules, each once (tests/test_api.py checks).
-__all__ = [*binary.__all__, *estimators.__all__, *corp.__all__, *multiclass.__all__, *human.__all__, *scalar.__all__]
+__all__ = [*binary.__all__, *estimators.__all__, *corp.__all__, *loss_gain.__all__, *multiclass.__all__, *human.__all__, *scalar.__all__]
