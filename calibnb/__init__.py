@@ -42,6 +42,7 @@ from .uncertainty import (  # noqa: E402,F401
     BootstrapResult, CalibrationTest, batch_axis, bootstrap_ci, cumulative_ks_test, paired_bootstrap_ci,
     spiegelhalter_test,
 )
+from .uncertainty import kuiper_test  # noqa: E402
 
 # --- every metric with intervals, cross-fitted recalibration (calibnb.summary) --
 from .summary import metric_summary, cross_fit, metric_picks, recalibration_comparison  # noqa: E402
@@ -86,7 +87,7 @@ __all__ = [
     "LossGain", "RecalibrationGain", "recalibration_gain",
     # sampling uncertainty: bootstrap intervals and calibration tests
     "BootstrapResult", "bootstrap_ci", "paired_bootstrap_ci", "batch_axis", "CalibrationTest",
-    "spiegelhalter_test", "cumulative_ks_test",
+    "spiegelhalter_test", "cumulative_ks_test", "kuiper_test",
     # metrics: multiclass (probs, labels)
     "top_r", "within_top_r", "classwise_ece", "classwise_ks", "nbr",
     # metrics: human vote counts (probs, human)
