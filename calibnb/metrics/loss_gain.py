@@ -33,7 +33,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..uncertainty import BootstrapResult
 from ..validation import (
     as_float_array, check_choice, check_conf, check_correct, check_labels, check_logits, check_positive_int,
     check_scalar_in_range, seed_int,
@@ -211,6 +210,8 @@ def recalibration_gain(scores, labels, *, calibrator: Any = "temperature", n_fol
     """
     from sklearn.base import clone
     from sklearn.model_selection import KFold
+
+    from ..uncertainty import BootstrapResult  # imported on use: calibnb.metrics does not import uncertainty
 
     binary = np.ndim(as_float_array(scores, "scores")) == 1
     if binary:
