@@ -79,3 +79,72 @@ def test_smooth_ece_is_the_definition_where_relplot_cuts_its_kernel():
         assert cn.smooth_ece(conf, correct, bandwidth=s) == pytest.approx(_direct_smooth_ece(conf, correct, s), abs=1e-6)
     # at a small bandwidth the cut-off costs nothing: the two agree to 2e-3 (relplot's grid)
     assert abs(relplot.smECE_sigma(conf, correct, 0.05) - cn.smooth_ece(conf, correct, bandwidth=0.05)) < 2e-3
+
+
+# ---- equal-width bin edges of the peers (bin_indices docstring) ----------------------------------
+
+EDGE_VALUES = np.array([0.0, 0.1, 0.2, 0.3, 0.5, 0.7, 1.0])
+
+
+def test_bin_edges_equal_sklearn_calibration_curve():
+    from sklearn.calibration import calibration_curve
+
+    rng = np.random.default_rng(0)
+    for n_bins in (5, 10, 15):
+        conf = np.r_[rng.uniform(size=500), np.arange(n_bins + 1) / n_bins]
+        correct = rng.uniform(size=conf.size) < conf
+        # sklearn's bin ids, as calibration_curve computes them, and its curve
+        edges = np.linspace(0.0, 1.0, n_bins + 1)
+        assert np.array_equal(cn.bin_indices(conf, n_bins=n_bins), np.searchsorted(edges[1:-1], conf))
+        acc, mean_conf = calibration_curve(correct, conf, n_bins=n_bins)
+        t = cn.reliability_table(conf, correct, n_bins=n_bins)
+        np.testing.assert_allclose(t["accuracy"], acc) and None
+        np.testing.assert_allclose(t["mean_conf"], mean_conf)
+
+
+def test_bin_edges_differ_from_relplot_mapie_and_binned_statistic_as_documented():
+    ours = cn.bin_indices(EDGE_VALUES, n_bins=10)
+    assert ours.tolist() == [0, 0, 1, 2, 4, 6, 9]  # right-closed (m/M, (m+1)/M], 0 in bin 0
+    # relplot's binning: int(c / (1/M)), left-closed, 1.0 in an 11th bin
+    relplot_metrics = pytest.importorskip("relplot.metrics", reason="relplot is not installed")
+    r = relplot_metrics.binning(EDGE_VALUES, np.zeros(7), bin_size=0.1)
+    assert r.shape == (11,) and r[10] == 1.0  # the residual of the item at 1.0 sits alone in bin 10
+    assert ((EDGE_VALUES + 0) / 0.1).astype(int).tolist() == [0, 1, 2, 2, 5, 6, 10]
+    # MAPIE: num_bins=10 means 10 edges, 9 bins of width 1/9 (and exactly 0 in bin 0)
+    mapie = pytest.importorskip("mapie.metrics.calibration", reason="MAPIE is not installed")
+    bins, _, _, sizes = mapie._calc_bins(np.zeros(7), EDGE_VALUES, 10, "uniform")
+    assert len(bins) == 10 and bins[1] == pytest.approx(1 / 9)
+    assert np.digitize(EDGE_VALUES, bins, right=True).tolist() == [0, 1, 2, 3, 5, 7, 9]
+    # netcal's rule, scipy's binned_statistic_dd: left-closed, the last bin closed on both sides
+    from scipy.stats import binned_statistic_dd
+
+    b = binned_statistic_dd(EDGE_VALUES[:, None], np.zeros(7), "count", bins=[np.linspace(0, 1, 11)],
+                            expand_binnumbers=True)
+    assert (np.ravel(b.binnumber) - 1).tolist() == [0, 1, 2, 2, 5, 6, 9]
+
+
+def test_platt_targets_and_sign_differ_from_sklearn_sigmoid_as_documented():
+    from sklearn.calibration import _sigmoid_calibration
+    from sklearn.linear_model import LogisticRegression
+
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=60)
+    y = (rng.uniform(size=60) < 1 / (1 + np.exp(-2 * x))).astype(int)
+    ours = cn.PlattScaling().fit(x, y)
+    lr = LogisticRegression(C=np.inf, tol=1e-12, max_iter=1000).fit(x[:, None], y)
+    assert ours.a_ == pytest.approx(lr.coef_[0, 0], rel=1e-4) and ours.b_ == pytest.approx(lr.intercept_[0], abs=1e-4)
+    a, b = _sigmoid_calibration(x, y)  # Platt's targets, sigma(-(a x + b))
+    assert a < 0 < ours.a_
+    assert abs(-a - ours.a_) > 1e-3  # the smoothed targets move the fit on 60 items
+    # Platt's targets written out: maximum likelihood against them is sklearn's fit
+    n_pos, n_neg = y.sum(), (1 - y).sum()
+    t = np.where(y == 1, (n_pos + 1) / (n_pos + 2), 1 / (n_neg + 2))
+
+    def loss(theta):
+        z = theta[0] * x + theta[1]
+        return np.mean(np.logaddexp(0, z) - t * z)
+
+    from scipy.optimize import minimize
+
+    th = minimize(loss, [1.0, 0.0], method="BFGS", options={"gtol": 1e-10}).x
+    assert th[0] == pytest.approx(-a, rel=1e-3) and th[1] == pytest.approx(-b, abs=1e-3)

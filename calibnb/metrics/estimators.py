@@ -140,7 +140,7 @@ def smooth_ece(conf, correct, *, bandwidth=None) -> float:
       on confidences inside (0, 1)) but drops kernel mass as the self-consistent
       bandwidth grows with the miscalibration: the gap exceeds 1e-3 on strongly
       miscalibrated data, and on anti-calibrated data (correct with
-      probability 1 - c, :math:`\sigma^* \approx 0.33`) relplot is 0.09
+      probability 1 - c, :math:`\\sigma^* \\approx 0.33`) relplot is 0.09
       above the definition at the same bandwidth. calibnb is the exact one.
       relplot also picks its bandwidth by 10 bisection steps (resolution
       1/1024) instead of solving the fixed point.
