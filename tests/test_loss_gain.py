@@ -118,3 +118,23 @@ def test_seed_fixes_folds_and_bootstrap():
     a = cn.recalibration_gain(z, y, n_resamples=100, seed=3)
     b = cn.recalibration_gain(z, y, n_resamples=100, seed=3)
     assert a.to_frame().equals(b.to_frame())
+
+
+def test_sample_weight_weights_the_losses_not_the_fit():
+    from sklearn.metrics import brier_score_loss, log_loss
+
+    z, y = _logits(9, n=800)
+    w = np.random.default_rng(0).uniform(0.0, 3.0, 800)
+    g = cn.recalibration_gain(z, y, sample_weight=w, n_resamples=100, seed=2)
+    u = cn.recalibration_gain(z, y, n_resamples=0, seed=2)
+    np.testing.assert_allclose(g.recalibrated, u.recalibrated)  # the calibrator is fitted unweighted
+    labels = list(range(z.shape[1]))
+    before = special.softmax(z, axis=1)
+    assert g.log.loss == pytest.approx(log_loss(y, before, sample_weight=w, labels=labels), rel=1e-12)
+    assert g.log.refinement.estimate == pytest.approx(log_loss(y, g.recalibrated, sample_weight=w, labels=labels),
+                                                      rel=1e-12)
+    assert g.brier.refinement.estimate == pytest.approx(
+        brier_score_loss(y, g.recalibrated, sample_weight=w, labels=labels, scale_by_half=False), rel=1e-12)
+    assert g.log.gain.low < g.log.gain.estimate < g.log.gain.high
+    with pytest.raises(ValueError, match="sample_weight"):
+        cn.recalibration_gain(z, y, sample_weight=-w)

@@ -35,7 +35,7 @@ import pandas as pd
 
 from ..validation import (
     as_float_array, check_choice, check_conf, check_correct, check_labels, check_logits, check_positive_int,
-    check_scalar_in_range, seed_int,
+    check_sample_weight, check_scalar_in_range, seed_int,
 )
 
 __all__ = ["LossGain", "RecalibrationGain", "recalibration_gain"]
@@ -136,7 +136,7 @@ def _make_calibrator(calibrator: Any, binary: bool):
     return type(calibrator).__name__, calibrator
 
 
-def recalibration_gain(scores, labels, *, calibrator: Any = "temperature", n_folds: int = 5,
+def recalibration_gain(scores, labels, *, calibrator: Any = "temperature", sample_weight=None, n_folds: int = 5,
                        n_resamples: int = 1000, level: float = 0.95, seed=None) -> RecalibrationGain:
     """Cross-fitted loss gain of a calibrator, with a paired interval, and the refinement loss.
 
@@ -152,6 +152,9 @@ def recalibration_gain(scores, labels, *, calibrator: Any = "temperature", n_fol
         \\big[\\ell(f(x_i), y_i) - \\ell(\\hat g(f(x_i)), y_i)\\big],\\qquad
         \\mathrm{Refinement}_\\ell = \\frac1N \\sum_{i=1}^{N} \\ell(\\hat g(f(x_i)), y_i)
 
+    (weighted means :math:`\\sum_i w_i \\ell_i / \\sum_i w_i` with ``sample_weight``;
+    the calibrator itself is fitted unweighted, as in
+    :func:`calibnb.recalibration_comparison`),
     so that loss = calibration error + refinement (Berta et al. 2025, Eq. 2
     and Section 3, with the calibration error estimated by the loss a
     recalibration removes). The interval of the gain is a paired percentile
@@ -176,6 +179,9 @@ def recalibration_gain(scores, labels, *, calibrator: Any = "temperature", n_fol
         (:class:`calibnb.HistogramBinning`) -- the last three for 1-D scores --
         or any estimator with ``fit(scores, labels)`` and ``transform(scores)``
         returning probabilities of the same form (cloned for each fold).
+    sample_weight : array-like of shape (N,), optional
+        Non-negative item weights of the losses and of the bootstrap (integer
+        weights equal repeated rows in the losses).
     n_folds : int >= 2, default 5
     n_resamples : int >= 0, default 1000
         Bootstrap resamples; 0 gives no intervals (``low = high = NaN``).
@@ -224,6 +230,9 @@ def recalibration_gain(scores, labels, *, calibrator: Any = "temperature", n_fol
         from scipy.special import softmax
 
         before = softmax(x, axis=1)
+    w = check_sample_weight(sample_weight, (x.shape[0],))
+    if w is not None and w.ndim != 1:
+        raise ValueError(f"sample_weight must be 1-D with one weight per item; got shape {w.shape}.")
     name, base = _make_calibrator(calibrator, binary)
     n_folds = check_positive_int(n_folds, "n_folds", minimum=2)
     n_resamples = check_positive_int(n_resamples, "n_resamples", minimum=0)
@@ -244,7 +253,8 @@ def recalibration_gain(scores, labels, *, calibrator: Any = "temperature", n_fol
     log0, brier0 = _item_losses(before, y, binary)
     log1, brier1 = _item_losses(after, y, binary)
     items = np.stack([log0 - log1, log1, brier0 - brier1, brier1])
-    est_ = items.mean(axis=1)
+    wt = np.ones(n) if w is None else np.asarray(w, dtype=np.float64)
+    est_ = items @ wt / wt.sum()
     lo = hi = np.full(4, np.nan)
     if n_resamples > 0:
         rng = np.random.default_rng([s, 1])
@@ -253,12 +263,15 @@ def recalibration_gain(scores, labels, *, calibrator: Any = "temperature", n_fol
         for start in range(0, n_resamples, batch):
             b = min(batch, n_resamples - start)
             idx = rng.integers(0, n, (b, n))
-            dist[:, start:start + b] = items[:, idx].mean(axis=2)
+            wi = wt[idx]
+            total = wi.sum(axis=1)
+            total[total == 0] = np.nan  # a resample of weight-0 items only has no mean
+            dist[:, start:start + b] = (items[:, idx] * wi).sum(axis=2) / total
         alpha = (1.0 - level) / 2.0
-        lo, hi = np.quantile(dist, [alpha, 1.0 - alpha], axis=1)
+        lo, hi = np.nanquantile(dist, [alpha, 1.0 - alpha], axis=1)
 
     def gain(k: int) -> LossGain:
-        loss = float(np.mean(log0 if k == 0 else brier0))
+        loss = float(np.dot(log0 if k == 0 else brier0, wt) / wt.sum())
         return LossGain(loss=loss, refinement=BootstrapResult(float(est_[k + 1]), float(lo[k + 1]), float(hi[k + 1])),
                         gain=BootstrapResult(loss - float(est_[k + 1]), float(lo[k]), float(hi[k])))
 
