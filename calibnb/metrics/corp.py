@@ -12,8 +12,9 @@ probability of the positive class and ``correct`` the 0/1 outcome; for
 top-label calibration of a K-class model ``conf`` is the top probability and
 ``correct`` whether the top class is the label. The mathematics is the same.
 
-Conventions shared with the peers (``model-diagnostics`` 1.5, R's
-``reliabilitydiag``; ``tests/test_corp.py`` checks them):
+Conventions, compared with ``model-diagnostics`` 1.5 (its ``decompose`` and
+``plot_reliability_diagram``; ``tests/test_corp.py`` checks agreement to 1e-10)
+and scikit-learn:
 
 * **ties**: items with equal confidence are pooled before PAV (their mean
   outcome is fitted once, with their total weight) -- what scikit-learn's
@@ -200,9 +201,11 @@ def corp_reliability(conf, correct, *, sample_weight=None, n_resamples: int = 10
     vectors are drawn (confidences and weights kept), PAV is refitted on each,
     and at every confidence the band runs between the :math:`(1-\\text{level})/2`
     and :math:`(1+\\text{level})/2` quantiles of the refitted curves (the
-    paper's resampling band, Section 3; ``reliabilitydiag``'s default with
-    ``resampling.cases = FALSE``). A CEP outside the band is evidence of
-    miscalibration at that confidence.
+    paper's resampling band, Section 3: R ``reliabilitydiag``'s consistency
+    region with ``region.method = "resampling"``, ``region.position =
+    "diagonal"``, level 0.9, there with ``n.boot = 100`` resamples by default;
+    R ``triptych``'s ``resampling_Bernoulli``). A CEP outside the band is
+    evidence of miscalibration at that confidence.
 
     Parameters
     ----------
