@@ -138,3 +138,13 @@ def test_sample_weight_weights_the_losses_not_the_fit():
     assert g.log.gain.low < g.log.gain.estimate < g.log.gain.high
     with pytest.raises(ValueError, match="sample_weight"):
         cn.recalibration_gain(z, y, sample_weight=-w)
+
+
+def test_probabilities_passed_as_logits_are_refused_and_log_probabilities_work():
+    z, y = _logits(10, n=400)
+    p = special.softmax(z, axis=1)
+    with pytest.raises(ValueError, match="scores look like probabilities"):
+        cn.recalibration_gain(p, y)
+    a = cn.recalibration_gain(np.log(p), y, n_resamples=0, seed=0)
+    b = cn.recalibration_gain(z, y, n_resamples=0, seed=0)
+    assert a.log.gain.estimate == pytest.approx(b.log.gain.estimate, abs=1e-9)

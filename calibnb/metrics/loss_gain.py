@@ -226,6 +226,9 @@ def recalibration_gain(scores, labels, *, calibrator: Any = "temperature", sampl
         before = x
     else:
         x = check_logits(scores, "scores")
+        if x.size and np.all((x >= 0) & (x <= 1)) and np.allclose(x.sum(axis=1), 1.0, atol=1e-6):
+            raise ValueError("scores look like probabilities (rows in [0, 1] summing to 1), but (N, K) scores are "
+                             "logits; pass np.log(probs) (log-probabilities are logits up to a constant per row).")
         y = check_labels(labels, x.shape[0], x.shape[1], name="labels", other="scores")
         from scipy.special import softmax
 
