@@ -716,7 +716,9 @@ def ece(conf, correct, *, n_bins: int | str = 10, binning: str = "width", sample
         membership is exact in float64 against the edges ``m / M``
         (:func:`bin_indices`): float32 confidences are binned by the value
         they hold (``np.float32(0.3)`` is above 0.3, in bin 3 of 10), so
-        float32 input and its float64 cast give the same ECE. Equal-mass
+        float32 input and its float64 cast give the same ECE; how these
+        edges differ from scikit-learn's, relplot's, MAPIE's, torchmetrics'
+        and netcal's is listed under :func:`bin_indices`. Equal-mass
         bins with weights: items sorted by confidence occupy intervals of
         length w_i on the weight axis; the bins cut the total weight T into
         the ``numpy.array_split`` sizes of T when all weights of a row are
