@@ -93,6 +93,55 @@ def test_consistency_band_covers_calibrated_data_and_flags_miscalibration():
     assert s.level == 0.9 and s.n_resamples == 300 and s.n == 3000
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_band_resamples_the_confidences_as_reliabilitydiag_does(seed):
+    """R reliabilitydiag's "resampling" region (position "diagonal"), written out item by item.
+
+    Per resample: N items drawn with replacement, y* ~ Bernoulli(x*), PAV (sklearn) on the resampled
+    items, the curve read at every distinct confidence (absent ones filled from the nearest smaller
+    confidence, then from the nearest larger: tidyr's fill "downup"), pointwise quantiles (R type 7).
+    The random numbers are drawn in the same order as calibnb draws them.
+    """
+    import pandas as pd
+    from sklearn.isotonic import IsotonicRegression
+
+    conf, correct, w = _case(seed, n=300, ties=seed == 1, weights=seed == 2)
+    wt = np.ones(len(conf)) if w is None else w
+    r = cn.corp_reliability(conf, correct, sample_weight=w, n_resamples=40, level=0.8, seed=seed)
+    rng = np.random.default_rng(seed)
+    xs = np.unique(conf)
+    curves = []
+    for _ in range(40):
+        idx = rng.integers(0, len(conf), len(conf))
+        ystar = (rng.random(len(conf)) < conf[idx]).astype(float)
+        iso = IsotonicRegression(y_min=0, y_max=1).fit(conf[idx], ystar, sample_weight=wt[idx])
+        fitted = pd.Series(iso.predict(np.unique(conf[idx])), index=np.unique(conf[idx]))
+        curves.append(fitted.reindex(xs).ffill().bfill().to_numpy())
+    low, high = np.quantile(np.array(curves), [0.1, 0.9], axis=0)
+    assert_allclose(r.x, xs)
+    assert_allclose(r.band_low, low, atol=1e-12)
+    assert_allclose(r.band_high, high, atol=1e-12)
+
+
+def test_band_is_wider_than_outcome_only_resampling():
+    """Resampling the confidences too adds their sampling noise (the narrower fixed-x band is not used)."""
+    rng = np.random.default_rng(11)
+    conf = rng.beta(2, 2, 400)
+    correct = rng.uniform(size=400) < conf
+    r = cn.corp_reliability(conf, correct, n_resamples=400, level=0.9, seed=0)
+    fixed = []
+    g = np.random.default_rng(1)
+    order = np.argsort(conf)
+    from sklearn.isotonic import isotonic_regression
+
+    for _ in range(400):
+        ystar = (g.random(400) < conf[order]).astype(float)
+        fixed.append(isotonic_regression(ystar, y_min=0, y_max=1))
+    flo, fhi = np.quantile(np.array(fixed), [0.05, 0.95], axis=0)
+    inner = (r.x > 0.05) & (r.x < 0.95)
+    assert np.mean((r.band_high - r.band_low)[inner]) > np.mean((fhi - flo)[inner])
+
+
 def test_band_is_reproducible_with_a_seed_and_absent_without_resamples():
     conf, correct, _ = _case(1, n=400)
     a = cn.corp_reliability(conf, correct, n_resamples=50, seed=3)

@@ -46,8 +46,6 @@ from ..validation import (
 __all__ = ["CORPReliability", "corp_reliability", "ScoreDecomposition", "score_decomposition"]
 
 _EPS = float(np.finfo(np.float64).eps)
-# Resampled outcomes drawn per block (resamples x items): bounds the memory of one draw.
-_BLOCK_ELEMENTS = 1 << 21
 
 
 @dataclass(frozen=True)
@@ -196,16 +194,22 @@ def corp_reliability(conf, correct, *, sample_weight=None, n_resamples: int = 10
     itself (its blocks), so the curve has no tuning parameter, and it is the
     same minimiser for every proper score (the paper's Theorem 1).
 
-    Consistency band: under the hypothesis of calibration the outcomes are
-    :math:`y_i^* \\sim \\mathrm{Bernoulli}(c_i)`. ``n_resamples`` such outcome
-    vectors are drawn (confidences and weights kept), PAV is refitted on each,
-    and at every confidence the band runs between the :math:`(1-\\text{level})/2`
-    and :math:`(1+\\text{level})/2` quantiles of the refitted curves (the
-    paper's resampling band, Section 3: R ``reliabilitydiag``'s consistency
-    region with ``region.method = "resampling"``, ``region.position =
-    "diagonal"``, level 0.9, there with ``n.boot = 100`` resamples by default;
-    R ``triptych``'s ``resampling_Bernoulli``). A CEP outside the band is
-    evidence of miscalibration at that confidence.
+    Consistency band (the paper's resampling band, Section 3; Bröcker & Smith's
+    consistency resampling): under the hypothesis of calibration, each of
+    ``n_resamples`` resamples draws N items with replacement (their
+    confidences :math:`c^*_i` and weights) and outcomes
+    :math:`y^*_i \\sim \\mathrm{Bernoulli}(c^*_i)`, and PAV is refitted on it;
+    a confidence absent from a resample takes the refitted value at the
+    nearest smaller confidence present (the nearest larger one below the
+    smallest). At every confidence the band runs between the
+    :math:`(1-\\text{level})/2` and :math:`(1+\\text{level})/2` quantiles of
+    the refitted curves. This is the algorithm of R ``reliabilitydiag``'s
+    ``region.method = "resampling"``, ``region.position = "diagonal"`` (per its
+    source; there ``n.boot = 100`` by default, and no weights) and of R
+    ``triptych``'s ``resampling_Bernoulli`` (``resample_x = TRUE``). Keeping
+    the confidences fixed instead would give a narrower band that ignores
+    the sampling noise of the confidences themselves. A CEP outside the band
+    is evidence of miscalibration at that confidence.
 
     Parameters
     ----------
@@ -231,6 +235,9 @@ def corp_reliability(conf, correct, *, sample_weight=None, n_resamples: int = 10
     .. [1] T. Dimitriadis, T. Gneiting and A. I. Jordan, "Stable reliability
        diagrams for probabilistic classifiers", PNAS 118(8):e2016191118, 2021,
        Sections 2-3 (CORP, consistency bands).
+    .. [2] J. Bröcker and L. A. Smith, "Increasing the reliability of
+       reliability diagrams", Weather and Forecasting 22(3):651-661, 2007
+       (consistency resampling).
 
     Examples
     --------
@@ -252,13 +259,17 @@ def corp_reliability(conf, correct, *, sample_weight=None, n_resamples: int = 10
     if n_resamples > 0:
         curves = np.empty((n_resamples, grp.g))
         n = grp.conf.shape[0]
-        block = max(1, _BLOCK_ELEMENTS // n)
-        for start in range(0, n_resamples, block):
-            b = min(block, n_resamples - start)
-            ystar = rng.random((b, n)) < grp.conf  # outcomes drawn under calibration
-            for k in range(b):
-                hits = np.bincount(grp.group, weights=grp.w * ystar[k], minlength=grp.g)
-                curves[start + k] = _pav(hits, grp.weight)
+        pos = np.arange(grp.g)
+        for k in range(n_resamples):
+            idx = rng.integers(0, n, n)  # the items resampled with replacement (confidences and weights)
+            ystar = rng.random(n) < grp.conf[idx]  # outcomes drawn under calibration
+            g, wi = grp.group[idx], grp.w[idx]
+            cur = _pav(np.bincount(g, weights=wi * ystar, minlength=grp.g),
+                       np.bincount(g, weights=wi, minlength=grp.g))
+            # confidences absent from the resample: the value at the nearest smaller one present, else larger
+            have = ~np.isnan(cur)
+            last = np.maximum.accumulate(np.where(have, pos, -1))
+            curves[k] = np.where(last >= 0, cur[np.maximum(last, 0)], cur[np.argmax(have)])
         alpha = (1.0 - level) / 2.0
         low, high = np.quantile(curves, [alpha, 1.0 - alpha], axis=0)
     return CORPReliability(x=grp.x, cep=np.asarray(cep, dtype=np.float64), band_low=low, band_high=high,
