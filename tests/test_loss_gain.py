@@ -148,3 +148,27 @@ def test_probabilities_passed_as_logits_are_refused_and_log_probabilities_work()
     a = cn.recalibration_gain(np.log(p), y, n_resamples=0, seed=0)
     b = cn.recalibration_gain(z, y, n_resamples=0, seed=0)
     assert a.log.gain.estimate == pytest.approx(b.log.gain.estimate, abs=1e-9)
+
+
+def test_a_calibrator_that_cannot_be_cloned_is_named_and_fit_need_not_return_self():
+    class NoParams:  # fit and transform, but no get_params: sklearn's clone cannot copy it
+        def fit(self, x, y):
+            return self
+
+        def transform(self, x):
+            return x
+
+    conf = np.random.default_rng(0).uniform(size=60)
+    with pytest.raises(TypeError, match="calibrator.*get_params"):
+        cn.recalibration_gain(conf, conf > 0.5, calibrator=NoParams(), n_resamples=0)
+
+    class FitReturnsNone(cn.IsotonicCalibrator):
+        def fit(self, scores, labels):
+            super().fit(scores, labels)
+
+    rng = np.random.default_rng(1)
+    conf = rng.uniform(0.3, 1.0, 400)
+    correct = rng.uniform(size=400) < conf ** 2
+    a = cn.recalibration_gain(conf, correct, calibrator=FitReturnsNone(), n_resamples=0, seed=0)
+    b = cn.recalibration_gain(conf, correct, calibrator="isotonic", n_resamples=0, seed=0)
+    assert_allclose(a.recalibrated, b.recalibrated)

@@ -129,10 +129,11 @@ def _make_calibrator(calibrator: Any, binary: bool):
                "platt": lambda: c.PlattScaling(logit_input=True), "isotonic": lambda: c.IsotonicCalibrator(),
                "histogram": lambda: c.HistogramBinning()}[calibrator]()
         return calibrator, est
-    if isinstance(calibrator, type) or not (hasattr(calibrator, "fit") and hasattr(calibrator, "transform")):
+    if isinstance(calibrator, type) or not all(hasattr(calibrator, a) for a in ("fit", "transform", "get_params")):
         raise TypeError(
-            f"calibrator must be one of {list(_NAMES)} or a calibrator instance with fit and transform "
-            f"(e.g. calibnb.TemperatureScaling()); got {calibrator!r}.")
+            f"calibrator must be one of {list(_NAMES)} or a calibrator instance with fit, transform and "
+            f"get_params, so that scikit-learn's clone can copy it for each fold (e.g. "
+            f"calibnb.TemperatureScaling()); got {calibrator!r}.")
     return type(calibrator).__name__, calibrator
 
 
@@ -246,7 +247,8 @@ def recalibration_gain(scores, labels, *, calibrator: Any = "temperature", sampl
         raise ValueError(f"n_folds = {n_folds} exceeds the {n} rows of scores; use fewer folds.")
     after = np.empty_like(before)
     for train, test in KFold(n_folds, shuffle=True, random_state=s % 2**32).split(x):
-        est = clone(base).fit(x[train], y[train] if not binary else y[train].astype(bool))
+        est = clone(base)
+        est.fit(x[train], y[train] if not binary else y[train].astype(bool))  # fit need not return self
         out = np.asarray(est.transform(x[test]), dtype=np.float64)
         if out.shape != before[test].shape:
             raise ValueError(
