@@ -98,7 +98,7 @@ def test_bin_edges_equal_sklearn_calibration_curve():
         assert np.array_equal(cn.bin_indices(conf, n_bins=n_bins), np.searchsorted(edges[1:-1], conf))
         acc, mean_conf = calibration_curve(correct, conf, n_bins=n_bins)
         t = cn.reliability_table(conf, correct, n_bins=n_bins)
-        np.testing.assert_allclose(t["accuracy"], acc) and None
+        np.testing.assert_allclose(t["accuracy"], acc)
         np.testing.assert_allclose(t["mean_conf"], mean_conf)
 
 

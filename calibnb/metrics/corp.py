@@ -298,7 +298,12 @@ def score_decomposition(conf, correct, *, score: str = "brier", sample_weight=No
     recalibrations for every proper score); the identity holds exactly, up to
     rounding. The interval of each term is a percentile bootstrap over items
     (each resample refits PAV; resamples are multiplicity weights, as in
-    :func:`calibnb.bootstrap_ci`).
+    :func:`calibnb.bootstrap_ci`). MCB is an in-sample quantity bounded
+    below by 0 and biased upwards (PAV fits the noise of the same items), so
+    its percentile interval is a rough guide, not an exact confidence
+    interval; R ``triptych`` warns likewise that bootstrapping may be
+    unreliable for the MCB component. For an out-of-sample estimate use
+    :func:`calibnb.recalibration_gain` with ``calibrator="isotonic"``.
 
     Parameters
     ----------
