@@ -34,12 +34,15 @@ from .metrics import (  # noqa: E402
     macro_ce_parts, majority_label, mce, nbr, rank_cs, ranking_risk, ranking_ties, reliability_table, rewards,
     scalar_mae, top_r, tvd, unli_inverse, unli_transform, within_top_r,
 )
+from .metrics import CORPReliability, ScoreDecomposition, corp_reliability, score_decomposition  # noqa: E402
+from .metrics import LossGain, RecalibrationGain, recalibration_gain  # noqa: E402
 
 # --- sampling uncertainty (calibnb.uncertainty) -----------------------------
 from .uncertainty import (  # noqa: E402,F401
     BootstrapResult, CalibrationTest, batch_axis, bootstrap_ci, cumulative_ks_test, paired_bootstrap_ci,
     spiegelhalter_test,
 )
+from .uncertainty import kuiper_test  # noqa: E402
 
 # --- every metric with intervals, cross-fitted recalibration (calibnb.apps.summary) --
 from .apps.summary import metric_summary, cross_fit, metric_picks, recalibration_comparison  # noqa: E402
@@ -49,6 +52,7 @@ from .plots import (  # noqa: E402,F401
     HistogramData, KSGraphData, ReliabilityDiagramData, histogram_data, ks_graph_data, plot_histograms,
     plot_ks_graph, plot_reliability_diagram, probability_histograms, reliability_diagram_data,
 )
+from .plots import CORPDiagramData, corp_reliability_data, plot_corp_reliability  # noqa: E402
 
 # --- calibrators (calibnb.calibrators) ----------------------------------------
 from .calibrators import (  # noqa: E402
@@ -76,9 +80,13 @@ __all__ = [
     "rewards", "Rewards", "hmr", "brier_top", "ks_error", "ks_curves", "KSCurves", "auto_n_bins", "sweep_n_bins", "binomial_interval",
     # metrics: estimators beyond binned ECE
     "smooth_ece", "smooth_ece_bandwidth", "debiased_ece",
+    # metrics: CORP reliability (PAV) and score decomposition (MCB - DSC + UNC)
+    "CORPReliability", "corp_reliability", "ScoreDecomposition", "score_decomposition",
+    # metrics: calibration error as the cross-fitted loss gain of recalibration (and the refinement loss)
+    "LossGain", "RecalibrationGain", "recalibration_gain",
     # sampling uncertainty: bootstrap intervals and calibration tests
     "BootstrapResult", "bootstrap_ci", "paired_bootstrap_ci", "batch_axis", "CalibrationTest",
-    "spiegelhalter_test", "cumulative_ks_test",
+    "spiegelhalter_test", "cumulative_ks_test", "kuiper_test",
     # metrics: multiclass (probs, labels)
     "top_r", "within_top_r", "classwise_ece", "classwise_ks", "nbr",
     # metrics: human vote counts (probs, human)
@@ -92,6 +100,7 @@ __all__ = [
     "ReliabilityDiagramData", "reliability_diagram_data", "plot_reliability_diagram",
     "KSGraphData", "ks_graph_data", "plot_ks_graph",
     "HistogramData", "histogram_data", "probability_histograms", "plot_histograms",
+    "CORPDiagramData", "corp_reliability_data", "plot_corp_reliability",
     # calibrators
     "Calibrator", "NotFittedError", "CalibrationWarning", "calibration_scorer", "TemperatureScaling", "temperature_curve", "pad_candidates", "softmax",
     "SplineCalibrator", "VectorScaling", "PlattScaling", "IsotonicCalibrator", "HistogramBinning",

@@ -19,7 +19,10 @@ Figures covered:
 * overlaid histograms of instance-level values (Baan et al. 2022 Figures 1-2:
   DistCE, EntCE) and of per-class or k-th-guess probabilities (Baan Appendix B):
   :func:`histogram_data`, :func:`probability_histograms`,
-  :func:`plot_histograms`.
+  :func:`plot_histograms`;
+* CORP reliability diagram (Dimitriadis, Gneiting & Jordan 2021, Figure 1):
+  the PAV curve, its consistency band and the Brier decomposition:
+  :func:`corp_reliability_data`, :func:`plot_corp_reliability`.
 """
 
 from __future__ import annotations
@@ -55,6 +58,9 @@ __all__ = [
     "plot_histograms",
     "confidence_by_correctness_data",
     "plot_confidence_by_correctness",
+    "CORPDiagramData",
+    "corp_reliability_data",
+    "plot_corp_reliability",
 ]
 
 # Si et al. 2022 Figure 1 colours: correct predictions green, wrong ones blue.
@@ -804,4 +810,141 @@ def plot_histograms(datas: HistogramData | Sequence[HistogramData], *, ax: Any =
     ax.set_ylabel("share of instances" if stat == "fraction" else "number of instances")
     if len(series) > 1:
         ax.legend(fontsize="small")
+    return ax
+
+
+# --------------------------------------------------------------------------
+# CORP reliability diagram (Dimitriadis, Gneiting & Jordan 2021)
+# --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CORPDiagramData:
+    """What a CORP reliability diagram shows.
+
+    Attributes
+    ----------
+    curve : calibnb.CORPReliability
+        The PAV curve and its consistency band (:func:`calibnb.corp_reliability`).
+    decomposition : calibnb.ScoreDecomposition
+        The Brier score's MCB, DSC and UNC (:func:`calibnb.score_decomposition`,
+        without intervals), printed in the diagram as in the paper's Figure 1.
+    histogram : pandas.DataFrame
+        ``lower, upper, count``: the confidences in ``bins`` equal-width bins
+        of [0, 1] (weighted counts with ``sample_weight``), drawn as the
+        inset histogram.
+    """
+
+    curve: Any
+    decomposition: Any
+    histogram: pd.DataFrame
+
+
+def corp_reliability_data(conf: Any, correct: Any, *, sample_weight: Any = None, n_resamples: int = 1000,
+                          level: float = 0.9, bins: int = 20, seed: Any = None) -> CORPDiagramData:
+    r"""The data of a CORP reliability diagram: PAV curve, consistency band, Brier decomposition, histogram.
+
+    The curve is :func:`calibnb.corp_reliability` (isotonic regression of
+    outcomes on confidences, :math:`\widehat{\mathrm{CEP}}`, with its
+    ``level`` consistency band) and the decomposition
+    :math:`\bar S = \mathrm{MCB} - \mathrm{DSC} + \mathrm{UNC}` of the
+    Brier score is :func:`calibnb.score_decomposition`.
+
+    Parameters
+    ----------
+    conf, correct : array-like of shape (N,)
+        Binary or top-label confidences and 0/1 outcomes.
+    sample_weight : array-like of shape (N,), optional
+    n_resamples : int >= 0, default 1000
+        Resamples of the consistency band (0: no band).
+    level : float in (0, 1), default 0.9
+    bins : int >= 1, default 20
+        Bins of the confidence histogram.
+    seed : None, int or numpy.random.Generator
+
+    Returns
+    -------
+    CORPDiagramData
+
+    References
+    ----------
+    .. [1] T. Dimitriadis, T. Gneiting and A. I. Jordan, "Stable reliability
+       diagrams for probabilistic classifiers", PNAS 118(8):e2016191118, 2021,
+       Figure 1.
+
+    Examples
+    --------
+    >>> d = corp_reliability_data([0.1, 0.3, 0.3, 0.6, 0.9], [0, 1, 0, 0, 1], n_resamples=0, bins=2)
+    >>> d.curve.cep.round(3).tolist(), d.histogram["count"].tolist()
+    ([0.0, 0.333, 0.333, 1.0], [3.0, 2.0])
+    """
+    from .metrics import corp_reliability, score_decomposition
+
+    bins = check_n_bins(bins, "bins")
+    curve = corp_reliability(conf, correct, sample_weight=sample_weight, n_resamples=n_resamples, level=level,
+                             seed=seed)
+    dec = score_decomposition(conf, correct, sample_weight=sample_weight, n_resamples=0)
+    edges = np.linspace(0.0, 1.0, bins + 1)
+    idx = np.minimum(np.searchsorted(edges, curve.x, side="right") - 1, bins - 1)
+    counts = np.bincount(idx, weights=curve.weight, minlength=bins)
+    hist = pd.DataFrame({"lower": edges[:-1], "upper": edges[1:], "count": counts})
+    return CORPDiagramData(curve=curve, decomposition=dec, histogram=hist)
+
+
+def plot_corp_reliability(data: CORPDiagramData, *, ax: Any = None, show_band: bool = True,
+                          show_histogram: bool = True, show_decomposition: bool = True) -> Any:
+    """Draw a CORP reliability diagram from :func:`corp_reliability_data`.
+
+    The PAV curve as a step line (the recalibrated probability against the
+    confidence), the consistency band as a shaded region, the diagonal, an
+    inset histogram of the confidences along the bottom, and the Brier score's
+    MCB, DSC, UNC in the corner (as the paper's Figure 1).
+
+    Parameters
+    ----------
+    data : CORPDiagramData
+    ax : matplotlib.axes.Axes, optional
+        Where to draw; a new figure is made when None.
+    show_band, show_histogram, show_decomposition : bool, default True
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        Artists carry a ``gid``: ``"cep"`` (the PAV curve), ``"band"``,
+        ``"diagonal"``, ``"histogram"``, ``"decomposition"``.
+
+    References
+    ----------
+    .. [1] T. Dimitriadis, T. Gneiting and A. I. Jordan, "Stable reliability
+       diagrams for probabilistic classifiers", PNAS 118(8):e2016191118, 2021,
+       Figure 1.
+    """
+    if not isinstance(data, CORPDiagramData):
+        raise TypeError(f"data must be a CORPDiagramData (from corp_reliability_data); got {type(data).__name__}.")
+    show_band = check_bool(show_band, "show_band")
+    show_histogram = check_bool(show_histogram, "show_histogram")
+    show_decomposition = check_bool(show_decomposition, "show_decomposition")
+    ax = _new_axes(ax)
+    c = data.curve
+    ax.plot([0, 1], [0, 1], color="0.5", linestyle=":", label="perfect calibration", gid="diagonal")
+    if show_histogram:
+        h = data.histogram
+        top = float(h["count"].max())
+        if top > 0:
+            ax.bar(h["lower"], 0.2 * h["count"] / top, width=h["upper"] - h["lower"], align="edge", color="0.8",
+                   edgecolor="0.6", label="confidences (histogram)", gid="histogram")
+    if show_band and c.n_resamples > 0:
+        ax.fill_between(c.x, c.band_low, c.band_high, step="post", color="tab:orange", alpha=0.3,
+                        label=f"{c.level:.0%} consistency band", gid="band")
+    ax.step(c.x, c.cep, where="post", color="tab:red", linewidth=2, label="CEP (PAV-calibrated)", gid="cep")
+    if show_decomposition:
+        d = data.decomposition
+        ax.text(0.03, 0.97, f"BS {d.score.estimate:.4f}\nMCB {d.mcb.estimate:.4f}\nDSC {d.dsc.estimate:.4f}\n"
+                f"UNC {d.unc.estimate:.4f}", transform=ax.transAxes, ha="left", va="top", family="monospace",
+                fontsize="small", gid="decomposition")
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1)
+    ax.set_xlabel("confidence")
+    ax.set_ylabel("conditional event probability")
+    ax.legend(loc="lower right", fontsize="small")
     return ax

@@ -39,7 +39,7 @@ from .validation import (
 
 __all__ = [
     "BootstrapResult", "bootstrap_ci", "paired_bootstrap_ci", "batch_axis", "bootstrap_weights", "percentile_interval",
-    "CalibrationTest", "spiegelhalter_test", "cumulative_ks_test",
+    "CalibrationTest", "spiegelhalter_test", "cumulative_ks_test", "kuiper_test",
 ]
 
 _METHODS = ("percentile", "bca")
@@ -659,3 +659,105 @@ def cumulative_ks_test(conf, correct, *, ties: str = "order") -> CalibrationTest
         raise ValueError("cumulative_ks_test is undefined when every confidence is 0 or 1 (sigma = 0).")
     g = ks_error(conf, correct, ties=ties) / sigma
     return CalibrationTest(float(g), _max_abs_brownian_sf(g))
+
+
+def _brownian_range_sf(x: float) -> float:
+    """P(max_{t<=1} B_t - min_{t<=1} B_t >= x) for standard Brownian motion B (Feller 1951).
+
+    Two exact series, each where it converges fast: for x >= 1 the tail series
+    :math:`8\\sum_{k\\ge1} (-1)^{k-1} k\\,\\bar\\Phi(kx)` (the integral of Feller's
+    density :math:`\\frac{8}{\\sqrt{2\\pi}}\\sum_k (-1)^{k-1}k^2 e^{-k^2x^2/2}`;
+    precise far into the tail), for x < 1 one minus the distribution function
+    :math:`\\sum_{k\\ge0} \\big(\\frac{8}{x^2} + \\frac{2}{(k+1/2)^2\\pi^2}\\big)
+    e^{-2(k+1/2)^2\\pi^2/x^2}` (the series of Tygert 2022 that MAPIE's ``kuiper_cdf`` sums).
+    """
+    from scipy.stats import norm
+
+    if x <= 0.0:
+        return 1.0
+    if x >= 1.0:
+        k = np.arange(1, 80)
+        return float(min(1.0, max(0.0, 8.0 * np.sum((-1.0) ** (k - 1) * k * norm.sf(k * x)))))
+    h = np.arange(0, 60) + 0.5
+    cdf = np.sum((8.0 / x**2 + 2.0 / (h * h * np.pi**2)) * np.exp(-2.0 * h * h * np.pi**2 / x**2))
+    return float(min(1.0, max(0.0, 1.0 - cdf)))
+
+
+def kuiper_test(conf, correct, *, ties: str = "order") -> CalibrationTest:
+    """Kuiper-type test of calibration on cumulative differences (the range of the cumulative curve).
+
+    With the cumulative differences :math:`C_k` of :func:`cumulative_ks_test`
+    (items sorted by confidence; Arrieta-Ibarra et al. 2022, Eqs. 1-3) and
+    :math:`C_0 = 0`:
+
+    .. math::
+
+        V = \\frac{\\max_{0 \\le k \\le N} C_k - \\min_{0 \\le k \\le N} C_k}{\\sigma},\\qquad
+        \\sigma = \\frac{1}{N}\\sqrt{\\sum_{i} c_i(1 - c_i)}
+
+    Under calibration :math:`C_k/\\sigma` behaves asymptotically like a
+    standard Brownian motion on [0, 1], so the p-value is the probability that
+    the range of Brownian motion reaches V, :math:`P(\\max_t B_t - \\min_t B_t
+    \\ge V)` (Feller 1951; Tygert 2022), computed from two exact series (see
+    the source). Kuiper's range reacts to a curve that rises and then falls
+    (over- and under-confidence in different regions), which the KS maximum
+    :math:`\\max_k |C_k|` can miss.
+
+    Conventions: the range includes :math:`C_0 = 0`, the start of the
+    Brownian path (as Arrieta-Ibarra et al. and probmetrics'
+    ``KuiperCalibrationMetric``); MAPIE's ``kuiper_statistic`` takes the range
+    of :math:`C_1..C_N` only, which is smaller when every :math:`C_k` has one
+    sign (the two agree when the curve crosses 0). MAPIE breaks ties of
+    confidences by a random jitter of relative size 1e-8; here ``ties``
+    decides (as in :func:`cumulative_ks_test`). MAPIE reports ``1 - cdf``, which
+    loses its digits below about 1e-8; this p-value keeps them.
+
+    Parameters
+    ----------
+    conf, correct : array-like of shape (N,)
+    ties : {"order", "group"}, default "order"
+        ``"order"``: stable sort, every :math:`C_k` counts (as
+        :func:`calibnb.ks_error`); ``"group"``: only the :math:`C_k` at the end of
+        each group of equal confidences, so the result does not depend on the
+        input order of ties.
+
+    Returns
+    -------
+    CalibrationTest(statistic, p_value)
+        ``statistic`` is V (ECCE-R divided by :math:`\\sigma`).
+
+    Raises
+    ------
+    ValueError
+        If every confidence is 0 or 1 (:math:`\\sigma = 0`).
+
+    References
+    ----------
+    .. [1] I. Arrieta-Ibarra, P. Gujral, J. Tannen, M. Tygert and C. Xu,
+       "Metrics of calibration for probabilistic predictions", JMLR 23(351),
+       2022, Sections 2-3 (the Kuiper metric, ECCE-R).
+    .. [2] M. Tygert, "Calibration of P-values for calibration and for
+       deviation of a subpopulation from the full population",
+       arXiv:2202.00100, 2022.
+    .. [3] W. Feller, "The asymptotic distribution of the range of sums of
+       independent random variables", Ann. Math. Statist. 22(3):427-432, 1951.
+
+    Examples
+    --------
+    >>> r = kuiper_test([0.1, 0.9, 0.21, 0.9, 0.5], [0, 1, 0, 1, 0])
+    >>> round(r.statistic, 3), round(r.p_value, 3)
+    (0.978, 0.947)
+    """
+    conf, correct = check_conf_correct(conf, correct)
+    check_choice(ties, ("order", "group"), "ties")
+    n = conf.shape[0]
+    sigma = float(np.sqrt(np.sum(conf * (1.0 - conf)))) / n
+    if sigma <= 0.0:
+        raise ValueError("kuiper_test is undefined when every confidence is 0 or 1 (sigma = 0).")
+    order = np.argsort(conf, kind="stable")
+    sc = conf[order]
+    cum = np.cumsum(correct[order] - sc) / n
+    if ties == "group":
+        cum = cum[np.r_[sc[1:] != sc[:-1], True]]
+    v = (max(float(cum.max()), 0.0) - min(float(cum.min()), 0.0)) / sigma
+    return CalibrationTest(float(v), _brownian_range_sf(v))

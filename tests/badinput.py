@@ -266,6 +266,8 @@ OVERRIDES: dict[str, Gen] = {
     "to_jsonable:value": _g("opaque", 3),
     "parameter_type_error:value": _g("opaque", 3),
     "plot_reliability_diagram:data": _g("opaque", _sakai_data),
+    "plot_corp_reliability:data": _g("opaque", lambda: importlib.import_module("calibnb.plots").corp_reliability_data(
+        D["conf"], D["correct"], n_resamples=20, seed=0)),
     "plot_ks_graph:data": _g("opaque", lambda: importlib.import_module("calibnb.plots").ks_graph_data(D["conf"], D["correct"])),
     "plot_confidence_by_correctness:data": _g("opaque", lambda: importlib.import_module(
         "calibnb.plots").confidence_by_correctness_data(D["conf"], D["correct"])),

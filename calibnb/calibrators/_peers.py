@@ -238,7 +238,13 @@ class PlattScaling(Calibrator):
     where :math:`x_i` is the raw score, or :math:`\mathrm{logit}(c_i)` of a
     confidence with ``logit_input=True`` (then :math:`a = 1/\tau, b = 0` is
     binary temperature scaling). Plain maximum likelihood (no Platt target
-    smoothing), by L-BFGS.
+    smoothing), by L-BFGS: the targets are the 0/1 outcomes, so the fit equals
+    an unpenalised logistic regression on :math:`x`. scikit-learn's
+    ``CalibratedClassifierCV(method="sigmoid")`` (``_sigmoid_calibration``)
+    instead uses Platt's smoothed targets :math:`(N_+ + 1)/(N_+ + 2)` and
+    :math:`1/(N_- + 2)` and the sign convention :math:`\sigma(-(A x + B))`, so its
+    :math:`A` is about :math:`-a` and the two fits differ by the smoothing,
+    most on small calibration sets (``tests/test_conventions.py``).
 
     Attributes
     ----------

@@ -644,6 +644,28 @@ def bin_indices(conf, *, n_bins: int = 10, binning: str = "width") -> np.ndarray
     ``np.float32(0.3)`` (``0.30000001192...``) is in bin 3 of 10, like its
     float64 value, while the double ``0.3`` closes bin 2.
 
+    Equal-width bins of the peers (``tests/test_conventions.py`` checks the
+    runnable ones on values that sit on edges):
+
+    * scikit-learn's ``calibration_curve(strategy="uniform")``: the same
+      right-closed bins (``np.searchsorted`` on ``np.linspace`` edges, so an
+      edge's membership follows the rounded ``linspace`` value rather than the
+      exact :math:`m/M`); empty bins are dropped from its output;
+    * relplot's ``binnedECE``: left-closed bins :math:`[m/M, (m+1)/M)` found by
+      ``int(c * M)`` in floating point (``0.3 * 10`` rounds to bin 2, ``0.5`` is
+      in bin 5), and a confidence of exactly 1 gets a bin of its own;
+    * MAPIE's ``top_label_ece`` (``split_strategy="uniform"``): ``num_bins``
+      *edges* ``np.linspace(0, 1, num_bins)``, i.e. ``num_bins - 1`` right-closed
+      bins of width :math:`1/(\\mathrm{num\\_bins} - 1)` plus a bin holding exactly 0;
+    * torchmetrics' ``calibration_error`` (per its source): left-closed bins
+      ``torch.bucketize(conf, edges, right=True) - 1`` on float32 edges and
+      float32 confidences, with exactly 1 in an extra bin of its own;
+    * netcal's ``ECE`` (per its source, ``scipy.stats.binned_statistic_dd``):
+      left-closed bins, the last one closed on both sides.
+
+    Bin counting is the same everywhere: every item counts once, with weight
+    ``|B_m| / N``, and empty bins contribute nothing.
+
     Examples
     --------
     >>> bin_indices([0.0, 0.1, 0.15, 0.3, 1.0], n_bins=10)
@@ -695,7 +717,9 @@ def ece(conf, correct, *, n_bins: int | str = 10, binning: str = "width", sample
         membership is exact in float64 against the edges ``m / M``
         (:func:`bin_indices`): float32 confidences are binned by the value
         they hold (``np.float32(0.3)`` is above 0.3, in bin 3 of 10), so
-        float32 input and its float64 cast give the same ECE. Equal-mass
+        float32 input and its float64 cast give the same ECE; how these
+        edges differ from scikit-learn's, relplot's, MAPIE's, torchmetrics'
+        and netcal's is listed under :func:`bin_indices`. Equal-mass
         bins with weights: items sorted by confidence occupy intervals of
         length w_i on the weight axis; the bins cut the total weight T into
         the ``numpy.array_split`` sizes of T when all weights of a row are

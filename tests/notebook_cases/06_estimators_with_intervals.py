@@ -8,6 +8,7 @@ from nbcase import Case
 
 ESTIMATORS = ["binned ECE", "smooth ECE", "debiased ECE (L2)", "KS error"]
 BINLESS = ["smooth ECE", "KS error"]
+BIN_FREE = ["CORP MCB (Brier)", "TS loss gain (Brier)", "TS loss gain (log)"]
 
 
 def frame(results: dict, key: str) -> pd.DataFrame:
@@ -38,6 +39,25 @@ def check_default(results: dict) -> None:
     assert tests.loc[("raw", max(sizes)), "spiegelhalter_p"] < 1e-6
     assert tests.loc[("raw", max(sizes)), "cumulative_ks_p"] < 1e-6
     assert ((tests["spiegelhalter_p"] >= 0) & (tests["spiegelhalter_p"] <= 1)).all()
+    # CORP MCB and the cross-fitted loss gain of temperature scaling (issue 29)
+    free = frame(results, "bin_free")
+    assert len(free) == 2 * len(sizes) * len(BIN_FREE)
+    assert set(free["estimator"]) == set(BIN_FREE)
+    assert (free[free.estimator == "CORP MCB (Brier)"]["estimate"] >= 0).all()
+    assert (free["low"] <= free["high"]).all()
+    g = free.set_index(["estimator", "system", "N"])
+    # the raw network is overconfident: on all 5,000 images the cross-fitted temperature clearly helps
+    assert g.loc[("TS loss gain (Brier)", "raw", max(sizes)), "low"] > 0
+    assert g.loc[("TS loss gain (log)", "raw", max(sizes)), "low"] > 0
+    # a second temperature on the temperature-scaled system removes next to nothing
+    assert abs(g.loc[("TS loss gain (Brier)", "TS", max(sizes)), "estimate"]) < 1e-3
+    kuiper = frame(results, "kuiper").set_index(["system", "N"])
+    assert kuiper.loc[("raw", max(sizes)), "kuiper_p"] < 1e-6
+    assert ((kuiper["kuiper_p"] >= 0) & (kuiper["kuiper_p"] <= 1)).all()
+    # Brier = MCB - DSC + UNC, the decomposition's identity, on every row
+    mcb = free[free.estimator == "CORP MCB (Brier)"].set_index(["system", "N"])["estimate"]
+    rebuilt = mcb - kuiper["dsc"] + kuiper["unc"]
+    assert (abs(rebuilt - kuiper["brier"]) < 1e-12).all()
 
 
 def check_more_bins(results: dict, default: dict) -> None:
@@ -50,6 +70,9 @@ def check_more_bins(results: dict, default: dict) -> None:
         assert not a[a.estimator == name]["estimate"].reset_index(drop=True).equals(
             b[b.estimator == name]["estimate"].reset_index(drop=True)), name
     pd.testing.assert_frame_equal(frame(results, "tests"), frame(default, "tests"))
+    # CORP, the loss gain and the Kuiper test use no bins
+    pd.testing.assert_frame_equal(frame(results, "bin_free"), frame(default, "bin_free"))
+    pd.testing.assert_frame_equal(frame(results, "kuiper"), frame(default, "kuiper"))
 
 
 def check_other_seed(results: dict, default: dict) -> None:
