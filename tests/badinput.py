@@ -247,6 +247,12 @@ GENERATORS: dict[str, Gen] = {
     "outcomes": _g("opaque", ["holds", "fails"]),
     "interval": _g("opaque", (0.1, 0.2)),
     "kind": _g("str", "range"),
+    # calibnb.llm
+    "texts": _g("opaque", ["Answer: Paris\nConfidence: 85%", "confidence = 0.3"]),
+    "answer": _g("any", "The Beatles"),
+    "gold": _g("opaque", ["Beatles", "the beatles"]),
+    "table": _g("opaque", lambda: pd.DataFrame({"confidence": D["conf"], "correct": D["correct"],
+                                                "confidence_source": "verbalized", "readout": "r"})),
 }
 
 #: Refinements for one callable (``"qualname:param"``), where a name means something else there.

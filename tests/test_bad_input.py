@@ -58,6 +58,9 @@ EXCLUDED = {
     **{f"calibnb.widgets.{n}": "takes a live figure or ipywidgets control; tested in tests/test_widgets.py"
        for n in ("figure_png", "sweep_values", "rounded_readout")},
     "calibnb.uncertainty.batch_axis": "a decorator (takes a function, returns one); tested in tests/test_uncertainty.py",
+    # calibnb.llm readers: read a log file or folder; every bad record and field is tested in tests/test_llm.py
+    **{f"calibnb.llm.{n}": "reads a language-model log from a path; bad records/fields tested in tests/test_llm.py"
+       for n in ("read_log", "read_openai", "read_lm_eval", "read_helm", "read_inspect", "read_verbalized")},
 }
 
 

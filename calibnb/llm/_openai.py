@@ -1,0 +1,162 @@
+"""OpenAI-style completions with log-probabilities (also vLLM and llama.cpp servers)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ._common import (
+    TOKEN_READOUT, TOKEN_SOURCES, Dropped, Record, as_path, check_on_missing, check_sources, check_str, correctness,
+    exact_match, frame, get, iter_jsonl, logprob, normalize_answer, token_confidences,
+)
+
+__all__ = ["read_openai"]
+
+_OPENAI_SOURCES = TOKEN_SOURCES + ("sample-agreement",)
+
+
+def _response(obj: dict, where: Record) -> tuple[str | None, dict]:
+    """(custom id or None, the completion object) of one line: a completion or a Batch API output line."""
+    if not isinstance(obj, dict):
+        raise ValueError(f"{where.where}: a line must be a JSON object; got {type(obj).__name__}.")
+    if "response" in obj and isinstance(obj.get("response"), dict) and "body" in obj["response"]:
+        if obj.get("error"):
+            raise where.error("error", f"is set: the request failed ({obj['error']!r}).")
+        return obj.get("custom_id"), get(obj, "response.body", where, types=dict)
+    if "response" in obj:
+        return None, get(obj, "response", where, types=dict)
+    return None, obj
+
+
+def _choice_tokens(choice: dict, field: str, where: Record) -> tuple[str, list[float] | None]:
+    """(text, token log-probabilities or None when the response has none) of one choice."""
+    if "message" in choice:  # chat completion
+        text = get(choice, "message.content", where, types=str)
+        lp = choice.get("logprobs")
+        if lp is None:
+            return text, None
+        content = get(lp, "content", Record(f"{where.where}: {field}.logprobs"), required=False, types=list)
+        if not content:
+            return text, None
+        return text, [logprob(get(t, "logprob", where), f"{field}.logprobs.content.{j}.logprob", where)
+                      for j, t in enumerate(content)]
+    if "text" in choice:  # legacy completion (vLLM /v1/completions, Codex)
+        text = get(choice, "text", where, types=str)
+        lp = choice.get("logprobs")
+        if lp is None:
+            return text, None
+        tokens = lp.get("token_logprobs") if isinstance(lp, dict) else None
+        if not tokens:
+            return text, None
+        return text, [logprob(v, f"{field}.logprobs.token_logprobs.{j}", where) for j, v in enumerate(tokens)]
+    raise where.error(field, "has neither 'message' (chat completion) nor 'text' (completion).")
+
+
+def read_openai(source, *, gold=None, model: str | None = None, task: str = "", context: str = "",
+                confidence_sources=None, on_missing: str = "raise"):
+    """Read OpenAI-style completions with log-probabilities into calibnb's tidy table.
+
+    One JSON object per line, any of:
+
+    * a chat completion (``{"id", "model", "choices": [{"message": {"content"},
+      "logprobs": {"content": [{"token", "logprob", "top_logprobs"}]}}]}``),
+      as returned by OpenAI with ``logprobs=true`` and by the OpenAI-compatible
+      servers of vLLM and llama.cpp;
+    * a legacy completion (``choices[i].text`` with ``choices[i].logprobs.
+      token_logprobs``; vLLM's ``/v1/completions``);
+    * a Batch API output line ``{"custom_id", "response": {"body": <completion>}, "error"}``;
+    * ``{"item_id", "response": <completion>, "gold": str | [str], "correct": 0/1}``
+      (``gold`` and ``correct`` optional).
+
+    The scored answer is ``choices[0]``'s text; it is correct when it equals
+    a gold answer after :func:`calibnb.llm.normalize_answer` (or as the line's
+    ``correct`` says). Token readouts use all of ``choices[0]``'s tokens;
+    ``sample-agreement`` (only with several choices, ``n > 1``) is the share of
+    choices whose normalised text equals ``choices[0]``'s.
+
+    Parameters
+    ----------
+    source : path
+        A JSON-lines file.
+    gold : mapping of item id -> str or list of str, optional
+        Gold answers; else each line's ``gold`` (or ``correct``).
+    model, task, context : str
+        Provenance; ``model`` defaults to each response's ``model``.
+    confidence_sources : str or list of str, optional
+        Any of ``sequence-probability``, ``mean-token-logprob``, ``min-token``,
+        ``first-token``, ``sample-agreement``; default: the four token readouts
+        (and ``sample-agreement`` when every line has several choices).
+    on_missing : {"raise", "drop"}
+        A response without log-probabilities: an error naming the line, or
+        dropped with a warning (listed in ``df.attrs["dropped"]``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        The columns of :func:`calibnb.llm.read_log`, one row per (item, source).
+    """
+    path = as_path(source)
+    check_str(model, "model")
+    check_str(task, "task", allow_none=False)
+    check_str(context, "context", allow_none=False)
+    on_missing = check_on_missing(on_missing)
+    if gold is not None and not hasattr(gold, "get"):
+        raise TypeError(f"gold must be a mapping of item id to gold answer(s); got {type(gold).__name__}.")
+    explicit = confidence_sources is not None
+    sources = check_sources(confidence_sources, _OPENAI_SOURCES, TOKEN_SOURCES)
+    lines = list(iter_jsonl(path))
+    if not explicit and lines and all(len(_response(o, w)[1].get("choices") or []) > 1 for w, o in lines):
+        sources = sources + ("sample-agreement",)
+    rows, dropped = [], Dropped()
+    for where, obj in lines:
+        custom_id, resp = _response(obj, where)
+        item_id = obj.get("item_id", custom_id if custom_id is not None else resp.get("id"))
+        if item_id is None:
+            raise where.error("item_id", "is missing (give 'item_id', a Batch 'custom_id' or the response 'id').")
+        where = Record(f"{where.where} (item {item_id})")
+        choices = get(resp, "choices", where, types=list)
+        if not choices:
+            raise where.error("choices", "is empty.")
+        texts, tokens = [], None
+        for i, ch in enumerate(choices):
+            if not isinstance(ch, dict):
+                raise where.error(f"choices.{i}", f"must be an object; got {type(ch).__name__}.")
+            text, lp = _choice_tokens(ch, f"choices.{i}", where)
+            texts.append(text.strip())
+            if i == 0:
+                tokens = lp
+        answer = texts[0]
+        if "correct" in obj:
+            correct = correctness(obj["correct"], "correct", where)
+        else:
+            g = gold.get(item_id, gold.get(str(item_id))) if gold is not None else obj.get("gold")
+            if g is None:
+                raise where.error("gold", "is missing: pass gold={item_id: answer} or put 'gold' or 'correct' "
+                                          "on the line.")
+            try:
+                correct = exact_match(answer, g)
+            except TypeError as exc:
+                raise where.error("gold", f"is not a str or a list of str ({exc}).") from None
+        base = dict(item_id=str(item_id), model=model if model is not None else str(resp.get("model", "")),
+                    task=task, answer=answer, correct=correct, scored_answer="generated", context=context,
+                    record=where.where)
+        wanted_tokens = [s for s in sources if s in TOKEN_SOURCES]
+        if wanted_tokens and tokens is None:
+            exc = where.error("choices.0.logprobs", "is missing or empty: the request was made without "
+                                                   "logprobs=true (or the server returned none).")
+            if on_missing == "raise":
+                raise exc
+            dropped.add(exc)
+            continue
+        field = "choices[0].logprobs.content" if "message" in choices[0] else "choices[0].logprobs.token_logprobs"
+        for s in wanted_tokens:
+            rows.append(dict(base, confidence=token_confidences(tokens, [s])[s], confidence_source=s,
+                             readout=f"openai: {TOKEN_READOUT[s]} of {field}", scale="logprob"))
+        if "sample-agreement" in sources:
+            if len(texts) < 2:
+                raise where.error("choices", "has one choice: sample-agreement needs several (n > 1).")
+            ref = normalize_answer(answer)
+            agree = sum(normalize_answer(t) == ref for t in texts) / len(texts)
+            rows.append(dict(base, confidence=agree, confidence_source="sample-agreement",
+                             readout=f"openai: share of the {len(texts)} choices equal to choices[0] (normalised)",
+                             scale="0-1"))
+    return frame(rows, what=path.name, dropped=dropped)
