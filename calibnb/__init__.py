@@ -34,6 +34,9 @@ from .metrics import (  # noqa: E402
     macro_ce_parts, majority_label, mce, nbr, rank_cs, ranking_risk, ranking_ties, reliability_table, rewards,
     scalar_mae, top_r, tvd, unli_inverse, unli_transform, within_top_r,
 )
+from .metrics import (  # noqa: E402
+    RiskCoverageCurve, coverage_accuracy_area, risk_coverage_curve, rms_calibration_error, selective_accuracy,
+)
 
 # --- sampling uncertainty (calibnb.uncertainty) -----------------------------
 from .uncertainty import (  # noqa: E402,F401
@@ -49,6 +52,7 @@ from .plots import (  # noqa: E402,F401
     HistogramData, KSGraphData, ReliabilityDiagramData, histogram_data, ks_graph_data, plot_histograms,
     plot_ks_graph, plot_reliability_diagram, probability_histograms, reliability_diagram_data,
 )
+from .plots import RiskCoverageData, plot_risk_coverage, risk_coverage_data  # noqa: E402,F401
 
 # --- calibrators (calibnb.calibrators, calibnb.training) ---------------------
 from .calibrators import (  # noqa: E402
@@ -68,7 +72,7 @@ from .reproduction import Claim, LedgerError, Reproduction, ReproductionError, l
 # --- notebook parameters (calibnb.validation) ---------------------------------
 from .validation import check_parameters  # noqa: E402
 
-# `calibnb.data`, `calibnb.widgets` and `calibnb.papers` are imported as submodules
+# `calibnb.data`, `calibnb.widgets`, `calibnb.papers` and `calibnb.llm` are imported as submodules
 # (`from calibnb import data`) so that importing calibnb stays light.
 
 __all__ = [
@@ -77,6 +81,8 @@ __all__ = [
     "rewards", "Rewards", "hmr", "brier_top", "ks_error", "ks_curves", "KSCurves", "auto_n_bins", "sweep_n_bins", "binomial_interval",
     # metrics: estimators beyond binned ECE
     "smooth_ece", "smooth_ece_bandwidth", "debiased_ece",
+    # metrics: RMS calibration error and selective prediction (language-model evaluations)
+    "rms_calibration_error", "risk_coverage_curve", "RiskCoverageCurve", "coverage_accuracy_area", "selective_accuracy",
     # sampling uncertainty: bootstrap intervals and calibration tests
     "BootstrapResult", "bootstrap_ci", "paired_bootstrap_ci", "batch_axis", "CalibrationTest",
     "spiegelhalter_test", "cumulative_ks_test",
@@ -93,6 +99,7 @@ __all__ = [
     "ReliabilityDiagramData", "reliability_diagram_data", "plot_reliability_diagram",
     "KSGraphData", "ks_graph_data", "plot_ks_graph",
     "HistogramData", "histogram_data", "probability_histograms", "plot_histograms",
+    "RiskCoverageData", "risk_coverage_data", "plot_risk_coverage",
     # calibrators
     "Calibrator", "NotFittedError", "CalibrationWarning", "calibration_scorer", "TemperatureScaling", "temperature_curve", "pad_candidates", "softmax",
     "SplineCalibrator", "VectorScaling", "PlattScaling", "IsotonicCalibrator", "HistogramBinning",

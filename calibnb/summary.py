@@ -30,6 +30,7 @@ from .metrics import (
     brier_top, classwise_ks, debiased_ece, ece, ent_ce, expected_label, hmr, human_distribution, ice, ks_error, macro_ce,
     majority_label, mce, ranking_risk, rank_cs, reliability_table, rewards, smooth_ece, top_r, within_top_r,
 )
+from .metrics import coverage_accuracy_area, rms_calibration_error, selective_accuracy
 from .uncertainty import batch_axis, bootstrap_ci
 from .validation import (
     as_rng, check_choice, check_conf_correct, check_human, check_n_bins, check_positive_int, check_probs,
@@ -60,6 +61,8 @@ PAPERS = {
     "Guo 2017": None,
     "Kumar 2019": None,
     "Blasiok 2023": None,
+    "Liang 2023": None,
+    "Phan 2025": None,
 }
 
 #: Recalibration methods, in table order, with what they need.
@@ -141,6 +144,15 @@ def _specs(n_bins: int) -> list[_Spec]:
         _Spec("debiased_ece", f"debiased ECE ({n_bins} equal-width bins)", "Kumar 2019",
               "ECE with the finite-sample bias of the binned estimate removed",
               lambda c, y: debiased_ece(c, y, n_bins=n_bins), "binary", "loop"),
+        _Spec("rms_ce", f"RMS calibration error ({n_bins} equal-width bins)", "Kumar 2019; Phan 2025",
+              "root-mean-square gap between accuracy and confidence over bins: large gaps weigh more than in ECE",
+              lambda c, y: rms_calibration_error(c, y, n_bins=n_bins), "binary", "loop"),
+        _Spec("selective_cov_acc_area", "area under the coverage-accuracy curve", "Liang 2023",
+              "mean accuracy of the k most confident predictions over k = 1..N (HELM's selective_cov_acc_area)",
+              coverage_accuracy_area, "binary", "loop", higher_is_better=True),
+        _Spec("selective_acc_10", "accuracy on the 10% most confident", "Liang 2023",
+              "accuracy of the most confident tenth of the predictions (HELM's selective_acc@10)",
+              selective_accuracy, "binary", "loop", higher_is_better=True),
         _Spec("ks_top2", "KS (top-2)", "Gupta 2021",
               "KS of the second-highest probability against 'the label is the second guess'",
               ks_error, "top2", "binary"),

@@ -271,6 +271,8 @@ OVERRIDES: dict[str, Gen] = {
     "to_jsonable:value": _g("opaque", 3),
     "parameter_type_error:value": _g("opaque", 3),
     "plot_reliability_diagram:data": _g("opaque", _sakai_data),
+    "plot_risk_coverage:data": _g("opaque", lambda: importlib.import_module("calibnb.plots").risk_coverage_data(
+        D["conf"], D["correct"])),
     "plot_ks_graph:data": _g("opaque", lambda: importlib.import_module("calibnb.plots").ks_graph_data(D["conf"], D["correct"])),
     "plot_spline_figure:data": _g("opaque", _spline_data),
     "plot_conscal_threshold:data": _g("opaque", _conscal_table),

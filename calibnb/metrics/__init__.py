@@ -4,6 +4,8 @@
   ECE, MCE, ICE, MacroCE, rewards, HMR, Brier, KS error, reliability tables
   (batch axis (S, N) -> (S,) and sample weights).
 * :mod:`calibnb.metrics.estimators` -- smooth ECE and debiased ECE.
+* :mod:`calibnb.metrics.selective` -- RMS calibration error and selective
+  prediction (risk-coverage curve, its area, accuracy at a coverage).
 * :mod:`calibnb.metrics.multiclass` -- class probabilities and labels
   ``(probs, labels)``: top-r and within-top-r reductions, class-wise ECE, NBR.
 * :mod:`calibnb.metrics.human` -- class probabilities against human vote counts
@@ -14,12 +16,14 @@ Every metric validates its input once (:mod:`calibnb.validation`) and returns
 fractions, not percentages.
 """
 
-from . import binary, estimators, human, multiclass, scalar
+from . import binary, estimators, human, multiclass, scalar, selective
 from .binary import *  # noqa: F401,F403
 from .estimators import *  # noqa: F401,F403
 from .human import *  # noqa: F401,F403
 from .multiclass import *  # noqa: F401,F403
 from .scalar import *  # noqa: F401,F403
+from .selective import *  # noqa: F401,F403
 
-# Exactly the names of the five modules, each once (tests/test_api.py checks).
-__all__ = [*binary.__all__, *estimators.__all__, *multiclass.__all__, *human.__all__, *scalar.__all__]
+# Exactly the names of the modules, each once (tests/test_api.py checks).
+__all__ = [*binary.__all__, *estimators.__all__, *multiclass.__all__, *human.__all__, *scalar.__all__,
+           *selective.__all__]
