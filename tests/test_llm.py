@@ -34,6 +34,7 @@ def _one(df, item, source):
 @pytest.mark.parametrize("path, fmt, options", [
     ("openai_chat.jsonl", "openai", {}),
     ("vllm_completions_n3.jsonl", "openai", {}),
+    ("openai_p_true.jsonl", "openai", {"confidence_sources": "p-true"}),
     (MC_FILE.name, "lm-eval", {}),
     (GEN_FILE.name, "lm-eval", {}),
     ("helm_run", "helm", {}),
@@ -102,6 +103,27 @@ def test_openai_gold_mapping_overrides_nothing_but_scores():
     df = llm.read_openai(DATA / "openai_chat.jsonl", gold=gold, confidence_sources="first-token")
     # lines that carry their own "gold" use it only when no mapping is given: the mapping wins here
     assert set(df[df.correct].item_id) == {"q01"}
+
+
+def test_openai_p_true_by_hand():
+    df = llm.read_openai(DATA / "openai_p_true.jsonl", confidence_sources="p-true")
+    assert set(df.confidence_source) == {"p-true"} and set(df.scored_answer) == {"supplied"}
+    # q04: P(" True") = 0.6, P(" False") = 0.2 -> 0.75; q09: 0.4 vs 0.4 -> 0.5 (a tie); the " Yes" mass is ignored
+    assert _one(df, "q04", "p-true").confidence == pytest.approx(0.75)
+    assert _one(df, "q09", "p-true").confidence == pytest.approx(0.5)
+    assert _one(df, "q05", "p-true").answer == "Ross Bagdasarian" and not _one(df, "q05", "p-true").correct
+    # correctness is that of the proposed answer, as in openai_chat.jsonl
+    chat = llm.read_openai(DATA / "openai_chat.jsonl", confidence_sources="first-token")
+    assert df.set_index("item_id").correct.equals(chat.set_index("item_id").correct)
+    # "(A) True (B) False": other tokens; here none of them is present
+    with pytest.raises(ValueError, match=r"line 1 \(item q01\): field 'top_logprobs' has none of the tokens"):
+        llm.read_openai(DATA / "openai_p_true.jsonl", confidence_sources="p-true", p_true_tokens=(("a",), ("b",)))
+    with pytest.raises(ValueError, match="'p-true' reads a log of P\\(true\\) queries"):
+        llm.read_openai(DATA / "openai_p_true.jsonl", confidence_sources=["p-true", "first-token"])
+    with pytest.raises(TypeError, match="p_true_tokens must be two"):
+        llm.read_openai(DATA / "openai_p_true.jsonl", confidence_sources="p-true", p_true_tokens="true")
+    with pytest.raises(ValueError, match=r"line 1 \(item q01\): field 'proposed_answer' is missing"):
+        llm.read_openai(DATA / "openai_chat.jsonl", confidence_sources="p-true")
 
 
 def test_openai_missing_logprobs_raise_or_drop():

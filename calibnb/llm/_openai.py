@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from ._common import (
@@ -11,7 +12,34 @@ from ._common import (
 
 __all__ = ["read_openai"]
 
-_OPENAI_SOURCES = TOKEN_SOURCES + ("sample-agreement",)
+_OPENAI_SOURCES = TOKEN_SOURCES + ("sample-agreement", "p-true")
+_P_TRUE_TOKENS = (("true",), ("false",))
+
+
+def _first_token_alternatives(choice: dict, where: Record) -> dict[str, float]:
+    """{token: logprob} of the first generated token's top alternatives (chat or legacy completion)."""
+    lp = choice.get("logprobs")
+    if "message" in choice:
+        top = get(choice, "logprobs.content.0.top_logprobs", where, types=list) if lp else None
+        if not top:
+            raise where.error("choices.0.logprobs.content.0.top_logprobs", "is missing or empty: P(true) needs the "
+                              "first token's alternatives (request top_logprobs).")
+        return {get(t, "token", where, types=str): logprob(get(t, "logprob", where), "top_logprobs.logprob", where)
+                for t in top}
+    top = get(choice, "logprobs.top_logprobs.0", where, types=dict) if lp else None
+    if not top:
+        raise where.error("choices.0.logprobs.top_logprobs", "is missing or empty: P(true) needs the first "
+                          "token's alternatives (request logprobs=k).")
+    return {str(t): logprob(v, "top_logprobs.0", where) for t, v in top.items()}
+
+
+def _p_true(alternatives: dict[str, float], tokens, where: Record) -> float:
+    yes = sum(math.exp(v) for t, v in alternatives.items() if t.strip().lower() in tokens[0])
+    no = sum(math.exp(v) for t, v in alternatives.items() if t.strip().lower() in tokens[1])
+    if yes + no == 0:
+        raise where.error("top_logprobs", f"has none of the tokens {list(tokens[0]) + list(tokens[1])} among the "
+                          f"first token's alternatives ({', '.join(map(repr, alternatives))}).")
+    return yes / (yes + no)
 
 
 def _response(obj: dict, where: Record) -> tuple[str | None, dict]:
@@ -52,7 +80,7 @@ def _choice_tokens(choice: dict, field: str, where: Record) -> tuple[str, list[f
 
 
 def read_openai(source, *, gold=None, model: str | None = None, task: str = "", context: str = "",
-                confidence_sources=None, on_missing: str = "raise"):
+                confidence_sources=None, on_missing: str = "raise", p_true_tokens=_P_TRUE_TOKENS):
     """Read OpenAI-style completions with log-probabilities into calibnb's tidy table.
 
     One JSON object per line, any of:
@@ -65,13 +93,19 @@ def read_openai(source, *, gold=None, model: str | None = None, task: str = "", 
       token_logprobs``; vLLM's ``/v1/completions``);
     * a Batch API output line ``{"custom_id", "response": {"body": <completion>}, "error"}``;
     * ``{"item_id", "response": <completion>, "gold": str | [str], "correct": 0/1}``
-      (``gold`` and ``correct`` optional).
+      (``gold`` and ``correct`` optional);
+    * for ``p-true``: the same with ``"proposed_answer"``, the response being
+      the model's reply to "Is the proposed answer true?".
 
     The scored answer is ``choices[0]``'s text; it is correct when it equals
     a gold answer after :func:`calibnb.llm.normalize_answer` (or as the line's
     ``correct`` says). Token readouts use all of ``choices[0]``'s tokens;
     ``sample-agreement`` (only with several choices, ``n > 1``) is the share of
-    choices whose normalised text equals ``choices[0]``'s.
+    choices whose normalised text equals ``choices[0]``'s. ``p-true``
+    (Kadavath et al. 2022) scores the line's supplied ``proposed_answer``: the
+    probability of a "true" token among the first generated token's
+    alternatives, :math:`P(\text{true}) / (P(\text{true}) + P(\text{false}))`
+    over ``top_logprobs`` (tokens compared stripped and lower-cased).
 
     Parameters
     ----------
@@ -83,11 +117,15 @@ def read_openai(source, *, gold=None, model: str | None = None, task: str = "", 
         Provenance; ``model`` defaults to each response's ``model``.
     confidence_sources : str or list of str, optional
         Any of ``sequence-probability``, ``mean-token-logprob``, ``min-token``,
-        ``first-token``, ``sample-agreement``; default: the four token readouts
+        ``first-token``, ``sample-agreement``, or ``p-true`` (alone: a P(true)
+        log answers another question); default: the four token readouts
         (and ``sample-agreement`` when every line has several choices).
     on_missing : {"raise", "drop"}
         A response without log-probabilities: an error naming the line, or
         dropped with a warning (listed in ``df.attrs["dropped"]``).
+    p_true_tokens : (tuple of str, tuple of str)
+        The "true" and "false" tokens of ``p-true`` (lower case), default
+        ``(("true",), ("false",))``; e.g. ``(("a",), ("b",))`` for "(A) True (B) False".
 
     Returns
     -------
@@ -103,6 +141,13 @@ def read_openai(source, *, gold=None, model: str | None = None, task: str = "", 
         raise TypeError(f"gold must be a mapping of item id to gold answer(s); got {type(gold).__name__}.")
     explicit = confidence_sources is not None
     sources = check_sources(confidence_sources, _OPENAI_SOURCES, TOKEN_SOURCES)
+    if "p-true" in sources and len(sources) > 1:
+        raise ValueError("confidence_sources: 'p-true' reads a log of P(true) queries and cannot be combined "
+                         f"with other sources; got {list(sources)}.")
+    if (not isinstance(p_true_tokens, (tuple, list)) or len(p_true_tokens) != 2
+            or not all(isinstance(g, (tuple, list)) and g and all(isinstance(t, str) for t in g) for g in p_true_tokens)):
+        raise TypeError("p_true_tokens must be two non-empty tuples of str: (true tokens, false tokens).")
+    p_true_tokens = tuple(tuple(t.strip().lower() for t in g) for g in p_true_tokens)
     lines = list(iter_jsonl(path))
     if not explicit and lines and all(len(_response(o, w)[1].get("choices") or []) > 1 for w, o in lines):
         sources = sources + ("sample-agreement",)
@@ -125,6 +170,8 @@ def read_openai(source, *, gold=None, model: str | None = None, task: str = "", 
             if i == 0:
                 tokens = lp
         answer = texts[0]
+        if sources == ("p-true",):
+            answer = get(obj, "proposed_answer", where, types=str).strip()
         if "correct" in obj:
             correct = correctness(obj["correct"], "correct", where)
         else:
@@ -139,6 +186,13 @@ def read_openai(source, *, gold=None, model: str | None = None, task: str = "", 
         base = dict(item_id=str(item_id), model=model if model is not None else str(resp.get("model", "")),
                     task=task, answer=answer, correct=correct, scored_answer="generated", context=context,
                     record=where.where)
+        if sources == ("p-true",):
+            conf = _p_true(_first_token_alternatives(choices[0], where), p_true_tokens, where)
+            rows.append(dict(base, confidence=conf, confidence_source="p-true", scored_answer="supplied",
+                             readout=f"openai: P(true)/(P(true)+P(false)) over the first token's top_logprobs, "
+                                     f"true {list(p_true_tokens[0])}, false {list(p_true_tokens[1])}",
+                             scale="logprob"))
+            continue
         wanted_tokens = [s for s in sources if s in TOKEN_SOURCES]
         if wanted_tokens and tokens is None:
             exc = where.error("choices.0.logprobs", "is missing or empty: the request was made without "

@@ -7,6 +7,7 @@ malformed record (in the ``*_bad*`` files).
 """
 
 import json
+import math
 import zipfile
 from pathlib import Path
 
@@ -79,6 +80,24 @@ def openai():
     missing[1]["response"]["choices"][0]["logprobs"] = None
     write_jsonl("openai_bad_missing_logprobs.jsonl", missing)
     lines = [json.dumps(good[0]), json.dumps(good[1]), '{"item_id": "q03", "response": {"choices": [}']
+    # P(true) queries: "Proposed answer: <answer>. Is the proposed answer true?" with the first token's
+    # top_logprobs; (P(" True"), P(" False")) by hand, the rest of the mass on " Yes"
+    p_true = [(0.9, 0.05), (0.8, 0.1), (0.3, 0.6), (0.6, 0.2), (0.2, 0.7), (0.7, 0.2), (0.5, 0.4), (0.5, 0.4),
+              (0.4, 0.4), (0.1, 0.8), (0.85, 0.1), (0.75, 0.2), (0.75, 0.2), (0.3, 0.5), (0.4, 0.5), (0.8, 0.15),
+              (0.6, 0.3), (0.05, 0.9), (0.45, 0.45), (0.95, 0.02)]
+    rows = []
+    for i, ((item, tokens, gold), (pt, pf)) in enumerate(zip(QA, p_true)):
+        first = " True" if pt >= pf else " False"
+        top = [{"token": " True", "logprob": math.log(pt), "bytes": None},
+               {"token": " False", "logprob": math.log(pf), "bytes": None},
+               {"token": " Yes", "logprob": math.log(max(1e-6, 1 - pt - pf)), "bytes": None}]
+        body = {"id": f"chatcmpl-pt-{item}", "object": "chat.completion", "model": "gpt-4o-mini", "choices": [{
+            "index": 0, "message": {"role": "assistant", "content": first.strip()}, "finish_reason": "stop",
+            "logprobs": {"content": [{"token": first, "logprob": math.log(max(pt, pf)), "bytes": None,
+                                      "top_logprobs": top}]}}]}
+        rows.append({"item_id": item, "proposed_answer": "".join(t for t, _ in tokens), "gold": gold,
+                     "response": body})
+    write_jsonl("openai_p_true.jsonl", rows)
     (HERE / "openai_bad_malformed.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
@@ -217,9 +236,12 @@ def inspect_log():
            "samples": samples}
     (HERE / "inspect_trivia.json").write_text(json.dumps(log, indent=1), encoding="utf-8")
     with zipfile.ZipFile(HERE / "inspect_trivia.eval", "w") as z:
-        z.writestr("header.json", json.dumps({k: v for k, v in log.items() if k != "samples"}))
+        def put(name, obj):  # fixed timestamps: the archive's bytes do not change from run to run
+            z.writestr(zipfile.ZipInfo(name, date_time=(2026, 11, 25, 10, 0, 0)), json.dumps(obj))
+
+        put("header.json", {k: v for k, v in log.items() if k != "samples"})
         for s in samples:
-            z.writestr(f"samples/{s['id']}_epoch_{s['epoch']}.json", json.dumps(s))
+            put(f"samples/{s['id']}_epoch_{s['epoch']}.json", s)
     bad = dict(log, samples=[json.loads(json.dumps(s)) for s in samples[:3]])
     bad["samples"][1]["scores"]["match"]["value"] = "P"
     (HERE / "inspect_bad_partial.json").write_text(json.dumps(bad, indent=1), encoding="utf-8")
