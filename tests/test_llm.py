@@ -172,7 +172,7 @@ def test_lm_eval_acc_and_acc_norm_by_hand():
     for r in _mc_rows():
         ll = np.array([float(x[0]) for x in r["filtered_resps"]])
         choices = [r["arguments"][f"gen_args_{k}"]["arg_1"] for k in range(len(ll))]
-        for readout, score in (("acc", ll), ("acc_norm", ll / np.array([len(c) for c in choices]))):
+        for readout, score in (("acc", ll), ("acc_norm", ll / np.array([len(c.strip()) for c in choices]))):
             p = np.exp(score) / np.exp(score).sum()
             pred = int(np.flatnonzero(score == score.max())[0])  # first of ties
             row = df[(df.item_id == str(r["doc_id"])) & df.readout.str.startswith(f"lm-eval: softmax") &
@@ -198,6 +198,21 @@ def test_lm_eval_one_readout_and_logged_metric_mismatch(tmp_path):
     with pytest.raises(ValueError, match=r"line 5 \(doc_id 4\): field 'acc' is 0.0, but the argmax"):
         llm.read_lm_eval(path)
     assert llm.read_lm_eval(path, readouts="acc_norm").task.iloc[0] == "x"
+
+
+def test_lm_eval_several_targets(tmp_path):
+    rows = _mc_rows()[:3]
+    rows[2]["target"] = [0, 1]  # doc 2: the tie picks choice 0, now a gold
+    rows[2]["acc"] = 1.0
+    rows[2]["acc_norm"] = 1.0
+    path = tmp_path / "s.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    df = llm.read_lm_eval(path)
+    assert df[df.item_id == "2"].correct.all()
+    rows[2]["target"] = []
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    with pytest.raises(ValueError, match=r"line 3 \(doc_id 2\): field 'target' is an empty list"):
+        llm.read_lm_eval(path)
 
 
 def test_lm_eval_generated_answers_read_the_stated_confidence():

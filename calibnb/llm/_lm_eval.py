@@ -54,20 +54,31 @@ def _generated_text(doc: dict, where: Record) -> str:
     return cur
 
 
-def _gold_index(doc: dict, choices: list[str] | None, n: int, where: Record) -> int:
+def _gold_indices(doc: dict, choices: list[str] | None, n: int, where: Record) -> set[int]:
+    """The target choice(s): an index, a digit string, a choice's text, or a list of indices (several golds)."""
     target = get(doc, "target", where)
-    if isinstance(target, bool):
-        raise where.error("target", "must be a choice index or a choice's text; got a bool.")
-    if isinstance(target, (int, float)) or (isinstance(target, str) and target.strip().isdigit()):
-        idx = int(float(target))
-        if not 0 <= idx < n:
-            raise where.error("target", f"is choice {idx}, but the document has {n} choices.")
-        return idx
-    if isinstance(target, str) and choices is not None:
-        matches = [i for i, c in enumerate(choices) if c.strip() == target.strip()]
-        if len(matches) == 1:
-            return matches[0]
-    raise where.error("target", f"must be a choice index (0..{n - 1}) or the text of one choice; got {target!r}.")
+    targets = target if isinstance(target, list) else [target]
+    if not targets:
+        raise where.error("target", "is an empty list.")
+    out = set()
+    for t in targets:
+        if isinstance(t, bool):
+            raise where.error("target", "must be a choice index or a choice's text; got a bool.")
+        if isinstance(t, (int, float)) or (isinstance(t, str) and t.strip().isdigit()):
+            if float(t) != int(float(t)):
+                raise where.error("target", f"must be a whole choice index; got {t!r}.")
+            idx = int(float(t))
+            if not 0 <= idx < n:
+                raise where.error("target", f"is choice {idx}, but the document has {n} choices.")
+            out.add(idx)
+            continue
+        if isinstance(t, str) and choices is not None:
+            matches = [i for i, c in enumerate(choices) if c.strip() == t.strip()]
+            if len(matches) == 1:
+                out.add(matches[0])
+                continue
+        raise where.error("target", f"must be a choice index (0..{n - 1}) or the text of one choice; got {t!r}.")
+    return out
 
 
 def read_lm_eval(source, *, model: str = "", task: str | None = None, context: str = "",
@@ -82,10 +93,13 @@ def read_lm_eval(source, *, model: str = "", task: str | None = None, context: s
       is_greedy]``): confidence ``mc-softmax``, the softmax of the choices'
       log-likelihoods at the harness's answer (readout ``acc``), or of the
       log-likelihoods divided by each continuation's length in characters
-      (readout ``acc_norm``, the harness's normalisation). The answer is the
-      argmax (the first on ties, as the harness's ``np.argmax``); it is
-      correct when it is the ``target`` choice, which is checked against the
-      logged ``acc``/``acc_norm`` (a disagreement is an error).
+      (readout ``acc_norm``, the harness's normalisation; the length is that
+      of the logged continuation ``arguments.*.arg_1`` without its leading
+      white space, the harness's default ``target_delimiter``). The answer is
+      the argmax (the first on ties, as the harness's ``np.argmax``); it is
+      correct when it is a ``target`` choice (an index, a choice's text, or a
+      list of indices), which is checked against the logged
+      ``acc``/``acc_norm`` (a disagreement is an error).
     * **Generated answers** (``filtered_resps`` = one text): the harness logs
       no probability, so the confidence is the one the text states
       (``verbalized``, parsed as :func:`calibnb.llm.read_verbalized` does);
@@ -136,24 +150,26 @@ def read_lm_eval(source, *, model: str = "", task: str | None = None, context: s
         if ll is not None:
             n = ll.shape[0]
             choices = _choice_strings(doc, n, where)
-            gold = _gold_index(doc, choices, n, where)
+            gold = _gold_indices(doc, choices, n, where)
             for r in readouts:
                 if r == "acc_norm" and choices is None:
                     if explicit:
                         raise where.error("arguments", "does not hold each choice's text, needed for acc_norm.")
                     continue
-                if r == "acc_norm" and any(len(c) == 0 for c in choices):
+                # the harness divides by len(choice); the logged continuation is target_delimiter + choice
+                lengths = np.array([len(c.lstrip()) for c in choices]) if choices is not None else None
+                if r == "acc_norm" and (lengths == 0).any():
                     raise where.error("arguments", "holds an empty choice: acc_norm divides by its length.")
-                score = ll / np.array([len(c) for c in choices]) if r == "acc_norm" else ll
+                score = ll / lengths if r == "acc_norm" else ll
                 p = np.exp(score - score.max())
                 p /= p.sum()
                 pred = int(np.argmax(score))
-                correct = pred == gold
+                correct = pred in gold
                 if r in doc and doc[r] is not None:
                     logged = correctness(doc[r], r, where)
                     if logged != correct:
                         raise where.error(r, f"is {doc[r]!r}, but the argmax of the log-likelihoods is choice "
-                                             f"{pred} and the target is {gold}.")
+                                             f"{pred} and the target is {sorted(gold) if len(gold) > 1 else next(iter(gold))}.")
                 answer = choices[pred].strip() if choices is not None else str(pred)
                 rows.append(dict(base, answer=answer, confidence=float(p[pred]), correct=correct,
                                  confidence_source="mc-softmax", readout=_READOUT_TEXT[r],

@@ -127,7 +127,8 @@ MC = [
 
 
 def _acc_norm_pred(choices, ll):
-    norm = [x / len(c) for c, x in zip(choices, ll)]
+    # the harness divides by len(choice), without the " " target delimiter of the logged continuation
+    norm = [x / len(c.strip()) for c, x in zip(choices, ll)]
     return max(range(len(norm)), key=lambda i: (norm[i], -i))
 
 
