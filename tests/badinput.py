@@ -252,7 +252,7 @@ GENERATORS: dict[str, Gen] = {
     "answer": _g("any", "The Beatles"),
     "gold": _g("opaque", ["Beatles", "the beatles"]),
     "table": _g("opaque", lambda: pd.DataFrame({"confidence": D["conf"], "correct": D["correct"],
-                                                "confidence_source": "verbalized", "readout": "r"})),
+                                                "confidence_source": "verbalized"})),
 }
 
 #: Refinements for one callable (``"qualname:param"``), where a name means something else there.

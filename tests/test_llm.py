@@ -52,7 +52,10 @@ def test_every_reader_returns_the_documented_columns(path, fmt, options):
     assert set(df["scored_answer"]) <= {"generated", "supplied"}
     assert set(df["scale"]) <= {"logprob", "0-1", "0-100"}
     assert (df["readout"].str.len() > 0).all() and (df["record"].str.len() > 0).all()
-    assert not df.duplicated(["item_id", "confidence_source", "readout"]).any()
+    # one confidence per item and source: the sources pair on the same items (as the audit needs)
+    assert not df.duplicated(["item_id", "model", "task", "confidence_source"]).any()
+    for conf, correct in llm.by_source(df).values():
+        assert conf.shape == correct.shape == (df["item_id"].nunique(),)
     # 20 items per fixture (6 in the n = 3 sampling file)
     assert df["item_id"].nunique() == (6 if "vllm" in path else 20)
     # no machine path in the provenance columns
@@ -175,16 +178,16 @@ def test_lm_eval_acc_and_acc_norm_by_hand():
         for readout, score in (("acc", ll), ("acc_norm", ll / np.array([len(c.strip()) for c in choices]))):
             p = np.exp(score) / np.exp(score).sum()
             pred = int(np.flatnonzero(score == score.max())[0])  # first of ties
-            row = df[(df.item_id == str(r["doc_id"])) & df.readout.str.startswith(f"lm-eval: softmax") &
-                     df.readout.str.contains("per character" if readout == "acc_norm" else "summed")].iloc[0]
+            source = "mc-softmax-norm" if readout == "acc_norm" else "mc-softmax"
+            row = _one(df, str(r["doc_id"]), source)
             assert row.confidence == pytest.approx(p[pred])
             assert row.correct == (pred == r["target"]) == bool(r[readout])
             assert row.answer == choices[pred].strip()
     # the ties by hand: doc 2 (-2, -2, -3, -3): 1 / (2 + 2/e), choice 0 taken, target 1
-    row = df[(df.item_id == "2") & df.readout.str.contains("summed")].iloc[0]
+    row = _one(df, "2", "mc-softmax")
     assert row.confidence == pytest.approx(1 / (2 + 2 / math.e)) and not row.correct and row.answer == "red"
     # doc 17: four equal log-likelihoods -> 1/4
-    row = df[(df.item_id == "17") & df.readout.str.contains("summed")].iloc[0]
+    row = _one(df, "17", "mc-softmax")
     assert row.confidence == pytest.approx(0.25) and not row.correct
 
 
@@ -356,11 +359,11 @@ def test_by_source_splits_the_table_per_source():
     df = llm.read_log(DATA / "inspect_trivia.json", format="inspect",
                       confidence_sources=["sequence-probability", "verbalized"])
     parts = llm.by_source(df)
-    assert [k[0] for k in parts] == ["sequence-probability", "verbalized"]
+    assert list(parts) == ["sequence-probability", "verbalized"]
     for conf, correct in parts.values():
         assert conf.shape == correct.shape == (20,)
-    with pytest.raises(ValueError, match="no column 'readout'"):
-        llm.by_source(df.drop(columns="readout"))
+    with pytest.raises(ValueError, match="no column 'confidence_source'"):
+        llm.by_source(df.drop(columns="confidence_source"))
 
 
 def test_exact_match_normalisation():

@@ -84,8 +84,9 @@ def read_log(source, *, format: str, **options):
             against gold answers);
         ``confidence_source`` (str)
             one of :data:`CONFIDENCE_SOURCES`: ``mc-softmax``,
-            ``sequence-probability``, ``mean-token-logprob``, ``min-token``,
-            ``first-token``, ``verbalized``, ``p-true``, ``sample-agreement``;
+            ``mc-softmax-norm``, ``sequence-probability``,
+            ``mean-token-logprob``, ``min-token``, ``first-token``,
+            ``verbalized``, ``p-true``, ``sample-agreement``;
         ``readout`` (str)
             how the number was read out of the log (fields and transform);
         ``scored_answer`` (str)
@@ -98,7 +99,10 @@ def read_log(source, *, format: str, **options):
         ``record`` (str)
             where in the file the row came from (``file line 7 (item q7)``).
 
-        ``df.attrs["dropped"]`` lists records dropped with ``on_missing="drop"``.
+        ``item_id``, ``model``, ``task`` and ``confidence_source`` identify a
+        row (one confidence per item and source), so the sources of one table
+        pair on the same items. ``df.attrs["dropped"]`` lists records dropped
+        with ``on_missing="drop"``.
 
     Examples
     --------
@@ -117,24 +121,25 @@ def read_log(source, *, format: str, **options):
 
 
 def by_source(table):
-    """``{(confidence_source, readout): (conf, correct)}`` of a table from :func:`read_log`, in table order.
+    """``{confidence_source: (conf, correct)}`` of a table from :func:`read_log`, in table order.
 
-    The arrays for calibnb's metrics, one pair per confidence source.
+    The arrays for calibnb's metrics, one pair per confidence source (each
+    source's rows in the table's item order).
 
     >>> import pandas as pd
     >>> t = pd.DataFrame({"confidence": [0.9, 0.4], "correct": [True, False],
-    ...                   "confidence_source": ["verbalized"] * 2, "readout": ["r"] * 2})
+    ...                   "confidence_source": ["verbalized"] * 2})
     >>> {k: (c.tolist(), y.tolist()) for k, (c, y) in by_source(t).items()}
-    {('verbalized', 'r'): ([0.9, 0.4], [True, False])}
+    {'verbalized': ([0.9, 0.4], [True, False])}
     """
     import pandas as pd
 
     if not isinstance(table, pd.DataFrame):
         raise TypeError(f"table must be a DataFrame from calibnb.llm.read_log; got {type(table).__name__}.")
-    missing = [c for c in ("confidence", "correct", "confidence_source", "readout") if c not in table.columns]
+    missing = [c for c in ("confidence", "correct", "confidence_source") if c not in table.columns]
     if missing:
         raise ValueError(f"table has no column {missing[0]!r} (a table from calibnb.llm.read_log has it).")
     out = {}
-    for key, g in table.groupby(["confidence_source", "readout"], sort=False):
-        out[key] = (g["confidence"].to_numpy(dtype=float), g["correct"].to_numpy(dtype=bool))
+    for key, g in table.groupby("confidence_source", sort=False):
+        out[str(key)] = (g["confidence"].to_numpy(dtype=float), g["correct"].to_numpy(dtype=bool))
     return out

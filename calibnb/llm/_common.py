@@ -28,6 +28,7 @@ COLUMNS = (
 #: The confidence sources a reader may report (column ``confidence_source``).
 CONFIDENCE_SOURCES = {
     "mc-softmax": "softmax over the answer choices' log-likelihoods; the confidence of the highest",
+    "mc-softmax-norm": "the same with each log-likelihood divided by its choice's length (lm-eval's acc_norm)",
     "sequence-probability": "probability of the whole generated answer: exp(sum of its token log-probabilities)",
     "mean-token-logprob": "exp(mean token log-probability) of the generated answer (its geometric-mean token probability)",
     "min-token": "probability of the least likely token of the generated answer",
@@ -263,8 +264,8 @@ def frame(rows: list[dict], *, what: str, dropped: Dropped | None = None):
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         raise ValueError(f"{df['record'].iloc[i]}: confidence {conf[i]!r} is outside [0, 1].")
-    key = df[["item_id", "confidence_source", "readout"]]
-    dup = key.duplicated()
+    # (item_id, model, task, confidence_source) identifies a row: one confidence per item and source
+    dup = df[["item_id", "model", "task", "confidence_source"]].astype(str).duplicated()
     if dup.any():
         i = int(np.flatnonzero(dup.to_numpy())[0])
         raise ValueError(f"{df['record'].iloc[i]}: item_id {df['item_id'].iloc[i]!r} appears twice "

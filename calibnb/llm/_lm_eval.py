@@ -91,9 +91,10 @@ def read_lm_eval(source, *, model: str = "", task: str | None = None, context: s
 
     * **Multiple choice** (``filtered_resps`` = per-choice ``[loglik,
       is_greedy]``): confidence ``mc-softmax``, the softmax of the choices'
-      log-likelihoods at the harness's answer (readout ``acc``), or of the
-      log-likelihoods divided by each continuation's length in characters
-      (readout ``acc_norm``, the harness's normalisation; the length is that
+      log-likelihoods at the harness's answer (readout ``acc``), and
+      ``mc-softmax-norm``, the softmax of the log-likelihoods divided by each
+      choice's length in characters (readout ``acc_norm``, the harness's
+      normalisation; the length is that
       of the logged continuation ``arguments.*.arg_1`` without its leading
       white space, the harness's default ``target_delimiter``). The answer is
       the argmax (the first on ties, as the harness's ``np.argmax``); it is
@@ -172,7 +173,8 @@ def read_lm_eval(source, *, model: str = "", task: str | None = None, context: s
                                              f"{pred} and the target is {sorted(gold) if len(gold) > 1 else next(iter(gold))}.")
                 answer = choices[pred].strip() if choices is not None else str(pred)
                 rows.append(dict(base, answer=answer, confidence=float(p[pred]), correct=correct,
-                                 confidence_source="mc-softmax", readout=_READOUT_TEXT[r],
+                                 confidence_source="mc-softmax-norm" if r == "acc_norm" else "mc-softmax",
+                                 readout=_READOUT_TEXT[r],
                                  scored_answer="supplied", scale="logprob"))
         else:
             text = _generated_text(doc, where)
