@@ -35,6 +35,7 @@ def _one(df, item, source):
     ("openai_chat.jsonl", "openai", {}),
     ("vllm_completions_n3.jsonl", "openai", {}),
     ("openai_p_true.jsonl", "openai", {"confidence_sources": "p-true"}),
+    ("llamacpp_completion.jsonl", "openai", {}),
     (MC_FILE.name, "lm-eval", {}),
     (GEN_FILE.name, "lm-eval", {}),
     ("helm_run", "helm", {}),
@@ -99,6 +100,24 @@ def test_openai_legacy_completions_and_sample_agreement():
     assert _one(df, "q01", "first-token").answer == "Paris"  # leading space of the legacy text stripped
     only = llm.read_openai(DATA / "vllm_completions_n3.jsonl", confidence_sources="min-token")
     assert set(only.confidence_source) == {"min-token"}
+
+
+def test_llama_cpp_native_completions_equal_the_chat_log():
+    native = llm.read_openai(DATA / "llamacpp_completion.jsonl")
+    chat = llm.read_openai(DATA / "openai_chat.jsonl")
+    cols = ["item_id", "answer", "confidence", "correct", "confidence_source"]
+    pd.testing.assert_frame_equal(native[cols], chat[cols], check_exact=False, rtol=1e-12)
+    assert set(native.model) == {"llama-3-8b-instruct.Q4_K_M.gguf"}
+    assert native.readout.str.contains("completion_probabilities").all()
+
+
+def test_llama_cpp_bad_probability(tmp_path):
+    line = json.loads((DATA / "llamacpp_completion.jsonl").read_text().splitlines()[1])
+    line["response"]["completion_probabilities"][0]["prob"] = 1.5
+    (tmp_path / "l.jsonl").write_text(json.dumps(line))
+    with pytest.raises(ValueError, match=r"line 1 \(item q02\): field 'completion_probabilities.0.prob' must be a "
+                                         r"probability"):
+        llm.read_openai(tmp_path / "l.jsonl")
 
 
 def test_openai_gold_mapping_overrides_nothing_but_scores():

@@ -51,8 +51,46 @@ def _response(obj: dict, where: Record) -> tuple[str | None, dict]:
             raise where.error("error", f"is set: the request failed ({obj['error']!r}).")
         return obj.get("custom_id"), get(obj, "response.body", where, types=dict)
     if "response" in obj:
-        return None, get(obj, "response", where, types=dict)
-    return None, obj
+        resp = get(obj, "response", where, types=dict)
+    else:
+        resp = obj
+    if "completion_probabilities" in resp and "choices" not in resp:  # llama.cpp's native /completion
+        resp = {"model": resp.get("model", ""), "id": resp.get("id"),
+                "choices": [{"text": get(resp, "content", where, types=str),
+                             "llama_cpp_probabilities": resp["completion_probabilities"]}]}
+    return None, resp
+
+
+def _llama_cpp_logprobs(entries: Any, where: Record) -> list[float] | None:
+    """Token log-probabilities of llama.cpp's ``completion_probabilities`` (``logprob``, ``prob`` or the
+    older ``{"content", "probs": [{"tok_str", "prob"}]}``)."""
+    if not entries:
+        return None
+    if not isinstance(entries, list):
+        raise where.error("completion_probabilities", f"must be a list; got {type(entries).__name__}.")
+    out = []
+    for j, e in enumerate(entries):
+        field = f"completion_probabilities.{j}"
+        if not isinstance(e, dict):
+            raise where.error(field, f"must be an object; got {type(e).__name__}.")
+        if "logprob" in e:
+            out.append(logprob(e["logprob"], f"{field}.logprob", where))
+        elif "prob" in e:
+            out.append(_log_of_prob(e["prob"], f"{field}.prob", where))
+        elif "probs" in e and "content" in e:
+            match = [q for q in e["probs"] if isinstance(q, dict) and q.get("tok_str") == e["content"]]
+            if not match:
+                raise where.error(f"{field}.probs", f"does not list the generated token {e['content']!r}.")
+            out.append(_log_of_prob(match[0].get("prob"), f"{field}.probs.prob", where))
+        else:
+            raise where.error(field, "has no 'logprob', 'prob' or 'probs' of the generated token.")
+    return out
+
+
+def _log_of_prob(value: Any, field: str, where: Record) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= 1:
+        raise where.error(field, f"must be a probability in (0, 1]; got {value!r}.")
+    return math.log(value)
 
 
 def _choice_tokens(choice: dict, field: str, where: Record) -> tuple[str, list[float] | None]:
@@ -67,6 +105,8 @@ def _choice_tokens(choice: dict, field: str, where: Record) -> tuple[str, list[f
             return text, None
         return text, [logprob(get(t, "logprob", where), f"{field}.logprobs.content.{j}.logprob", where)
                       for j, t in enumerate(content)]
+    if "llama_cpp_probabilities" in choice:
+        return get(choice, "text", where, types=str), _llama_cpp_logprobs(choice["llama_cpp_probabilities"], where)
     if "text" in choice:  # legacy completion (vLLM /v1/completions, Codex)
         text = get(choice, "text", where, types=str)
         lp = choice.get("logprobs")
@@ -91,6 +131,9 @@ def read_openai(source, *, gold=None, model: str | None = None, task: str = "", 
       servers of vLLM and llama.cpp;
     * a legacy completion (``choices[i].text`` with ``choices[i].logprobs.
       token_logprobs``; vLLM's ``/v1/completions``);
+    * llama.cpp's native ``/completion`` response (``content`` with
+      ``completion_probabilities``: per token ``logprob``, or ``prob`` with
+      ``post_sampling_probs``, or the older ``{"content", "probs"}``);
     * a Batch API output line ``{"custom_id", "response": {"body": <completion>}, "error"}``;
     * ``{"item_id", "response": <completion>, "gold": str | [str], "correct": 0/1}``
       (``gold`` and ``correct`` optional);
@@ -201,7 +244,8 @@ def read_openai(source, *, gold=None, model: str | None = None, task: str = "", 
                 raise exc
             dropped.add(exc)
             continue
-        field = "choices[0].logprobs.content" if "message" in choices[0] else "choices[0].logprobs.token_logprobs"
+        field = ("choices[0].logprobs.content" if "message" in choices[0] else "completion_probabilities"
+                 if "llama_cpp_probabilities" in choices[0] else "choices[0].logprobs.token_logprobs")
         for s in wanted_tokens:
             rows.append(dict(base, confidence=token_confidences(tokens, [s])[s], confidence_source=s,
                              readout=f"openai: {TOKEN_READOUT[s]} of {field}", scale="logprob"))

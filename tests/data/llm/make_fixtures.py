@@ -98,6 +98,23 @@ def openai():
         rows.append({"item_id": item, "proposed_answer": "".join(t for t, _ in tokens), "gold": gold,
                      "response": body})
     write_jsonl("openai_p_true.jsonl", rows)
+    # llama.cpp's native /completion responses: per-token "logprob" (current), "prob" (post_sampling_probs)
+    # and the older {"content", "probs"} form, one item each in turn
+    rows = []
+    for i, (item, tokens, gold) in enumerate(QA):
+        if i % 3 == 0:
+            probs = [{"id": 100 + j, "token": t, "bytes": list(t.encode()), "logprob": lp,
+                      "top_logprobs": [{"id": 100 + j, "token": t, "logprob": lp}]} for j, (t, lp) in enumerate(tokens)]
+        elif i % 3 == 1:
+            probs = [{"id": 100 + j, "token": t, "prob": math.exp(lp),
+                      "top_probs": [{"id": 100 + j, "token": t, "prob": math.exp(lp)}]} for j, (t, lp) in enumerate(tokens)]
+        else:
+            probs = [{"content": t, "probs": [{"tok_str": "?", "prob": 0.001}, {"tok_str": t, "prob": math.exp(lp)}]}
+                     for t, lp in tokens]
+        rows.append({"item_id": item, "gold": gold, "response": {
+            "content": "".join(t for t, _ in tokens), "model": "llama-3-8b-instruct.Q4_K_M.gguf", "stop": True,
+            "stop_type": "eos", "tokens_predicted": len(tokens), "completion_probabilities": probs}})
+    write_jsonl("llamacpp_completion.jsonl", rows)
     (HERE / "openai_bad_malformed.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
