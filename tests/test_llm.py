@@ -340,6 +340,7 @@ def test_verbalized_missing_confidence_names_the_record():
     (["Confidence: 1", "Confidence: 50"], "0-100", [0.01, 0.5]),
     (["I'd say confidence is 0.7. Later: Confidence: 0.9"], "0-1", [0.9]),  # the last statement counts
     (["Confidence level: 60 %"], "auto", [0.6]),
+    (["**Confidence**: 85%", "**Confidence:** 40%", "My confidence is 70%"], "auto", [0.85, 0.4, 0.7]),
 ])
 def test_parse_verbalized_confidence(texts, scale, expected):
     assert_allclose(llm.parse_verbalized_confidence(texts, scale=scale), expected)

@@ -14,9 +14,10 @@ __all__ = [
     "check_pattern", "check_scale", "parse_one", "strip_statement", "resolve_scale",
 ]
 
-#: The default pattern: the last "Confidence: 85%", "confidence = 0.85", "Confidence level: 85 %" in a text
-#: (case-insensitive). Group ``value`` is the number, group ``percent`` the optional per-cent sign.
-DEFAULT_PATTERN = r"(?i)\bconfidence(?:\s+(?:level|score))?\s*(?:[:=]|is)\s*\**\s*(?P<value>\d+(?:\.\d+)?)\s*(?P<percent>%)?"
+#: The default pattern: the last "Confidence: 85%", "confidence = 0.85", "Confidence level: 85 %",
+#: "**Confidence**: 85%" in a text (case-insensitive). Group ``value`` is the number, group ``percent`` the optional per-cent sign.
+DEFAULT_PATTERN = (r"(?i)\bconfidence(?:\s+(?:level|score))?\**\s*(?:[:=]|is)\s*\**\s*"
+                   r"(?P<value>\d+(?:\.\d+)?)\s*(?P<percent>%)?")
 
 #: The default answer pattern: the rest of the last line starting "Answer:" (HLE's "Exact Answer:" too).
 DEFAULT_ANSWER_PATTERN = r"(?im)^\W*(?:exact\s+)?answer\s*:\s*(?P<answer>.*?)\s*$"
@@ -139,7 +140,7 @@ def parse_verbalized_confidence(texts, *, pattern=None, scale: str = "auto") -> 
     return np.array([c for c, _ in resolve_scale(parsed, scale)], dtype=np.float64)
 
 
-def _records(path, text_field: str):
+def _records(path):
     """(record, dict) of a JSON-lines file, a CSV file, or HLE's judged JSON ``{question_id: {...}}``."""
     suffix = path.suffix.lower()
     if suffix == ".csv":
@@ -218,7 +219,7 @@ def read_verbalized(source, *, pattern=None, scale: str = "auto", answer_pattern
     if gold is not None and not hasattr(gold, "get"):
         raise TypeError(f"gold must be a mapping of item id to gold answer(s); got {type(gold).__name__}.")
     pending = []
-    for where, rec in _records(path, text_field):
+    for where, rec in _records(path):
         item_id = rec.get("item_id", rec.get("id"))
         if item_id is None or item_id == "":
             raise where.error("item_id", "is missing.")
