@@ -72,7 +72,7 @@ from .reproduction import Claim, LedgerError, Reproduction, ReproductionError, l
 # --- notebook parameters (calibnb.validation) ---------------------------------
 from .validation import check_parameters  # noqa: E402
 
-# `calibnb.data`, `calibnb.widgets`, `calibnb.papers` and `calibnb.llm` are imported as submodules
+# `calibnb.data`, `calibnb.widgets` and `calibnb.papers` are imported as submodules
 # (`from calibnb import data`) so that importing calibnb stays light.
 
 __all__ = [

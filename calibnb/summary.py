@@ -29,8 +29,8 @@ from scipy import special
 from .metrics import (
     brier_top, classwise_ks, debiased_ece, ece, ent_ce, expected_label, hmr, human_distribution, ice, ks_error, macro_ce,
     majority_label, mce, ranking_risk, rank_cs, reliability_table, rewards, smooth_ece, top_r, within_top_r,
+    coverage_accuracy_area, rms_calibration_error, selective_accuracy,
 )
-from .metrics import coverage_accuracy_area, rms_calibration_error, selective_accuracy
 from .uncertainty import batch_axis, bootstrap_ci
 from .validation import (
     as_rng, check_choice, check_conf_correct, check_human, check_n_bins, check_positive_int, check_probs,
