@@ -34,9 +34,6 @@ from .metrics import (  # noqa: E402
     macro_ce_parts, majority_label, mce, nbr, rank_cs, ranking_risk, ranking_ties, reliability_table, rewards,
     scalar_mae, top_r, tvd, unli_inverse, unli_transform, within_top_r,
 )
-from .metrics import (  # noqa: E402
-    RiskCoverageCurve, coverage_accuracy_area, risk_coverage_curve, rms_calibration_error, selective_accuracy,
-)
 
 # --- sampling uncertainty (calibnb.uncertainty) -----------------------------
 from .uncertainty import (  # noqa: E402,F401
@@ -52,7 +49,6 @@ from .plots import (  # noqa: E402,F401
     HistogramData, KSGraphData, ReliabilityDiagramData, histogram_data, ks_graph_data, plot_histograms,
     plot_ks_graph, plot_reliability_diagram, probability_histograms, reliability_diagram_data,
 )
-from .plots import RiskCoverageData, plot_risk_coverage, risk_coverage_data  # noqa: E402,F401
 
 # --- calibrators (calibnb.calibrators, calibnb.training) ---------------------
 from .calibrators import (  # noqa: E402
@@ -61,6 +57,11 @@ from .calibrators import (  # noqa: E402
     majority_vote, pad_candidates, softmax, temperature_curve,
 )
 from .training import train_softmax_regression, training_dynamics  # noqa: E402
+# --- RMS calibration error and selective prediction (calibnb.metrics.selective; plots) ---
+from .metrics import (  # noqa: E402
+    RiskCoverageCurve, coverage_accuracy_area, risk_coverage_curve, rms_calibration_error, selective_accuracy,
+)
+from .plots import RiskCoverageData, plot_risk_coverage, risk_coverage_data  # noqa: E402,F401
 
 # --- mergeable statistics of large prediction streams (calibnb.stats) -------
 # (`calibnb.dask` is imported explicitly: importing calibnb never imports Dask.)
@@ -81,8 +82,6 @@ __all__ = [
     "rewards", "Rewards", "hmr", "brier_top", "ks_error", "ks_curves", "KSCurves", "auto_n_bins", "sweep_n_bins", "binomial_interval",
     # metrics: estimators beyond binned ECE
     "smooth_ece", "smooth_ece_bandwidth", "debiased_ece",
-    # metrics: RMS calibration error and selective prediction (language-model evaluations)
-    "rms_calibration_error", "risk_coverage_curve", "RiskCoverageCurve", "coverage_accuracy_area", "selective_accuracy",
     # sampling uncertainty: bootstrap intervals and calibration tests
     "BootstrapResult", "bootstrap_ci", "paired_bootstrap_ci", "batch_axis", "CalibrationTest",
     "spiegelhalter_test", "cumulative_ks_test",
@@ -99,13 +98,15 @@ __all__ = [
     "ReliabilityDiagramData", "reliability_diagram_data", "plot_reliability_diagram",
     "KSGraphData", "ks_graph_data", "plot_ks_graph",
     "HistogramData", "histogram_data", "probability_histograms", "plot_histograms",
-    "RiskCoverageData", "risk_coverage_data", "plot_risk_coverage",
     # calibrators
     "Calibrator", "NotFittedError", "CalibrationWarning", "calibration_scorer", "TemperatureScaling", "temperature_curve", "pad_candidates", "softmax",
     "SplineCalibrator", "VectorScaling", "PlattScaling", "IsotonicCalibrator", "HistogramBinning",
     "AverageBaseline", "BinaryBaseline", "CorrectnessClassifier", "ConsCal", "majority_vote",
     # training-time calibration (label smoothing) and checkpoints
     "train_softmax_regression", "training_dynamics",
+    # metrics: RMS calibration error and selective prediction (language-model evaluations), and their figure
+    "rms_calibration_error", "risk_coverage_curve", "RiskCoverageCurve", "coverage_accuracy_area", "selective_accuracy",
+    "RiskCoverageData", "risk_coverage_data", "plot_risk_coverage",
     # mergeable statistics of large prediction streams (calibnb.dask is imported on its own)
     "CalibrationStats",
     # reproduction record
