@@ -36,6 +36,7 @@ def _one(df, item, source):
     ("vllm_completions_n3.jsonl", "openai", {}),
     ("openai_p_true.jsonl", "openai", {"confidence_sources": "p-true"}),
     ("llamacpp_completion.jsonl", "openai", {}),
+    ("openai_chat_verbalized.jsonl", "openai", {"confidence_sources": ["mean-token-logprob", "verbalized"]}),
     (MC_FILE.name, "lm-eval", {}),
     (GEN_FILE.name, "lm-eval", {}),
     ("helm_run", "helm", {}),
@@ -118,6 +119,25 @@ def test_llama_cpp_bad_probability(tmp_path):
     with pytest.raises(ValueError, match=r"line 1 \(item q02\): field 'completion_probabilities.0.prob' must be a "
                                          r"probability"):
         llm.read_openai(tmp_path / "l.jsonl")
+
+
+def test_openai_stated_confidence_beside_the_token_readouts():
+    df = llm.read_openai(DATA / "openai_chat_verbalized.jsonl",
+                         confidence_sources=["sequence-probability", "min-token", "verbalized"])
+    chat = llm.read_openai(DATA / "openai_chat.jsonl", confidence_sources=["sequence-probability", "min-token"])
+    # the token read-outs use only the answer's tokens (before "\nConfidence: 90%"): the chat fixture's values
+    for source in ("sequence-probability", "min-token"):
+        a, b = df[df.confidence_source == source], chat[chat.confidence_source == source]
+        assert_allclose(a.confidence, b.confidence, rtol=1e-12)
+        assert a.answer.tolist() == b.answer.tolist() and a.correct.tolist() == b.correct.tolist()
+        assert a.readout.str.contains("before the stated confidence").all()
+    v = df[df.confidence_source == "verbalized"]
+    stated = [95, 90, 60, 80, 70, 85, 50, 50, 40, 30, 99, 90, 90, 75, 65, 88, 72, 20, 55, 97]
+    assert_allclose(v.confidence, np.array(stated) / 100) and set(v.scale) == {"0-100"}
+    assert v.answer.iloc[4] == "Ross Bagdasarian"
+    # without a statement in the text, asking for the verbalised confidence names the line
+    with pytest.raises(ValueError, match=r"line 1 \(item q01\): field 'choices.0 text' states no confidence"):
+        llm.read_openai(DATA / "openai_chat.jsonl", confidence_sources="verbalized")
 
 
 def test_openai_gold_mapping_overrides_nothing_but_scores():

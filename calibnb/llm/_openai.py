@@ -5,6 +5,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from ._verbalized import (
+    DEFAULT_ANSWER_PATTERN, answer_part, check_pattern, check_scale, parse_one, resolve_scale, statement_start,
+)
 from ._common import (
     TOKEN_READOUT, TOKEN_SOURCES, Dropped, Record, as_path, check_on_missing, check_sources, check_str, correctness,
     exact_match, frame, get, iter_jsonl, logprob, normalize_answer, token_confidences,
@@ -12,7 +15,7 @@ from ._common import (
 
 __all__ = ["read_openai"]
 
-_OPENAI_SOURCES = TOKEN_SOURCES + ("sample-agreement", "p-true")
+_OPENAI_SOURCES = TOKEN_SOURCES + ("sample-agreement", "verbalized", "p-true")
 _P_TRUE_TOKENS = (("true",), ("false",))
 
 
@@ -119,8 +122,42 @@ def _choice_tokens(choice: dict, field: str, where: Record) -> tuple[str, list[f
     raise where.error(field, "has neither 'message' (chat completion) nor 'text' (completion).")
 
 
+def _token_strings(choice: dict) -> list[str] | None:
+    """The generated tokens' text of one choice (chat ``content[j].token``, legacy ``logprobs.tokens``)."""
+    lp = choice.get("logprobs")
+    if not isinstance(lp, dict):
+        return None
+    if "message" in choice:
+        content = lp.get("content")
+        strs = [t.get("token") for t in content] if isinstance(content, list) else None
+    else:
+        strs = lp.get("tokens")
+    if not isinstance(strs, list) or not all(isinstance(t, str) for t in strs):
+        return None
+    return strs
+
+
+def _answer_tokens(raw: str, tokens: list[float], strs: list[str] | None, start: int, where: Record) -> list[float]:
+    """The log-probabilities of the tokens before the stated confidence (trailing white space dropped)."""
+    if strs is None or len(strs) != len(tokens) or "".join(strs) != raw:
+        raise where.error("choices.0.logprobs", "has token strings that do not spell the text, so the answer's "
+                          "tokens cannot be told from the stated confidence's.")
+    keep, pos = [], 0
+    for t, lp in zip(strs, tokens):
+        if pos >= start:
+            break
+        keep.append((t, lp))
+        pos += len(t)
+    while keep and not keep[-1][0].strip():
+        keep.pop()
+    if not keep:
+        raise where.error("choices.0.logprobs", "has no token before the stated confidence.")
+    return [lp for _, lp in keep]
+
+
 def read_openai(source, *, gold=None, model: str | None = None, task: str = "", context: str = "",
-                confidence_sources=None, on_missing: str = "raise", p_true_tokens=_P_TRUE_TOKENS):
+                confidence_sources=None, on_missing: str = "raise", p_true_tokens=_P_TRUE_TOKENS,
+                pattern=None, scale: str = "auto", answer_pattern=None):
     """Read OpenAI-style completions with log-probabilities into calibnb's tidy table.
 
     One JSON object per line, any of:
@@ -160,12 +197,17 @@ def read_openai(source, *, gold=None, model: str | None = None, task: str = "", 
         Provenance; ``model`` defaults to each response's ``model``.
     confidence_sources : str or list of str, optional
         Any of ``sequence-probability``, ``mean-token-logprob``, ``min-token``,
-        ``first-token``, ``sample-agreement``, or ``p-true`` (alone: a P(true)
+        ``first-token``, ``sample-agreement``, ``verbalized``, or ``p-true`` (alone: a P(true)
         log answers another question); default: the four token readouts
         (and ``sample-agreement`` when every line has several choices).
     on_missing : {"raise", "drop"}
         A response without log-probabilities: an error naming the line, or
         dropped with a warning (listed in ``df.attrs["dropped"]``).
+    pattern, scale, answer_pattern
+        For ``verbalized`` (a confidence the text states, "Confidence: 85%"),
+        as in :func:`calibnb.llm.read_verbalized`. With ``verbalized``, the
+        answer is the text without its statement (or the ``Answer:`` line),
+        and the token read-outs use only the tokens before the statement.
     p_true_tokens : (tuple of str, tuple of str)
         The "true" and "false" tokens of ``p-true`` (lower case), default
         ``(("true",), ("false",))``; e.g. ``(("a",), ("b",))`` for "(A) True (B) False".
@@ -191,6 +233,11 @@ def read_openai(source, *, gold=None, model: str | None = None, task: str = "", 
             or not all(isinstance(g, (tuple, list)) and g and all(isinstance(t, str) for t in g) for g in p_true_tokens)):
         raise TypeError("p_true_tokens must be two non-empty tuples of str: (true tokens, false tokens).")
     p_true_tokens = tuple(tuple(t.strip().lower() for t in g) for g in p_true_tokens)
+    pat = check_pattern(pattern)
+    ans_pat = check_pattern(answer_pattern, DEFAULT_ANSWER_PATTERN, "answer", "answer_pattern")
+    scale = check_scale(scale)
+    stated = "verbalized" in sources
+    pending = []
     lines = list(iter_jsonl(path))
     if not explicit and lines and all(len(_response(o, w)[1].get("choices") or []) > 1 for w, o in lines):
         sources = sources + ("sample-agreement",)
@@ -204,15 +251,19 @@ def read_openai(source, *, gold=None, model: str | None = None, task: str = "", 
         choices = get(resp, "choices", where, types=list)
         if not choices:
             raise where.error("choices", "is empty.")
-        texts, tokens = [], None
+        texts, tokens, raw = [], None, ""
         for i, ch in enumerate(choices):
             if not isinstance(ch, dict):
                 raise where.error(f"choices.{i}", f"must be an object; got {type(ch).__name__}.")
             text, lp = _choice_tokens(ch, f"choices.{i}", where)
-            texts.append(text.strip())
+            texts.append(answer_part(text, pat, ans_pat) if stated else text.strip())
             if i == 0:
-                tokens = lp
+                tokens, raw = lp, text
         answer = texts[0]
+        if stated:
+            value, percent = parse_one(raw, pat, where, "choices.0 text")
+            if tokens is not None and any(x in TOKEN_SOURCES for x in sources):
+                tokens = _answer_tokens(raw, tokens, _token_strings(choices[0]), statement_start(raw, pat), where)
         if sources == ("p-true",):
             answer = get(obj, "proposed_answer", where, types=str).strip()
         if "correct" in obj:
@@ -244,8 +295,13 @@ def read_openai(source, *, gold=None, model: str | None = None, task: str = "", 
                 raise exc
             dropped.add(exc)
             continue
+        if stated:
+            pending.append((dict(base, confidence_source="verbalized",
+                                 readout=f"openai: last match of {pat.pattern!r} in choices[0]'s text"), value, percent))
         field = ("choices[0].logprobs.content" if "message" in choices[0] else "completion_probabilities"
                  if "llama_cpp_probabilities" in choices[0] else "choices[0].logprobs.token_logprobs")
+        if stated:
+            field += " (the tokens before the stated confidence)"
         for s in wanted_tokens:
             rows.append(dict(base, confidence=token_confidences(tokens, [s])[s], confidence_source=s,
                              readout=f"openai: {TOKEN_READOUT[s]} of {field}", scale="logprob"))
@@ -257,4 +313,7 @@ def read_openai(source, *, gold=None, model: str | None = None, task: str = "", 
             rows.append(dict(base, confidence=agree, confidence_source="sample-agreement",
                              readout=f"openai: share of the {len(texts)} choices equal to choices[0] (normalised)",
                              scale="0-1"))
+    if pending:
+        resolved = resolve_scale([(v, pc, row["record"]) for row, v, pc in pending], scale)
+        rows += [dict(row, confidence=c, scale=label) for (row, _, _), (c, label) in zip(pending, resolved)]
     return frame(rows, what=path.name, dropped=dropped)

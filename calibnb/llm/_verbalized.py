@@ -11,7 +11,7 @@ from ._common import Record, as_path, check_str, correctness, exact_match, frame
 
 __all__ = [
     "read_verbalized", "parse_verbalized_confidence", "DEFAULT_PATTERN", "DEFAULT_ANSWER_PATTERN",
-    "check_pattern", "check_scale", "parse_one", "strip_statement", "resolve_scale",
+    "check_pattern", "check_scale", "parse_one", "strip_statement", "statement_start", "answer_part", "resolve_scale",
 ]
 
 #: The default pattern: the last "Confidence: 85%", "confidence = 0.85", "Confidence level: 85 %",
@@ -58,6 +58,22 @@ def strip_statement(text: str, pattern: re.Pattern) -> str:
         return text.strip()
     m = matches[-1]
     return (text[:m.start()] + text[m.end():]).strip()
+
+
+def statement_start(text: str, pattern: re.Pattern) -> int | None:
+    """Where the last confidence statement in ``text`` starts (None without one)."""
+    matches = list(pattern.finditer(text))
+    return matches[-1].start() if matches else None
+
+
+def answer_part(text: str, pattern: re.Pattern, answer_pattern: re.Pattern) -> str:
+    """The answer in a text that states a confidence: the last ``answer_pattern`` match, else the text
+    without its confidence statement."""
+    found = list(answer_pattern.finditer(text))
+    if found:
+        m = found[-1]
+        return (m.group("answer") if "answer" in answer_pattern.groupindex else m.group(1)).strip()
+    return strip_statement(text, pattern)
 
 
 def _parse(text, pattern, where, field):
@@ -228,9 +244,7 @@ def read_verbalized(source, *, pattern=None, scale: str = "auto", answer_pattern
         value, percent = parse_one(text, pat, where, text_field)
         answer = rec.get("answer")
         if not isinstance(answer, str) or not answer:
-            found = list(ans.finditer(text))
-            answer = (found[-1].group("answer") if "answer" in ans.groupindex else found[-1].group(1)) if found \
-                else strip_statement(text, pat)
+            answer = answer_part(text, pat, ans)
         if "correct" in rec and rec["correct"] not in (None, ""):
             correct = correctness(rec["correct"], "correct", where)
         else:

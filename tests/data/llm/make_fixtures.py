@@ -115,6 +115,14 @@ def openai():
             "content": "".join(t for t, _ in tokens), "model": "llama-3-8b-instruct.Q4_K_M.gguf", "stop": True,
             "stop_type": "eos", "tokens_predicted": len(tokens), "completion_probabilities": probs}})
     write_jsonl("llamacpp_completion.jsonl", rows)
+    # chat answers that also state a confidence: the answer's tokens are the chat fixture's, then the statement
+    stated = [95, 90, 60, 80, 70, 85, 50, 50, 40, 30, 99, 90, 90, 75, 65, 88, 72, 20, 55, 97]
+    rows = []
+    for i, ((item, tokens, gold), c) in enumerate(zip(QA, stated)):
+        statement = [("\n", -0.02), ("Confidence", -0.01), (":", -0.001), (" ", -0.001), (str(c), -1.3), ("%", -0.05)]
+        body = chat(item, tokens + statement, i)
+        rows.append({"item_id": item, "gold": gold, "response": body})
+    write_jsonl("openai_chat_verbalized.jsonl", rows)
     (HERE / "openai_bad_malformed.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
