@@ -353,6 +353,31 @@ def test_verbalized_missing_confidence_names_the_record():
         llm.read_verbalized(DATA / "verbalized_bad_no_confidence.jsonl")
 
 
+def _chat_line(tokens, item_id="a", gold="Paris"):
+    text = "".join(t for t, _ in tokens)
+    content = [{"token": t, "logprob": lp, "top_logprobs": []} for t, lp in tokens]
+    return json.dumps({"item_id": item_id, "gold": gold, "response": {"model": "m", "choices": [
+        {"message": {"content": text}, "logprobs": {"content": content}}]}}) + "\n"
+
+
+def test_openai_stated_confidence_token_with_leading_space_is_not_the_answers(tmp_path):
+    # regression: " Confidence" starts (with its space) before the statement's match; it was counted
+    # as an answer token, so sequence-probability was exp(-3.3) and min-token exp(-3.0)
+    tokens = [("Paris", -0.1), (".", -0.2), (" Confidence", -3.0), (":", -0.01), (" ", -0.01), ("90", -1.0),
+              ("%", -0.01)]
+    (tmp_path / "l.jsonl").write_text(_chat_line(tokens))
+    df = llm.read_openai(tmp_path / "l.jsonl", confidence_sources=["sequence-probability", "min-token", "verbalized"])
+    conf = dict(zip(df.confidence_source, df.confidence))
+    assert_allclose([conf["sequence-probability"], conf["min-token"], conf["verbalized"]],
+                    [np.exp(-0.3), np.exp(-0.2), 0.9], rtol=1e-12)
+    # a token holding answer text and the statement cannot be split: an error naming line and token
+    tokens = [("Paris", -0.1), (". Confidence", -3.0), (": 90%", -0.5)]
+    (tmp_path / "s.jsonl").write_text(_chat_line(tokens))
+    with pytest.raises(ValueError, match=r"line 1 \(item a\): field 'choices.0.logprobs' token 1 \('. Confidence'\) "
+                                         r"spans the answer"):
+        llm.read_openai(tmp_path / "s.jsonl", confidence_sources=["sequence-probability", "verbalized"])
+
+
 @pytest.mark.parametrize("texts, scale, expected", [
     (["Confidence: 85%", "confidence = 0.3"], "auto", [0.85, 0.3]),
     (["Confidence: 85", "Confidence: 1"], "auto", [0.85, 0.01]),       # one bare value > 1: the file is 0-100

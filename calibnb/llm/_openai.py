@@ -143,8 +143,13 @@ def _answer_tokens(raw: str, tokens: list[float], strs: list[str] | None, start:
         raise where.error("choices.0.logprobs", "has token strings that do not spell the text, so the answer's "
                           "tokens cannot be told from the stated confidence's.")
     keep, pos = [], 0
-    for t, lp in zip(strs, tokens):
-        if pos >= start:
+    for j, (t, lp) in enumerate(zip(strs, tokens)):
+        if pos + len(t) > start:
+            # a token reaching into the statement (" Confidence") is not the answer's; one that also
+            # holds answer text cannot be split between the two
+            if t[:max(start - pos, 0)].strip():
+                raise where.error("choices.0.logprobs", f"token {j} ({t!r}) spans the answer and the "
+                                  "stated confidence, so its log-probability belongs to neither alone.")
             break
         keep.append((t, lp))
         pos += len(t)
