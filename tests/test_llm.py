@@ -391,6 +391,16 @@ def test_parse_verbalized_confidence(texts, scale, expected):
     assert_allclose(llm.parse_verbalized_confidence(texts, scale=scale), expected)
 
 
+def test_parse_verbalized_confidence_auto_refuses_a_fraction_among_percents():
+    # regression: "0.9" beside "90" was read silently as 0.9% (0.009)
+    with pytest.raises(ValueError, match=r"texts\[1\]: stated confidence 0.9 is a fraction, but other confidences "
+                                         r"exceed 1 \(per cent\): the scale is ambiguous"):
+        llm.parse_verbalized_confidence(["Confidence: 90", "Confidence: 0.9"])
+    assert_allclose(llm.parse_verbalized_confidence(["Confidence: 90", "Confidence: 0.9"], scale="0-100"), [0.9, 0.009])
+    assert_allclose(llm.parse_verbalized_confidence(["Confidence: 90", "Confidence: 0.9%"]), [0.9, 0.009])
+    assert_allclose(llm.parse_verbalized_confidence(["Confidence: 90", "Confidence: 0"]), [0.9, 0.0])
+
+
 def test_parse_verbalized_confidence_user_pattern_and_errors():
     out = llm.parse_verbalized_confidence(["(8/10)", "(3/10)"], pattern=r"\((?P<value>\d+)/10\)", scale="auto")
     assert_allclose(out, [0.08, 0.03])  # read on 0-100: a "/10" scale needs its own transform, stated here

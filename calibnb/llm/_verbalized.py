@@ -97,10 +97,18 @@ def resolve_scale(parsed: list[tuple[float, bool, str]], scale: str) -> list[tup
     """Confidences in [0, 1] and the scale each was read on, from (number, had '%', record).
 
     ``scale="auto"``: a number with '%' is per cent; the others are per cent
-    if any of them exceeds 1 (the file uses 0-100), else fractions (0-1).
+    if any of them exceeds 1 (the file uses 0-100), else fractions (0-1). A
+    bare number strictly between 0 and 1 in a file whose other bare numbers
+    exceed 1 is an error (0.9 could be 90% or 0.9%).
     """
     if scale == "auto":
         bare_percent = any(v > 1 for v, pc, _ in parsed if not pc)
+        if bare_percent:
+            # a bare fraction such as 0.9 among per-cent numbers is 90% or 0.9%: refuse to guess
+            odd = next(((v, w) for v, pc, w in parsed if not pc and 0 < v < 1), None)
+            if odd is not None:
+                raise ValueError(f"{odd[1]}: stated confidence {odd[0]:g} is a fraction, but other confidences "
+                                 "exceed 1 (per cent): the scale is ambiguous; pass scale='0-100' or '0-1'.")
     out = []
     for value, percent, where in parsed:
         on_100 = percent or (scale == "0-100") or (scale == "auto" and bare_percent)
@@ -121,7 +129,8 @@ def parse_verbalized_confidence(texts, *, pattern=None, scale: str = "auto") -> 
     ``value``, else the first group); a ``%`` after it (group ``percent``)
     marks per cent. ``scale``: ``"0-100"`` (per cent), ``"0-1"`` (fractions),
     or ``"auto"``: '%' means per cent, and numbers without it are per cent if
-    any of them exceeds 1, else fractions. The default pattern is
+    any of them exceeds 1, else fractions (a bare number between 0 and 1
+    beside such per-cent numbers is an error: pass ``scale``). The default pattern is
     :data:`calibnb.llm.DEFAULT_PATTERN`, e.g. ``Confidence: 85%``.
 
     Parameters
