@@ -112,6 +112,17 @@ def test_llama_cpp_native_completions_equal_the_chat_log():
     assert native.readout.str.contains("completion_probabilities").all()
 
 
+def test_llama_cpp_post_sampling_probabilities_are_named_in_the_readout():
+    # regression: 'prob' (post_sampling_probs) and the older 'probs' are after the sampler chain, not the
+    # model's probabilities; the readout said only "exp(sum of token logprobs)" for all three forms
+    native = llm.read_openai(DATA / "llamacpp_completion.jsonl").set_index("item_id")
+    lines = [json.loads(x) for x in (DATA / "llamacpp_completion.jsonl").read_text().splitlines()]
+    for line in lines:
+        entry = line["response"]["completion_probabilities"][0]
+        readout = native.loc[[line["item_id"]], "readout"]
+        assert readout.str.contains("post-sampling").all() == ("logprob" not in entry)
+
+
 def test_llama_cpp_bad_probability(tmp_path):
     line = json.loads((DATA / "llamacpp_completion.jsonl").read_text().splitlines()[1])
     line["response"]["completion_probabilities"][0]["prob"] = 1.5

@@ -175,7 +175,9 @@ def read_openai(source, *, gold=None, model: str | None = None, task: str = "", 
       token_logprobs``; vLLM's ``/v1/completions``);
     * llama.cpp's native ``/completion`` response (``content`` with
       ``completion_probabilities``: per token ``logprob``, or ``prob`` with
-      ``post_sampling_probs``, or the older ``{"content", "probs"}``);
+      ``post_sampling_probs``, or the older ``{"content", "probs"}``; the last
+      two are probabilities after the server's sampler chain, not the model's,
+      and the ``readout`` says so);
     * a Batch API output line ``{"custom_id", "response": {"body": <completion>}, "error"}``;
     * ``{"item_id", "response": <completion>, "gold": str | [str], "correct": 0/1}``
       (``gold`` and ``correct`` optional);
@@ -305,6 +307,11 @@ def read_openai(source, *, gold=None, model: str | None = None, task: str = "", 
                                  readout=f"openai: last match of {pat.pattern!r} in choices[0]'s text"), value, percent))
         field = ("choices[0].logprobs.content" if "message" in choices[0] else "completion_probabilities"
                  if "llama_cpp_probabilities" in choices[0] else "choices[0].logprobs.token_logprobs")
+        if "llama_cpp_probabilities" in choices[0] and any(
+                isinstance(e, dict) and "logprob" not in e for e in choices[0]["llama_cpp_probabilities"]):
+            # 'prob' (post_sampling_probs) and the older 'probs' come after the sampler chain (temperature,
+            # top-k/top-p): not the model's own token probabilities; say so in the readout
+            field += " (post-sampling probabilities, after the server's sampler chain)"
         if stated:
             field += " (the tokens before the stated confidence)"
         for s in wanted_tokens:
