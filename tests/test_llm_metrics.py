@@ -72,6 +72,32 @@ def test_rms_properties_and_debiased_form():
                       for s in (slice(0, 100), slice(100, 200)))))
 
 
+def test_rms_mass_bins_and_hle_calib_err_differ_by_its_last_bin():
+    # HLE's calib_err (Hendrycks et al.'s calibration_tools) as published: bins of beta sorted answers, the
+    # remainder joined to the last, and a loop over range(len(bins) - 1) that leaves the last bin out
+    def hle_calib_err(confidence, correct, beta=100):
+        idx = np.argsort(confidence)
+        confidence, correct = confidence[idx], correct[idx]
+        bins = [[i * beta, (i + 1) * beta] for i in range(len(confidence) // beta)]
+        bins[-1] = [bins[-1][0], len(confidence)]
+        total = 0.0
+        for i in range(len(bins) - 1):
+            c, y = confidence[bins[i][0]:bins[i][1]], correct[bins[i][0]:bins[i][1]]
+            total += len(c) / len(confidence) * (np.mean(c) - np.mean(y)) ** 2
+        return math.sqrt(total)
+
+    rng = np.random.default_rng(6)
+    conf = rng.uniform(size=300)
+    correct = (rng.uniform(size=300) < conf ** 2).astype(float)
+    ours = cn.rms_calibration_error(conf, correct, n_bins=3, binning="mass")
+    idx = np.argsort(conf)
+    by_bin = [300 / 300 / 3 * (conf[idx][s].mean() - correct[idx][s].mean()) ** 2
+              for s in (slice(0, 100), slice(100, 200), slice(200, 300))]
+    assert ours == pytest.approx(math.sqrt(sum(by_bin)), rel=1e-12)
+    assert hle_calib_err(conf, correct) == pytest.approx(math.sqrt(sum(by_bin[:2])), rel=1e-12)
+    assert abs(ours - hle_calib_err(conf, correct)) > 1e-3  # the docstring's warning is not idle
+
+
 def test_rms_interval_by_bootstrap():
     rng = np.random.default_rng(4)
     conf = rng.uniform(0.5, 1, size=300)

@@ -75,8 +75,13 @@ def rms_calibration_error(conf, correct, *, n_bins: int = 10, binning: str = "wi
     of :func:`calibnb.ece`; empty bins are skipped). It weighs large gaps more
     than the ECE does (:math:`\\mathrm{ECE} \\le \\mathrm{RMSCE}` by Jensen's
     inequality) and is the calibration error Humanity's Last Exam reports for
-    verbalised confidence (Phan et al. 2025, with bins of 100 items: use
-    ``binning="mass"``). The plug-in value is biased upwards by about
+    verbalised confidence (Phan et al. 2025). HLE's ``calib_err`` (taken from
+    Hendrycks et al.'s ``calibration_tools``) sorts the answers into bins of
+    100 (the remainder joins the last bin) and its loop stops one bin early,
+    so the last, most confident bin is left out of its sum; ``binning="mass"``
+    with ``n_bins=N // 100`` gives the same bins when N is a multiple of 100
+    but counts every bin, so it does not reproduce HLE's printed numbers
+    exactly. The plug-in value is biased upwards by about
     :math:`\\sum_m \\bar y_m(1-\\bar y_m)/N`; ``debiased=True`` returns Kumar et
     al.'s estimator (:func:`calibnb.debiased_ece`, Definition 5.2), which
     subtracts that bias bin by bin. For an interval, bootstrap it:
