@@ -60,6 +60,11 @@ from .calibrators import (  # noqa: E402
     IsotonicCalibrator, NotFittedError, PlattScaling, SplineCalibrator, TemperatureScaling, VectorScaling,
     majority_vote, pad_candidates, softmax, temperature_curve,
 )
+# --- RMS calibration error and selective prediction (calibnb.metrics.selective; plots) ---
+from .metrics import (  # noqa: E402
+    RiskCoverageCurve, coverage_accuracy_area, risk_coverage_curve, rms_calibration_error, selective_accuracy,
+)
+from .plots import RiskCoverageData, plot_risk_coverage, risk_coverage_data  # noqa: E402,F401
 
 # --- mergeable statistics of large prediction streams (calibnb.scale.stats) -
 # (`calibnb.dask` is imported explicitly: importing calibnb never imports Dask.)
@@ -105,6 +110,9 @@ __all__ = [
     "Calibrator", "NotFittedError", "CalibrationWarning", "calibration_scorer", "TemperatureScaling", "temperature_curve", "pad_candidates", "softmax",
     "SplineCalibrator", "VectorScaling", "PlattScaling", "IsotonicCalibrator", "HistogramBinning",
     "AverageBaseline", "BinaryBaseline", "CorrectnessClassifier", "ConsCal", "majority_vote",
+    # metrics: RMS calibration error and selective prediction (language-model evaluations), and their figure
+    "rms_calibration_error", "risk_coverage_curve", "RiskCoverageCurve", "coverage_accuracy_area", "selective_accuracy",
+    "RiskCoverageData", "risk_coverage_data", "plot_risk_coverage",
     # mergeable statistics of large prediction streams (calibnb.dask is imported on its own)
     "CalibrationStats",
     # reproduction record

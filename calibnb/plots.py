@@ -10,6 +10,9 @@ inside the drawing functions, so ``import calibnb`` stays light.
 
 Figures covered:
 
+* risk-coverage (selective accuracy) curves of language-model confidences,
+  with the best curve the same answers allow: :func:`risk_coverage_data`,
+  :func:`plot_risk_coverage`;
 * reliability diagram with per-bin counts, in the classic form (accuracy bars,
   gap to mean confidence) or Si et al. 2022 Figure 1 form (each bucket's share
   of predictions split into correct and wrong, with the accuracy line):
@@ -46,6 +49,9 @@ from .validation import (
 )
 
 __all__ = [
+    "RiskCoverageData",
+    "risk_coverage_data",
+    "plot_risk_coverage",
     "ReliabilityDiagramData",
     "reliability_diagram_data",
     "plot_reliability_diagram",
@@ -511,6 +517,122 @@ def plot_ks_graph(data: KSGraphData, *, panel: str = "a", ax: Any = None) -> Any
     ax.set_xlabel(x_label)
     ax.set_ylabel(y_label)
     ax.legend(loc="upper left", fontsize="small")
+    return ax
+
+
+# --------------------------------------------------------------------------
+# Risk-coverage curve (selective prediction; Geifman & El-Yaniv 2017, HELM)
+# --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RiskCoverageData:
+    """What :func:`plot_risk_coverage` draws.
+
+    Attributes
+    ----------
+    coverage, selective_accuracy : ndarray (N,)
+        :func:`calibnb.risk_coverage_curve` of the confidences.
+    oracle_accuracy : ndarray (N,)
+        The curve of a confidence that ranks every right answer first: the
+        best any confidence can do with these answers.
+    accuracy : float
+        Overall accuracy (the curve's value at coverage 1).
+    area, oracle_area : float
+        :func:`calibnb.coverage_accuracy_area` of the curve and of the oracle.
+    label : str or None
+    """
+
+    coverage: np.ndarray
+    selective_accuracy: np.ndarray
+    oracle_accuracy: np.ndarray
+    accuracy: float
+    area: float
+    oracle_area: float
+    label: str | None = None
+
+
+def risk_coverage_data(conf: Any, correct: Any, *, ties: str = "average", label: str | None = None
+                       ) -> RiskCoverageData:
+    """Risk-coverage curve of ``conf`` with the oracle curve of the same answers.
+
+    Parameters
+    ----------
+    conf, correct : array-like of shape (N,)
+    ties : {"average", "order"}, default "average"
+        See :func:`calibnb.risk_coverage_curve`.
+    label : str, optional
+        Legend entry.
+
+    Returns
+    -------
+    RiskCoverageData
+
+    Examples
+    --------
+    >>> d = risk_coverage_data([0.9, 0.6, 0.8, 0.2], [1, 1, 0, 0])
+    >>> d.selective_accuracy.tolist(), d.oracle_accuracy.tolist()
+    ([1.0, 0.5, 0.6666666666666666, 0.5], [1.0, 1.0, 0.6666666666666666, 0.5])
+    """
+    from .metrics.selective import risk_coverage_curve
+
+    conf, correct = check_conf_correct(conf, correct)
+    if label is not None and not isinstance(label, str):
+        raise TypeError(f"label must be a str or None; got {type(label).__name__}.")
+    curve = risk_coverage_curve(conf, correct, ties=ties)
+    k = np.arange(1, conf.shape[0] + 1)
+    n_right = int(correct.sum())
+    oracle = np.minimum(k, n_right) / k
+    return RiskCoverageData(coverage=curve.coverage, selective_accuracy=curve.selective_accuracy,
+                            oracle_accuracy=oracle, accuracy=float(correct.mean()),
+                            area=float(curve.selective_accuracy.mean()), oracle_area=float(oracle.mean()),
+                            label=label)
+
+
+def plot_risk_coverage(data: RiskCoverageData, *, ax: Any = None, risk: bool = False, oracle: bool = True,
+                       color: Any = None) -> Any:
+    """Draw a risk-coverage curve from :func:`risk_coverage_data`.
+
+    Selective accuracy (or risk, ``risk=True``) against coverage, with the
+    overall accuracy as a dotted line and, when ``oracle``, the best curve the
+    same answers allow (dashed, grey). Call it again on the same ``ax`` to
+    compare confidence sources; the legend gives each curve's area.
+
+    Parameters
+    ----------
+    data : RiskCoverageData
+    ax : matplotlib.axes.Axes, optional
+    risk : bool, default False
+    oracle : bool, default True
+    color : matplotlib colour, optional
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The curve has ``gid="curve"``, the oracle ``gid="oracle"``, the
+        overall accuracy ``gid="accuracy"``.
+    """
+    if not isinstance(data, RiskCoverageData):
+        raise TypeError(f"data must be a RiskCoverageData (from risk_coverage_data); got {type(data).__name__}.")
+    risk = check_bool(risk, "risk")
+    oracle = check_bool(oracle, "oracle")
+    ax = _new_axes(ax)
+
+    def tr(y):
+        return 1.0 - np.asarray(y) if risk else y
+
+    name = data.label if data.label is not None else "confidence"
+    what = "risk" if risk else "accuracy"
+    ax.plot(data.coverage, tr(data.selective_accuracy), color=color, gid="curve",
+            label=f"{name} (area under accuracy {data.area:.3f})")
+    if oracle:
+        ax.plot(data.coverage, tr(data.oracle_accuracy), color="grey", linestyle="--", gid="oracle",
+                label=f"oracle ranking (area {data.oracle_area:.3f})")
+    ax.axhline(tr(data.accuracy), color="grey", linestyle=":", linewidth=1, gid="accuracy")
+    ax.set_xlim(0, 1)
+    ax.set_xlabel("coverage (share of answers kept, most confident first)")
+    ax.set_ylabel(f"selective {what}")
+    ax.legend(fontsize="small")
     return ax
 
 

@@ -248,6 +248,12 @@ GENERATORS: dict[str, Gen] = {
     "outcomes": _g("opaque", ["holds", "fails"]),
     "interval": _g("opaque", (0.1, 0.2)),
     "kind": _g("str", "range"),
+    # calibnb.llm
+    "texts": _g("opaque", ["Answer: Paris\nConfidence: 85%", "confidence = 0.3"]),
+    "answer": _g("any", "The Beatles"),
+    "gold": _g("opaque", ["Beatles", "the beatles"]),
+    "table": _g("opaque", lambda: pd.DataFrame({"confidence": D["conf"], "correct": D["correct"],
+                                                "confidence_source": "verbalized"})),
 }
 
 #: Refinements for one callable (``"qualname:param"``), where a name means something else there.
@@ -268,6 +274,8 @@ OVERRIDES: dict[str, Gen] = {
     "plot_reliability_diagram:data": _g("opaque", _sakai_data),
     "plot_corp_reliability:data": _g("opaque", lambda: importlib.import_module("calibnb.plots").corp_reliability_data(
         D["conf"], D["correct"], n_resamples=20, seed=0)),
+    "plot_risk_coverage:data": _g("opaque", lambda: importlib.import_module("calibnb.plots").risk_coverage_data(
+        D["conf"], D["correct"])),
     "plot_ks_graph:data": _g("opaque", lambda: importlib.import_module("calibnb.plots").ks_graph_data(D["conf"], D["correct"])),
     "plot_confidence_by_correctness:data": _g("opaque", lambda: importlib.import_module(
         "calibnb.plots").confidence_by_correctness_data(D["conf"], D["correct"])),

@@ -38,6 +38,9 @@ EXCLUDED = {
     "calibnb.papers.jiang2024.load_circa_examples": "reads a bundled CSV; tested in tests/test_annotation.py",
     "calibnb.papers.jiang2024.circa_examples_path": "a path, no arguments",
     "calibnb.papers.sakai2024.sakai_examples_path": "a path, no arguments",
+    # calibnb.llm readers: read a log file or folder; every bad record and field is tested in tests/test_llm.py
+    **{f"calibnb.llm.{n}": "reads a language-model log from a path; bad records/fields tested in tests/test_llm.py"
+       for n in ("read_log", "read_openai", "read_lm_eval", "read_helm", "read_inspect", "read_verbalized")},
     # the audit command: files, the notebook run, figures and report tables; run as subprocesses and on
     # written files in tests/test_audit.py (bad input exits 2 naming the column and the row)
     **{f"calibnb.apps.audit.{n}": "audit CLI / file reading / report rendering: tested in tests/test_audit.py" for n in (

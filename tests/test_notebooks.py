@@ -53,8 +53,9 @@ CLAIMS_DIR = NOTEBOOKS_DIR / "claims"
 
 
 # Notebooks that are not paper reproductions: no claims ledger, no claims; their results JSON is
-# checked only by their case file (00_audit_your_model writes audit.json, see calibnb.audit).
-NO_LEDGER = {"00_audit_your_model"}
+# checked only by their case file (00_audit_your_model writes audit.json, see calibnb.audit;
+# 07_llm_confidence is a methods notebook on LLM confidence that reproduces no paper's claim).
+NO_LEDGER = {"00_audit_your_model", "07_llm_confidence"}
 
 
 def ledger_path(stem: str) -> Path | None:

@@ -214,6 +214,8 @@ def test_notebook_records_against_its_ledger_only(path):
     The audit notebook (``00_``) reports on a user's model and has no paper claims."""
     if path.stem.startswith("00_"):
         pytest.skip("the audit notebook has no paper claims")
+    if path.stem == "07_llm_confidence":
+        pytest.skip("a methods notebook on LLM confidence that reproduces no paper's claim (no ledger)")
     code = "\n".join(c.source for c in _read(path).cells if c.cell_type == "code")
     assert f'Reproduction.from_ledger("claims/{path.stem}.yaml"' in code, \
         f"{path.name}: build the record with cn.Reproduction.from_ledger(\"claims/{path.stem}.yaml\", ...)"

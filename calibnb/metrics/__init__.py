@@ -8,6 +8,8 @@
 * :mod:`calibnb.metrics.loss_gain` -- calibration error as the cross-fitted loss gain of a recalibration.
 * :mod:`calibnb.metrics.multiclass` -- class probabilities and labels
   ``(probs, labels)``: top-r and within-top-r reductions, class-wise ECE, NBR.
+* :mod:`calibnb.metrics.selective` -- RMS calibration error and selective
+  prediction (risk-coverage curve, its area, accuracy at a coverage).
 * :mod:`calibnb.metrics.human` -- class probabilities against human vote counts
   ``(probs, human)``: DistCE, EntCE, RankCS, the class-wise CE of Jiang et al.
 * :mod:`calibnb.metrics.scalar` -- class probabilities against scalar labels.
@@ -19,7 +21,7 @@ fractions, not percentages.
 """
 
 # (import order = registration order of the metrics: calibnb.metrics.registry)
-from . import batch, binary, estimators, corp, loss_gain, multiclass, human, scalar, registry
+from . import batch, binary, estimators, selective, corp, loss_gain, multiclass, human, scalar, registry
 from .batch import *  # noqa: F401,F403
 from .binary import *  # noqa: F401,F403
 from .corp import *  # noqa: F401,F403
@@ -28,7 +30,9 @@ from .estimators import *  # noqa: F401,F403
 from .human import *  # noqa: F401,F403
 from .multiclass import *  # noqa: F401,F403
 from .scalar import *  # noqa: F401,F403
+from .selective import *  # noqa: F401,F403
 
 # Exactly the names of the modules, each once (tests/test_api.py checks).
 __all__ = [*batch.__all__, *binary.__all__, *estimators.__all__, *corp.__all__, *loss_gain.__all__, *multiclass.__all__,
-           *human.__all__, *scalar.__all__]
+           *human.__all__, *scalar.__all__,
+           *selective.__all__]
