@@ -7,7 +7,7 @@ one compiled pass over the data instead of the NumPy passes of
 :mod:`calibnb.metrics.binary` when :mod:`numba` is installed, the input has at
 least :data:`MIN_ROWS` items and ``CALIBNB_KERNEL`` allows it (the variable
 the streaming kernel of :class:`calibnb.CalibrationStats` reads, see
-:func:`calibnb._kernel.kernel_choice`: ``auto``, ``numpy`` or ``numba``).
+:func:`calibnb.scale._kernel.kernel_choice`: ``auto``, ``numpy`` or ``numba``).
 
 Each kernel does the floating-point operations of the NumPy path in the same
 order, so the results are equal bit for bit (``tests/test_kernels_inmemory.py``):
