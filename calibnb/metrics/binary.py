@@ -34,7 +34,7 @@ predictions: the data are processed in cache-sized chunks (a Python loop over
 chunks, never over instances), with no per-bin temporaries; see
 ``benchmarks/bench_metrics.py``. With :mod:`numba` installed, ECE, MCE and the
 reliability table (equal-width bins), MacroCE, ICE, the rewards, HMR and the
-Brier score run one compiled pass instead (``calibnb.scale._kernels_inmemory``;
+Brier score run one compiled pass instead (``calibnb.metrics._kernels``;
 ``CALIBNB_KERNEL=numpy`` turns it off), which gives the same floats bit for
 bit: the equal-width sums are added per bin in row order, and every sum over
 items is kept in ``_LANES`` interleaved lanes per chunk (:func:`_lane_sums`)
@@ -47,8 +47,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..scale._kernels_inmemory import LANES as _LANES
-from ..scale._kernels_inmemory import compiled_inmemory
+from ._kernels import LANES as _LANES
+from ._kernels import compiled_inmemory
 from ..uncertainty import batch_axis
 from ..validation import (
     as_numeric_array,
@@ -270,7 +270,7 @@ def _compiled_pair(conf, correct, sample_weight=None):
     """(conf, correct as uint8, kernels) for the compiled 1-D unweighted path, or None.
 
     Taken for a C-contiguous 1-D float32/float64 ``conf`` of at least
-    ``calibnb.scale._kernels_inmemory.MIN_ROWS`` items when the kernels are enabled.
+    ``calibnb.metrics._kernels.MIN_ROWS`` items when the kernels are enabled.
     ``correct`` is validated here (cheap: one byte per item); ``conf`` is
     checked by the kernel as it goes, without a float64 copy of float32 input.
     """

@@ -5,9 +5,12 @@
 :func:`calibnb.rewards`, :func:`calibnb.hmr` and :func:`calibnb.brier_top` run
 one compiled pass over the data instead of the NumPy passes of
 :mod:`calibnb.metrics.binary` when :mod:`numba` is installed, the input has at
-least :data:`MIN_ROWS` items and ``CALIBNB_KERNEL`` allows it (the variable
-the streaming kernel of :class:`calibnb.CalibrationStats` reads, see
-:func:`calibnb.scale._kernel.kernel_choice`: ``auto``, ``numpy`` or ``numba``).
+least :data:`MIN_ROWS` items and ``CALIBNB_KERNEL`` allows it: the variable
+the streaming kernel of :class:`calibnb.CalibrationStats` reads
+(``calibnb/scale/_kernel.py``), with the same values ``auto``, ``numpy`` and
+``numba`` and the same message for any other (:func:`kernel_choice`; a module
+does not import another package's private names, so the few lines are here
+twice).
 
 Each kernel does the floating-point operations of the NumPy path in the same
 order, so the results are equal bit for bit (``tests/test_kernels_inmemory.py``):
@@ -35,9 +38,9 @@ numba); each variant is compiled on first use and cached on disk
 
 from __future__ import annotations
 
-from ._kernel import kernel_choice
+import os
 
-__all__ = ["MIN_ROWS", "LANES", "CHUNK", "compiled_inmemory"]
+__all__ = ["MIN_ROWS", "LANES", "CHUNK", "kernel_choice", "compiled_inmemory", "InMemoryKernels"]
 
 #: Inputs shorter than this use the NumPy path under ``CALIBNB_KERNEL=auto``.
 MIN_ROWS = 1 << 15
@@ -46,7 +49,16 @@ LANES = 256
 #: Items per chunk of the sums over items (a multiple of :data:`LANES`).
 CHUNK = 1 << 16
 
+_CHOICES = ("auto", "numpy", "numba")
 _cache: dict = {}
+
+
+def kernel_choice() -> str:
+    """The value of ``CALIBNB_KERNEL`` (default ``auto``), checked as ``calibnb/scale/_kernel.py`` checks it."""
+    v = os.environ.get("CALIBNB_KERNEL", "auto").strip().lower() or "auto"
+    if v not in _CHOICES:
+        raise ValueError(f"environment variable CALIBNB_KERNEL must be one of {', '.join(_CHOICES)}; got {v!r}.")
+    return v
 
 
 def compiled_inmemory(n_rows: int):
