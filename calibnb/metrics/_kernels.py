@@ -28,8 +28,9 @@ order, so the results are equal bit for bit (``tests/test_kernels_inmemory.py``)
   lanes to running lanes, and sums the lanes once at the end. The kernels keep
   the same lanes, which is also the order a vector unit wants.
 
-The kernels check the input as they go (confidences in [0, 1], no NaN;
-correctness 0 or 1) and report whether a row failed; the caller then runs
+The kernels check the confidences as they go (in [0, 1], no NaN) and report
+whether one failed (correctness is checked by the caller, one byte per item,
+without a copy for bool); the caller then runs
 the NumPy validation, which raises the usual error naming the argument and the
 first bad row. Nothing is compiled at import (``import calibnb`` never imports
 numba); each variant is compiled on first use and cached on disk
@@ -83,10 +84,10 @@ def compiled_inmemory(n_rows: int):
 class InMemoryKernels:
     """The compiled functions, one specialisation per flag set, built on first use.
 
-    ``width_sums(counts)(c, y, n_bins, diff, cnt) -> n_bad``: per code 0..M,
+    ``width_sums(counts)(c, y, n_bins, diff, cnt) -> bad``: per code 0..M,
     ``diff[k] += c - y`` (and ``cnt[k] += 1``) in row order; 1-D, unweighted.
 
-    ``width_table(weighted)(c, y, w, n_bins, cnt, csum, ncor) -> n_bad``: per
+    ``width_table(weighted)(c, y, w, n_bins, cnt, csum, ncor) -> bad``: per
     bin (code 0 folded into bin 0), the three ``numpy.bincount`` sums of
     :func:`calibnb.reliability_table`.
 
@@ -130,6 +131,8 @@ class InMemoryKernels:
 _EDGE_SHRINK = 1.0 - 2.0**-50
 _NEAR = 2.0**-40
 _NONNEG = 0x7FFFFFFFFFFFFFFF
+# Rows per block of the equal-width kernels: codes first (vectorised), then the scatter.
+_BLOCK = 1024
 
 
 def _make_code():
@@ -137,41 +140,67 @@ def _make_code():
     import numpy as np
 
     @numba.njit(nogil=True, cache=True, inline="always")
-    def code(x, n_bins, scale, near):
-        """Exact code K in 0..M of confidence x (float64 in [0, 1]), as _codes_into computes it."""
-        t = x * scale
-        kf = np.ceil(t)
-        if kf - t < near:
-            if x > kf / n_bins:
-                kf += 1.0
-        return np.int64(kf)
+    def invalid(x):
+        """1 if x is not in [0, 1] (NaN included), else 0, without branches.
 
-    return code
+        ``x * (1 - x) >= 0`` exactly when ``0 <= x <= 1``: below 0 the product
+        is negative (``1 - x >= 1``, no underflow), above 1 too (``1 - x < 0``),
+        and every comparison with NaN is False.
+        """
+        return np.int64(not (x * (1.0 - x) >= 0.0))
+
+    @numba.njit(nogil=True, cache=True)
+    def block_codes(c, start, m, n_bins, codes):
+        """Exact codes K of c[start:start + m] into codes[:m] (as _codes_into); the number of invalid values.
+
+        A vectorisable pass (scale, ceil, the distance to the ceiling); the
+        rows within rounding of an edge, if any, are corrected in a second pass.
+        """
+        scale = n_bins * _EDGE_SHRINK
+        near = _NEAR * n_bins
+        bad = 0
+        n_near = 0
+        for j in range(m):
+            x = np.float64(c[(start + j) & _NONNEG])
+            t = x * scale
+            kf = np.ceil(t)
+            n_near += np.int64(kf - t < near)
+            bad += invalid(x)
+            codes[j] = np.int64(kf)
+        if n_near and not bad:
+            for j in range(m):
+                x = np.float64(c[start + j])
+                t = x * scale
+                kf = np.ceil(t)
+                if kf - t < near and x > kf / n_bins:
+                    codes[j] += 1
+        return bad
+
+    return invalid, block_codes
 
 
 def _make_width_sums(counts: bool):
     import numba
     import numpy as np
 
-    code = _make_code()
+    _, block_codes = _make_code()
+    block = _BLOCK
 
     @numba.njit(nogil=True, cache=True)
     def width_sums(c, y, n_bins, diff, cnt):
         n = c.shape[0]
-        scale = n_bins * _EDGE_SHRINK
-        near = _NEAR * n_bins
-        bad = 0
-        for i in range(n):
-            x = np.float64(c[i])
-            yi = y[i]
-            if not ((x >= 0.0) & (x <= 1.0) & (yi <= 1)):
-                bad += 1
-                continue
-            k = code(x, n_bins, scale, near) & _NONNEG
-            diff[k] += x - np.float64(yi)
-            if counts:
-                cnt[k] += 1.0
-        return bad
+        codes = np.empty(block, dtype=np.int64)
+        for start in range(0, n, block):
+            m = min(block, n - start)
+            if block_codes(c, start, m, n_bins, codes):
+                return 1  # nothing of a bad block is scattered
+            for j in range(m):
+                i = (start + j) & _NONNEG
+                k = codes[j] & _NONNEG
+                diff[k] += np.float64(c[i]) - np.float64(y[i])
+                if counts:
+                    cnt[k] += 1.0
+        return 0
 
     return width_sums
 
@@ -180,32 +209,31 @@ def _make_width_table(weighted: bool):
     import numba
     import numpy as np
 
-    code = _make_code()
+    _, block_codes = _make_code()
+    block = _BLOCK
 
     @numba.njit(nogil=True, cache=True)
     def width_table(c, y, w, n_bins, cnt, csum, ncor):
         n = c.shape[0]
-        scale = n_bins * _EDGE_SHRINK
-        near = _NEAR * n_bins
-        bad = 0
-        for i in range(n):
-            x = np.float64(c[i])
-            yi = y[i]
-            if not ((x >= 0.0) & (x <= 1.0) & (yi <= 1)):
-                bad += 1
-                continue
-            b = code(x, n_bins, scale, near) - 1
-            b = max(b, 0) & _NONNEG
-            if weighted:
-                wi = w[i]
-                cnt[b] += wi
-                csum[b] += wi * x
-                ncor[b] += wi * np.float64(yi)
-            else:
-                cnt[b] += 1.0
-                csum[b] += x
-                ncor[b] += np.float64(yi)
-        return bad
+        codes = np.empty(block, dtype=np.int64)
+        for start in range(0, n, block):
+            m = min(block, n - start)
+            if block_codes(c, start, m, n_bins, codes):
+                return 1
+            for j in range(m):
+                i = (start + j) & _NONNEG
+                b = max(codes[j] - 1, 0) & _NONNEG  # code 0 (conf == 0) is in bin 0
+                x = np.float64(c[i])
+                if weighted:
+                    wi = w[i]
+                    cnt[b] += wi
+                    csum[b] += wi * x
+                    ncor[b] += wi * np.float64(y[i])
+                else:
+                    cnt[b] += 1.0
+                    csum[b] += x
+                    ncor[b] += np.float64(y[i])
+        return 0
 
     return width_table
 
@@ -214,25 +242,29 @@ def _make_width_rows(weighted: bool):
     import numba
     import numpy as np
 
-    code = _make_code()
+    _, block_codes = _make_code()
+    block = _BLOCK
 
     @numba.njit(nogil=True, cache=True)
     def width_rows(c, y, w, n_bins, diff, cnt):
         s_rows, n = c.shape
-        scale = n_bins * _EDGE_SHRINK
-        near = _NEAR * n_bins
+        codes = np.empty(block, dtype=np.int64)
         for s in range(s_rows):
-            for i in range(n):
-                x = np.float64(c[s, i])
-                b = max(code(x, n_bins, scale, near) - 1, 0) & _NONNEG
-                d = x - np.float64(y[s, i])
-                if weighted:
-                    wi = w[s, i]
-                    diff[s, b] += d * wi
-                    cnt[s, b] += wi
-                else:
-                    diff[s, b] += d
-                    cnt[s, b] += 1.0
+            cs = c[s]
+            for start in range(0, n, block):
+                m = min(block, n - start)
+                block_codes(cs, start, m, n_bins, codes)  # validated by the caller
+                for j in range(m):
+                    i = (start + j) & _NONNEG
+                    b = max(codes[j] - 1, 0) & _NONNEG
+                    d = np.float64(cs[i]) - np.float64(y[s, i])
+                    if weighted:
+                        wi = w[s, i]
+                        diff[s, b] += d * wi
+                        cnt[s, b] += wi
+                    else:
+                        diff[s, b] += d
+                        cnt[s, b] += 1.0
 
     return width_rows
 
@@ -241,6 +273,7 @@ def _make_group_lanes():
     import numba
     import numpy as np
 
+    invalid, _ = _make_code()
     lanes = LANES
     chunk = CHUNK
 
@@ -251,30 +284,30 @@ def _make_group_lanes():
         pos = np.zeros(lanes)
         pt = np.zeros(lanes)
         pp = np.zeros(lanes)
-        lo = np.full(lanes, np.inf)
-        hi = np.full(lanes, -np.inf)
+        bad = 0
         for start in range(0, n, chunk):
             stop = min(start + chunk, n)
+            full = start + (stop - start) // lanes * lanes
             pt[:] = 0.0
             pp[:] = 0.0
-            full = start + (stop - start) // lanes * lanes
-            for b in range(start, stop, lanes):
-                m = min(lanes, stop - b)  # lanes, or the tail of the last chunk
-                for j in range(m):
+            for b in range(start, full, lanes):
+                for j in range(lanes):
                     # i >= 0 already; the mask tells the compiler so, which drops numba's
                     # negative-index wraparound and lets it vectorise the loop over lanes
                     i = (b + j) & _NONNEG
                     x = np.float64(c[i])
                     pt[j] += x
                     pp[j] += x * np.float64(y[i])
-                    lo[j] = min(lo[j], x)
-                    hi[j] = max(hi[j], x)
+                    bad += invalid(x)
+            for j in range(stop - full):  # the tail of the last chunk
+                x = np.float64(c[full + j])
+                pt[j] += x
+                pp[j] += x * np.float64(y[full + j])
+                bad += invalid(x)
             for j in range(lanes):
                 tot[j] += pt[j]
                 pos[j] += pp[j]
-        # NaN propagates into a lane sum (min and max need not see it)
-        bad = (lo.min() < 0.0) | (hi.max() > 1.0) | np.isnan(tot.sum())
-        return tot, pos, bad
+        return tot, pos, bad > 0
 
     return group_lanes
 
@@ -283,6 +316,7 @@ def _make_brier_lanes():
     import numba
     import numpy as np
 
+    invalid, _ = _make_code()
     lanes = LANES
     chunk = CHUNK
 
@@ -291,23 +325,25 @@ def _make_brier_lanes():
         n = c.shape[0]
         tot = np.zeros(lanes)
         pt = np.zeros(lanes)
-        lo = np.full(lanes, np.inf)
-        hi = np.full(lanes, -np.inf)
+        bad = 0
         for start in range(0, n, chunk):
             stop = min(start + chunk, n)
+            full = start + (stop - start) // lanes * lanes
             pt[:] = 0.0
-            for b in range(start, stop, lanes):
-                m = min(lanes, stop - b)
-                for j in range(m):
+            for b in range(start, full, lanes):
+                for j in range(lanes):
                     i = (b + j) & _NONNEG
                     x = np.float64(c[i])
                     d = x - np.float64(y[i])
                     pt[j] += d * d
-                    lo[j] = min(lo[j], x)
-                    hi[j] = max(hi[j], x)
+                    bad += invalid(x)
+            for j in range(stop - full):
+                x = np.float64(c[full + j])
+                d = x - np.float64(y[full + j])
+                pt[j] += d * d
+                bad += invalid(x)
             for j in range(lanes):
                 tot[j] += pt[j]
-        bad = (lo.min() < 0.0) | (hi.max() > 1.0) | np.isnan(tot.sum())
-        return tot, bad
+        return tot, bad > 0
 
     return brier_lanes
