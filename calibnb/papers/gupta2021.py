@@ -15,8 +15,7 @@ Used by ``notebooks/03_gupta2021_ks_splines.ipynb``:
   probabilities and class order computed once for all splits: top-1..5 and
   within-top-2/3 KS (Eq. 3-5, Tables 1, 2, 4, Appendix D), accuracy (Table 5,
   also with every rank recalibrated and re-ranked), ECE/MCE/Brier (Tables
-  6-7), class-wise KS (§3). :func:`evaluate_methods` is its one-split table
-  of Tables 1, 2, 4-7.
+  6-7), class-wise KS (§3).
 * :func:`spline_columns`, :func:`isotonic_columns`, :func:`histogram_columns`
   -- the spline of §4, isotonic regression and histogram binning fitted to
   many scores at once; column by column equal to
@@ -57,11 +56,9 @@ from ..validation import (
 __all__ = [
     "METHODS",
     "METHOD_LABELS",
-    "METRIC_COLUMNS",
     "SplineFigureData",
     "SplineRecovery",
     "SyntheticPopulation",
-    "evaluate_methods",
     "plot_spline_figure",
     "spline_figure_data",
     "spline_recovery_error",
@@ -240,12 +237,6 @@ METHOD_LABELS = {
     "spline": "Ours (Spline)",
 }
 
-#: Columns of :func:`evaluate_methods`, all fractions.
-METRIC_COLUMNS = (
-    "ks_top1", "ks_top2", "ks_within_top2", "accuracy", "ece", "mce", "brier_top1", "ks_top1_calibration",
-)
-
-
 def _scores(probs: np.ndarray, labels: np.ndarray, kind: tuple[str, int]) -> tuple[np.ndarray, np.ndarray]:
     """(score, correct) of the top-r (``("top", r)``) or within-top-r (``("within", r)``) prediction."""
     from .. import metrics
@@ -254,105 +245,6 @@ def _scores(probs: np.ndarray, labels: np.ndarray, kind: tuple[str, int]) -> tup
     if mode == "top":
         return metrics.top_r(probs, labels, r=r)
     return metrics.within_top_r(probs, labels, r=r)
-
-
-def evaluate_methods(
-    logits: Any,
-    labels: Any,
-    *,
-    calibration_index: Any,
-    test_index: Any,
-    methods: tuple[str, ...] = METHODS,
-    n_knots: int = 6,
-    n_knots_within: int = 14,
-    n_knots_ece: int = 13,
-    n_bins_ece: int = 25,
-    n_bins_histogram: int = 15,
-) -> "pd.DataFrame":
-    r"""Fit every recalibration method on the calibration split; score it on the test split.
-
-    This is one network's row of Gupta et al. 2021, Tables 1, 2, 4, 5, 6 and 7.
-    For a score :math:`s_i` (the top-r probability, Eq. 3, or the sum of the
-    top-r probabilities, Eq. 5) and correctness :math:`y_i` of test item
-    :math:`i` sorted by score, the KS error is (Eq. 11-12)
-
-    .. math::
-
-        \mathrm{KS} = \max_i \Bigl| \frac1N \sum_{j \le i} y_j - \frac1N \sum_{j \le i} s_j \Bigr|.
-
-    Methods: ``"uncalibrated"`` (softmax of the logits), ``"temperature"``
-    (:class:`calibnb.TemperatureScaling`, NLL) and ``"vector"``
-    (:class:`calibnb.VectorScaling`) rescale the logits, so one fit serves
-    every score; ``"isotonic"`` (:class:`calibnb.IsotonicCalibrator`),
-    ``"histogram"`` (:class:`calibnb.HistogramBinning`) and ``"spline"``
-    (:class:`calibnb.SplineCalibrator`, §4) are fitted separately to each
-    score (top-1, top-2, within-top-2) after the r-th class is identified, so
-    they never change which class is predicted. The spline uses ``n_knots``
-    for top-1 and top-2 (§6), ``n_knots_within`` for within-top-2 (Table 4)
-    and ``n_knots_ece`` for the ECE column (Table 6).
-
-    Parameters
-    ----------
-    logits : array-like of shape (N, K)
-        Logits or log-probabilities of all N items.
-    labels : array-like of shape (N,)
-        Integer labels in [0, K).
-    calibration_index, test_index : array-like of int
-        Disjoint row indices of the calibration and the test split.
-    methods : tuple of str
-        A subset of :data:`METHODS`.
-    n_knots, n_knots_within, n_knots_ece : int
-        Spline knots (paper: 6, 14 and 13).
-    n_bins_ece : int, default 25
-        Equal-width bins of ECE and MCE (Table 6, 7).
-    n_bins_histogram : int, default 15
-        Bins of the histogram-binning baseline.
-
-    Returns
-    -------
-    pandas.DataFrame
-        Index ``method``; columns :data:`METRIC_COLUMNS` (fractions): test KS
-        of top-1, top-2 and within-top-2 scores, test top-1 accuracy, ECE and
-        MCE with ``n_bins_ece`` bins, top-1 Brier score
-        :math:`\frac1N \sum_i (s_i - y_i)^2`, and the top-1 KS on the
-        calibration split itself.
-
-    References
-    ----------
-    .. [1] Kartik Gupta, Amir Rahimi, Thalaiyasingam Ajanthan, Thomas Mensink, Cristian Sminchisescu, Richard Hartley. 2021. "Calibration of Neural Networks using Splines". In International Conference on Learning Representations (ICLR).
-
-    Examples
-    --------
-    >>> from calibnb import softmax
-    >>> rng = np.random.default_rng(0)
-    >>> z = rng.normal(size=(4000, 5)) * 4
-    >>> y = (rng.random((4000, 1)) < np.cumsum(softmax(z / 3), axis=1)).argmax(axis=1)
-    >>> table = evaluate_methods(z, y, calibration_index=np.arange(2000), test_index=np.arange(2000, 4000),
-    ...                          methods=("uncalibrated", "spline"))
-    >>> bool(table.loc["spline", "ks_top1"] < table.loc["uncalibrated", "ks_top1"])
-    True
-    >>> bool(table.loc["spline", "accuracy"] == table.loc["uncalibrated", "accuracy"])
-    True
-    """
-    import pandas as pd
-
-    if isinstance(methods, str):
-        methods = (methods,)
-    methods = tuple(check_choice(m, METHODS, "methods") for m in methods)
-    n_knots = check_positive_int(n_knots, "n_knots", minimum=2)
-    n_knots_within = check_positive_int(n_knots_within, "n_knots_within", minimum=2)
-    n_knots_ece = check_positive_int(n_knots_ece, "n_knots_ece", minimum=2)
-    n_bins_ece = check_n_bins(n_bins_ece, "n_bins_ece")
-    n_bins_histogram = check_n_bins(n_bins_histogram, "n_bins_histogram")
-    # one implementation: the columns of Tables 1, 2, 4-7 are those of evaluate_split (top-1, top-2, within-top-2)
-    res = evaluate_split(network_scores(logits, labels), calibration_index, test_index, methods=methods,
-                         n_knots=n_knots, n_knots_within=n_knots_within, n_knots_ece=n_knots_ece,
-                         n_bins_ece=n_bins_ece, n_bins_histogram=n_bins_histogram, r_max=2, within=(2,),
-                         all_ranks=False)
-    rows = {m: {c: float(res[m][c]) for c in METRIC_COLUMNS} for m in methods}
-    table = pd.DataFrame.from_dict(rows, orient="index", columns=list(METRIC_COLUMNS))
-    table.index.name = "method"
-    return table
 
 
 def _check_disjoint(cal: np.ndarray, test: np.ndarray) -> None:
