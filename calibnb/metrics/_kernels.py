@@ -100,6 +100,12 @@ class InMemoryKernels:
     ``brier_lanes()(c, y) -> (lanes of (c - y) ** 2, bad)``: the lane sums
     described in the module docstring; ``bad`` is True when a value is out of
     range (NaN included).
+
+    ``row_lanes(weighted, brier)(c, y, w) -> (S, T, LANES)``: per row of 2-D
+    (S, N) arrays (broadcast views allowed), the lane sums of T terms, those of
+    the batched and weighted paths: ``1, c y, c`` (unweighted) or ``w, w y,
+    (w y) c, w c`` (weighted), and for the Brier score ``(c - y)**2`` or
+    ``w (c - y)**2, w``; inputs already validated.
     """
 
     def __init__(self):
@@ -124,6 +130,9 @@ class InMemoryKernels:
 
     def brier_lanes(self):
         return self._get(("brier_lanes",), _make_brier_lanes)
+
+    def row_lanes(self, weighted: bool, brier: bool):
+        return self._get(("row_lanes", bool(weighted), bool(brier)), _make_row_lanes)
 
 
 # The constants of calibnb.metrics.binary._codes_into, repeated here so that
@@ -347,3 +356,52 @@ def _make_brier_lanes():
         return tot, bad > 0
 
     return brier_lanes
+
+
+def _make_row_lanes(weighted: bool, brier: bool):
+    import numba
+    import numpy as np
+
+    lanes = LANES
+    chunk = CHUNK
+    n_terms = (2 if weighted else 1) if brier else (4 if weighted else 3)
+
+    @numba.njit(nogil=True, cache=True)
+    def row_lanes(c, y, w):
+        s_rows, n = c.shape
+        out = np.zeros((s_rows, n_terms, lanes))
+        part = np.zeros((n_terms, lanes))
+        for s in range(s_rows):
+            for start in range(0, n, chunk):
+                stop = min(start + chunk, n)
+                part[:, :] = 0.0
+                for b in range(start, stop, lanes):
+                    for j in range(min(lanes, stop - b)):
+                        i = (b + j) & _NONNEG
+                        x = np.float64(c[s, i])
+                        yi = np.float64(y[s, i])
+                        if brier:
+                            d = x - yi
+                            if weighted:
+                                wi = w[s, i]
+                                part[0, j] += wi * (d * d)
+                                part[1, j] += wi
+                            else:
+                                part[0, j] += d * d
+                        elif weighted:
+                            wi = w[s, i]
+                            wy = wi * yi
+                            part[0, j] += wi
+                            part[1, j] += wy
+                            part[2, j] += wy * x
+                            part[3, j] += wi * x
+                        else:
+                            part[0, j] += yi
+                            part[1, j] += x * yi
+                            part[2, j] += x
+                for t in range(n_terms):
+                    for j in range(lanes):
+                        out[s, t, j] += part[t, j]
+        return out
+
+    return row_lanes

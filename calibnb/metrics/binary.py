@@ -37,8 +37,8 @@ reliability table (equal-width bins), MacroCE, ICE, the rewards, HMR and the
 Brier score run one compiled pass instead (``calibnb.metrics._kernels``;
 ``CALIBNB_KERNEL=numpy`` turns it off), which gives the same floats bit for
 bit: the equal-width sums are added per bin in row order, and every sum over
-items is kept in ``_LANES`` interleaved lanes per chunk (:func:`_lane_sums`)
-by both paths.
+items is kept in ``_LANES`` interleaved lanes per chunk (:func:`_lane_sums`,
+per row :func:`_row_sums` for 2-D input and weights) by both paths.
 """
 
 from __future__ import annotations
@@ -527,20 +527,62 @@ def _bin_sums(conf, correct, w, n_bins: int, binning: str):
     return count, sum_c - sum_y
 
 
+def _rows_shape(conf, w):
+    """(S, N) of the batched/weighted path: S rows of conf or of the weights."""
+    s = conf.shape[0] if conf.ndim == 2 else (w.shape[0] if w is not None and w.ndim == 2 else 1)
+    return s, conf.shape[-1]
+
+
+def _row_sums(x, shape) -> np.ndarray:
+    """Per row of ``x`` broadcast to (S, N): the sum over items in the lanes of :func:`_lane_sums`."""
+    x = np.ascontiguousarray(np.broadcast_to(x, shape), dtype=np.float64)
+    s, n = shape
+    lanes = np.zeros((s, _LANES))
+    for start in range(0, n, _CHUNK):
+        c = x[:, start:start + _CHUNK]
+        k = c.shape[1] // _LANES
+        part = np.add.reduce(c[:, :k * _LANES].reshape(s, k, _LANES), axis=1)
+        r = c.shape[1] - k * _LANES
+        if r:
+            part[:, :r] += c[:, k * _LANES:]
+        lanes += part
+    return lanes.sum(axis=1)
+
+
+def _row_lanes_compiled(conf, correct, w, brier: bool):
+    """Per row and term, the lane sums of the compiled kernel (see :func:`_row_sums`), or None for NumPy."""
+    shape = _rows_shape(conf, w)
+    kernels = compiled_inmemory(shape[0] * shape[1])
+    if kernels is None:
+        return None
+    lanes = kernels.row_lanes(w is not None, brier)(
+        np.broadcast_to(conf, shape), np.broadcast_to(correct.view(np.uint8), shape),
+        None if w is None else np.broadcast_to(w, shape))
+    return [lanes[:, t].sum(axis=1) for t in range(lanes.shape[1])]
+
+
 def _group_sums_general(conf, correct, w):
     """Per row: (total weight, weight of correct, weight of wrong, sum w c over correct, over wrong)."""
-    y = correct.astype(np.float64)
-    if w is None:
-        n = np.full(conf.shape[:-1], float(conf.shape[-1]))
-        n_pos = y.sum(axis=-1)
-        pos = np.sum(conf * y, axis=-1)
-        total = conf.sum(axis=-1)
+    shape = _rows_shape(conf, w)
+    sums = _row_lanes_compiled(conf, correct, w, brier=False)
+    if sums is not None and w is None:
+        n_pos, pos, total = sums
+        n = np.full(shape[0], float(shape[1]))
+    elif sums is not None:
+        n, n_pos, pos, total = sums
     else:
-        wy = w * y
-        n = np.broadcast_to(w.sum(axis=-1), np.broadcast_shapes(conf.shape, w.shape)[:-1])
-        n_pos = np.sum(np.broadcast_to(wy, np.broadcast_shapes(wy.shape, conf.shape)), axis=-1)
-        pos = np.sum(wy * conf, axis=-1)
-        total = np.sum(w * conf, axis=-1)
+        y = correct.astype(np.float64)
+        if w is None:
+            n = np.full(shape[0], float(shape[1]))
+            n_pos = _row_sums(y, shape)
+            pos = _row_sums(conf * y, shape)
+            total = _row_sums(conf, shape)
+        else:
+            wy = w * y
+            n = _row_sums(w, shape)
+            n_pos = _row_sums(wy, shape)
+            pos = _row_sums(wy * conf, shape)
+            total = _row_sums(w * conf, shape)
     return n, n_pos, n - n_pos, pos, total - pos
 
 
@@ -1401,10 +1443,12 @@ def brier_top(conf, correct, *, sample_weight=None):
     conf, correct, w, batched = _prepare(conf, correct, sample_weight)
     if not batched and w is None:
         return float(_squared_error_sum(conf, correct) / conf.shape[0])
-    d = conf - correct
-    if w is None:
-        return _result(np.einsum("ij,ij->i", d, d) / conf.shape[-1], batched)
-    return _result(np.sum(w * (d * d), axis=-1) / w.sum(axis=-1), batched)
+    shape = _rows_shape(conf, w)
+    sums = _row_lanes_compiled(conf, correct, w, brier=True)
+    if sums is None:
+        d = conf - correct
+        sums = [_row_sums(d * d, shape)] if w is None else [_row_sums(w * (d * d), shape), _row_sums(w, shape)]
+    return _result(sums[0] / (conf.shape[-1] if w is None else sums[1]), batched)
 
 
 def _squared_error_sum(conf: np.ndarray, correct: np.ndarray) -> float:
