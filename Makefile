@@ -25,10 +25,15 @@ report: venv
 test: venv
 	MPLBACKEND=Agg OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) -m pytest -n $(JOBS) --dist loadgroup
 
+# Every benchmark of benchmarks/README.md (the scale one writes 10^9 rows, ~5 GB, to /tmp first).
 bench: venv
-	$(PY) -m pip install --quiet -e '.[bench]'
+	$(PY) -m pip install --quiet -e '.[bench,dask]'
 	$(PY) benchmarks/bench_metrics.py
 	$(PY) benchmarks/bench_calibrators.py
+	$(PY) benchmarks/bench_uncertainty.py
+	$(PY) benchmarks/bench_gupta_notebook.py
+	$(PY) benchmarks/bench_audit.py
+	nice -n 10 $(PY) benchmarks/bench_scale.py
 
 clean:
 	rm -rf $(VENV) reports .pytest_cache

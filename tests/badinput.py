@@ -335,7 +335,6 @@ BASE_OPTIONS: dict[str, dict[str, Any]] = {
     "votes_stability": dict(votes_per_item=(1, 3), n_draws=2),
     "annotation_cost_study": dict(votes=(1, 3), n_repeats=1),
     "resampling_table": dict(accuracies=(0.5,)),
-    "evaluate_methods": dict(methods=("uncalibrated", "temperature")),
     "simulate_odqa": dict(n_passages=3, n_spans=3),
     "CorrectnessClassifier": dict(seed=0),
     "bootstrap_ci": dict(n_resamples=50),

@@ -206,3 +206,42 @@ def test_paired_ks_difference_ci_agrees_with_the_library_bootstrap():
         paper.paired_ks_difference_ci(a[:-1], b, y)
     with pytest.raises(ValueError, match="level"):
         paper.paired_ks_difference_ci(a, b, y, level=1.5)
+
+
+# --- sort orders shared across splits (issue 31: notebook 03 within its CPU budget) ---
+
+
+def _tied_network(n=3000, k=10, seed=0):
+    from calibnb.papers.gupta2021 import network_scores
+
+    rng = np.random.default_rng(seed)
+    z = np.round(rng.normal(size=(n, k)) * 3, 1)  # rounded logits: many tied probabilities
+    y = (rng.random((n, 1)) < np.cumsum(np.exp(z / 3) / np.exp(z / 3).sum(1, keepdims=True), axis=1)).argmax(1)
+    return network_scores(z, y)
+
+
+def test_subset_orders_equal_a_stable_sort_of_the_subset():
+    from calibnb.metrics.multiclass import stable_row_sort
+    from calibnb.papers import gupta2021 as g
+
+    net = _tied_network()
+    rng = np.random.default_rng(1)
+    for _ in range(3):
+        sub = np.sort(rng.choice(net.probs.shape[0], size=1200, replace=False))
+        orders = g._column_orders(net, ("class",), lambda: net.probs)
+        np.testing.assert_array_equal(g._subset_orders(orders, sub, net.probs.shape[0]),
+                                      stable_row_sort(np.ascontiguousarray(net.probs[sub].T))[0])
+
+
+def test_evaluate_split_with_shared_orders_equals_sorting_each_time(monkeypatch):
+    from calibnb.papers import gupta2021 as g
+
+    net = _tied_network()
+    splits = [(np.arange(0, 3000, 2), np.arange(1, 3000, 2)), (np.arange(1500), np.arange(1500, 3000))]
+    kw = dict(classwise=True, all_ranks=True, n_knots_ece=5)
+    shared = [g.evaluate_split(net, cal, test, **kw) for cal, test in splits]
+    assert {k[0] for k in net._orders} == {"rank", "class", "ranks"}
+    monkeypatch.setattr(g, "_column_orders", lambda *a: None)
+    monkeypatch.setattr(g, "_subset_orders", lambda *a: None)  # every fit sorts its own columns again
+    fresh = [g.evaluate_split(g.network_scores(net.logits, net.labels), cal, test, **kw) for cal, test in splits]
+    assert shared == fresh

@@ -102,19 +102,27 @@ def test_probability_rejects_scores_outside_unit_interval():
         SyntheticPopulation().sample(0, seed=0)
 
 
-# --- evaluate_methods --------------------------------------------------------
+# --- evaluate_split on one split (evaluate_methods, its one-split table, was removed) ---
+
+import pandas as pd  # noqa: E402
 
 from calibnb.metrics import ks_error, top_r  # noqa: E402
 from calibnb.papers.gupta2021 import (  # noqa: E402
     METHODS,
-    METRIC_COLUMNS,
     SplineFigureData,
-    evaluate_methods,
+    evaluate_split,
+    network_scores,
     plot_spline_figure,
     spline_figure_data,
     spline_recovery_error,
 )
 
+METRIC_COLUMNS = ("ks_top1", "ks_top2", "ks_within_top2", "accuracy", "ece", "mce", "brier_top1", "ks_top1_calibration")
+
+
+def evaluate_methods(z, y, *, calibration_index, test_index, methods=METHODS, **kw):
+    res = evaluate_split(network_scores(z, y), calibration_index, test_index, methods=methods, all_ranks=False, **kw)
+    return pd.DataFrame.from_dict({m: {c: res[m][c] for c in METRIC_COLUMNS} for m in methods}, orient="index")
 
 def _softmax(z):
     e = np.exp(z - z.max(axis=1, keepdims=True))

@@ -32,7 +32,13 @@ Conventions (``../shared/papers/README.md``, "Common decisions"):
 The width-binned metrics and the KS error are written for millions of
 predictions: the data are processed in cache-sized chunks (a Python loop over
 chunks, never over instances), with no per-bin temporaries; see
-``benchmarks/bench_metrics.py``.
+``benchmarks/bench_metrics.py``. With :mod:`numba` installed, ECE, MCE and the
+reliability table (equal-width bins), MacroCE, ICE, the rewards, HMR and the
+Brier score run one compiled pass instead (``calibnb.metrics._kernels``;
+``CALIBNB_KERNEL=numpy`` turns it off), which gives the same floats bit for
+bit: the equal-width sums are added per bin in row order, and every sum over
+items is kept in ``_LANES`` interleaved lanes per chunk (:func:`_lane_sums`,
+per row :func:`_row_sums` for 2-D input and weights) by both paths.
 """
 
 from __future__ import annotations
@@ -43,11 +49,14 @@ import numpy as np
 
 from .batch import batch_axis
 from .registry import Metric, register
+from ._kernels import LANES as _LANES
+from ._kernels import compiled_inmemory
 from ..validation import (
     as_numeric_array,
     check_choice,
     check_conf_correct,
     check_conf_correct_batch,
+    check_correct,
     check_n_bins,
     check_positive_int,
     check_sample_weight,
@@ -222,11 +231,63 @@ def _width_sums(conf: np.ndarray, correct: np.ndarray, n_bins: int, counts: bool
         np.add.at(diff_sum, idx, t)
         if count is not None:
             np.add.at(count, idx, 1.0)
+    return _fold_code0(diff_sum, count)
+
+
+def _fold_code0(diff_sum, count):
+    """Per-bin arrays from per-code arrays (code 0, i.e. conf == 0, joins bin 0)."""
     diff_sum[1] += diff_sum[0]
     if count is not None:
         count[1] += count[0]
         return diff_sum[1:], count[1:]
     return diff_sum[1:], None
+
+
+def _width_sums_compiled(kernels, conf, y, n_bins: int, counts: bool):
+    """:func:`_width_sums` by the compiled kernel, or None when a value is out of range."""
+    diff_sum = np.zeros(n_bins + 1)
+    count = np.zeros(n_bins + 1) if counts else None
+    bad = kernels.width_sums(counts)(conf, y, n_bins, diff_sum, diff_sum if count is None else count)
+    return None if bad else _fold_code0(diff_sum, count)
+
+
+def _lane_sums(x: np.ndarray, out: np.ndarray) -> None:
+    """Add the lane sums of one chunk ``x`` to ``out`` (length ``_LANES``).
+
+    Item ``i`` of the chunk goes to lane ``i % _LANES``; each lane is summed in
+    item order (``numpy.add.reduce`` over axis 0 of the chunk viewed as rows
+    of ``_LANES``, which adds row after row). The compiled kernels keep the
+    same lanes, so both paths round alike; the caller sums the lanes at the end.
+    """
+    k = x.shape[0] // _LANES
+    part = np.add.reduce(x[:k * _LANES].reshape(k, _LANES), axis=0)
+    r = x.shape[0] - k * _LANES
+    if r:
+        part[:r] += x[k * _LANES:]
+    out += part
+
+
+def _compiled_pair(conf, correct, sample_weight=None):
+    """(conf, correct as uint8, kernels) for the compiled 1-D unweighted path, or None.
+
+    Taken for a C-contiguous 1-D float32/float64 ``conf`` of at least
+    ``calibnb.metrics._kernels.MIN_ROWS`` items when the kernels are enabled.
+    ``correct`` is validated here (cheap: one byte per item); ``conf`` is
+    checked by the kernel as it goes, without a float64 copy of float32 input.
+    """
+    if sample_weight is not None or not isinstance(conf, np.ndarray) or conf.ndim != 1:
+        return None
+    if conf.dtype not in (np.float64, np.float32) or not conf.flags.c_contiguous or conf.shape[0] == 0:
+        return None
+    kernels = compiled_inmemory(conf.shape[0])
+    if kernels is None:
+        return None
+    try:
+        y = check_correct(correct, conf.shape[0])
+    except (TypeError, ValueError):
+        check_conf_correct(conf, correct)  # an error in conf is reported first, as on the NumPy path
+        raise
+    return conf, np.ascontiguousarray(y).view(np.uint8), kernels
 
 
 def _mass_sizes(n: int, n_bins: int) -> np.ndarray:
@@ -344,47 +405,67 @@ def _rows_weights(conf: np.ndarray, w):
 def _width_sums_general(conf, correct, w, n_bins: int, counts: bool = True):
     """Per row and equal-width bin: weighted sum of (conf - correct) and total weight, (S, M) each.
 
-    ``counts=False`` skips the per-bin weights (returns None for them).
+    Every row's items are added per bin in item order (one ``numpy.bincount``
+    over the flattened rows, or the compiled kernel, which adds in the same
+    order). ``counts=False`` returns None for the per-bin weights.
     """
+    if conf.ndim == 1 and w is not None and w.ndim == 2:
+        # One set of items, many weightings (bootstrap multiplicities): products with the
+        # weight matrix (BLAS or sparse), faster than any scatter here (benchmarks/README.md,
+        # bench_uncertainty); no compiled kernel, so both settings of CALIBNB_KERNEL give these.
+        return _width_sums_weightings(conf, correct, w, n_bins, counts)
+    wt = _rows_weights(conf, w)
+    s, n = wt.shape
+    kernels = compiled_inmemory(s * n)
+    if kernels is not None:
+        diff = np.zeros((s, n_bins))
+        count = np.zeros((s, n_bins))
+        kernels.width_rows(w is not None)(np.broadcast_to(conf, (s, n)), np.broadcast_to(correct.view(np.uint8), (s, n)),
+                                          None if w is None else wt, n_bins, diff, count)
+        return diff, (count if counts else None)
     bins = _width_codes_nd(conf, n_bins)
     np.subtract(bins, 1, out=bins)
     np.maximum(bins, 0, out=bins)
     d = conf - correct
-    if conf.ndim == 1 and w is not None and w.ndim == 2:
-        # One set of items, many weightings (e.g. bootstrap multiplicities).
-        n = conf.shape[0]
-        if n > 1 and np.all(conf[1:] >= conf[:-1]):
-            # sorted items: each bin is a contiguous block of columns
-            edges = np.searchsorted(bins, np.arange(n_bins + 1))
-            diff = np.zeros((w.shape[0], n_bins))
-            count = np.zeros((w.shape[0], n_bins)) if counts else None
-            for m in np.flatnonzero(np.diff(edges)):  # a loop over bins, not items or rows
-                block = w[:, edges[m]:edges[m + 1]]
-                diff[:, m] = block @ d[edges[m]:edges[m + 1]]
-                if counts:
-                    count[:, m] = block.sum(axis=1)
-            return diff, count
-        from scipy import sparse
-
-        cols = n_bins * (2 if counts else 1)
-        rows = np.arange(n)
-        if counts:
-            design = sparse.csr_matrix(
-                (np.concatenate([d, np.ones(n)]), (np.concatenate([rows, rows]), np.concatenate([bins, bins + n_bins]))),
-                shape=(n, cols),
-            )
-        else:
-            design = sparse.csr_matrix((d, (rows, bins)), shape=(n, cols))
-        out = np.asarray(w @ design)
-        return out[:, :n_bins], (out[:, n_bins:] if counts else None)
-    wt = _rows_weights(conf, w)
-    s = wt.shape[0]
     flat = (np.broadcast_to(bins, wt.shape) + (np.arange(s) * n_bins)[:, None]).ravel()
     diff = np.bincount(flat, weights=(np.broadcast_to(d, wt.shape) * wt).ravel(), minlength=s * n_bins)
     if not counts:
         return diff.reshape(s, n_bins), None
     count = np.bincount(flat, weights=wt.ravel(), minlength=s * n_bins)
     return diff.reshape(s, n_bins), count.reshape(s, n_bins)
+
+
+def _width_sums_weightings(conf, correct, w, n_bins: int, counts: bool):
+    """:func:`_width_sums_general` for 1-D items and (S, N) weights."""
+    bins = _width_codes_nd(conf, n_bins)
+    np.subtract(bins, 1, out=bins)
+    np.maximum(bins, 0, out=bins)
+    d = conf - correct
+    n = conf.shape[0]
+    if n > 1 and np.all(conf[1:] >= conf[:-1]):
+        # sorted items: each bin is a contiguous block of columns
+        edges = np.searchsorted(bins, np.arange(n_bins + 1))
+        diff = np.zeros((w.shape[0], n_bins))
+        count = np.zeros((w.shape[0], n_bins)) if counts else None
+        for m in np.flatnonzero(np.diff(edges)):  # a loop over bins, not items or rows
+            block = w[:, edges[m]:edges[m + 1]]
+            diff[:, m] = block @ d[edges[m]:edges[m + 1]]
+            if counts:
+                count[:, m] = block.sum(axis=1)
+        return diff, count
+    from scipy import sparse
+
+    cols = n_bins * (2 if counts else 1)
+    rows = np.arange(n)
+    if counts:
+        design = sparse.csr_matrix(
+            (np.concatenate([d, np.ones(n)]), (np.concatenate([rows, rows]), np.concatenate([bins, bins + n_bins]))),
+            shape=(n, cols),
+        )
+    else:
+        design = sparse.csr_matrix((d, (rows, bins)), shape=(n, cols))
+    out = np.asarray(w @ design)
+    return out[:, :n_bins], (out[:, n_bins:] if counts else None)
 
 
 def _width_codes_nd(conf: np.ndarray, n_bins: int) -> np.ndarray:
@@ -485,20 +566,62 @@ def _bin_sums(conf, correct, w, n_bins: int, binning: str):
     return count, sum_c - sum_y
 
 
+def _rows_shape(conf, w):
+    """(S, N) of the batched/weighted path: S rows of conf or of the weights."""
+    s = conf.shape[0] if conf.ndim == 2 else (w.shape[0] if w is not None and w.ndim == 2 else 1)
+    return s, conf.shape[-1]
+
+
+def _row_sums(x, shape) -> np.ndarray:
+    """Per row of ``x`` broadcast to (S, N): the sum over items in the lanes of :func:`_lane_sums`."""
+    x = np.ascontiguousarray(np.broadcast_to(x, shape), dtype=np.float64)
+    s, n = shape
+    lanes = np.zeros((s, _LANES))
+    for start in range(0, n, _CHUNK):
+        c = x[:, start:start + _CHUNK]
+        k = c.shape[1] // _LANES
+        part = np.add.reduce(c[:, :k * _LANES].reshape(s, k, _LANES), axis=1)
+        r = c.shape[1] - k * _LANES
+        if r:
+            part[:, :r] += c[:, k * _LANES:]
+        lanes += part
+    return lanes.sum(axis=1)
+
+
+def _row_lanes_compiled(conf, correct, w, brier: bool):
+    """Per row and term, the lane sums of the compiled kernel (see :func:`_row_sums`), or None for NumPy."""
+    shape = _rows_shape(conf, w)
+    kernels = compiled_inmemory(shape[0] * shape[1])
+    if kernels is None:
+        return None
+    lanes = kernels.row_lanes(w is not None, brier)(
+        np.broadcast_to(conf, shape), np.broadcast_to(correct.view(np.uint8), shape),
+        None if w is None else np.broadcast_to(w, shape))
+    return [lanes[:, t].sum(axis=1) for t in range(lanes.shape[1])]
+
+
 def _group_sums_general(conf, correct, w):
     """Per row: (total weight, weight of correct, weight of wrong, sum w c over correct, over wrong)."""
-    y = correct.astype(np.float64)
-    if w is None:
-        n = np.full(conf.shape[:-1], float(conf.shape[-1]))
-        n_pos = y.sum(axis=-1)
-        pos = np.sum(conf * y, axis=-1)
-        total = conf.sum(axis=-1)
+    shape = _rows_shape(conf, w)
+    sums = _row_lanes_compiled(conf, correct, w, brier=False)
+    if sums is not None and w is None:
+        n_pos, pos, total = sums
+        n = np.full(shape[0], float(shape[1]))
+    elif sums is not None:
+        n, n_pos, pos, total = sums
     else:
-        wy = w * y
-        n = np.broadcast_to(w.sum(axis=-1), np.broadcast_shapes(conf.shape, w.shape)[:-1])
-        n_pos = np.sum(np.broadcast_to(wy, np.broadcast_shapes(wy.shape, conf.shape)), axis=-1)
-        pos = np.sum(wy * conf, axis=-1)
-        total = np.sum(w * conf, axis=-1)
+        y = correct.astype(np.float64)
+        if w is None:
+            n = np.full(shape[0], float(shape[1]))
+            n_pos = _row_sums(y, shape)
+            pos = _row_sums(conf * y, shape)
+            total = _row_sums(conf, shape)
+        else:
+            wy = w * y
+            n = _row_sums(w, shape)
+            n_pos = _row_sums(wy, shape)
+            pos = _row_sums(wy * conf, shape)
+            total = _row_sums(w * conf, shape)
     return n, n_pos, n - n_pos, pos, total - pos
 
 
@@ -760,6 +883,12 @@ def ece(conf, correct, *, n_bins: int | str = 10, binning: str = "width", sample
     >>> ece(conf, correct, n_bins=3, sample_weight=[2] * 9) == ece(conf * 2, correct * 2, n_bins=3)
     True
     """
+    fast = _compiled_pair(conf, correct, sample_weight)
+    if fast is not None and binning == "width":
+        c, y, kernels = fast
+        sums = _width_sums_compiled(kernels, c, y, _resolve_n_bins(n_bins, binning, c, None, None), counts=False)
+        if sums is not None:  # else a value is out of range: the NumPy path below says which
+            return float(np.abs(sums[0]).sum() / c.shape[0])
     conf, correct, w, batched = _prepare(conf, correct, sample_weight)
     n_bins = _resolve_n_bins(n_bins, binning, conf, correct, w)
     if isinstance(n_bins, list):  # "sweep" on a batch: b* differs per row
@@ -820,6 +949,14 @@ def mce(conf, correct, *, n_bins: int | str = 10, binning: str = "width", sample
     >>> round(mce(conf, correct, n_bins=3, binning="mass"), 3)
     0.267
     """
+    fast = _compiled_pair(conf, correct, sample_weight)
+    if fast is not None and binning == "width":
+        c, y, kernels = fast
+        sums = _width_sums_compiled(kernels, c, y, _resolve_n_bins(n_bins, binning, c, None, None), counts=True)
+        if sums is not None:
+            diff, count = sums
+            keep = count > 0
+            return float(np.max(np.abs(diff[keep]) / count[keep]))
     conf, correct, w, batched = _prepare(conf, correct, sample_weight)
     n_bins = _resolve_n_bins(n_bins, binning, conf, correct, w)
     if isinstance(n_bins, list):
@@ -907,19 +1044,29 @@ def reliability_table(
     """
     import pandas as pd
 
-    conf, correct = check_conf_correct(conf, correct)
-    w = check_sample_weight(sample_weight, conf.shape)
-    if w is not None and w.ndim != 1:
-        raise ValueError(f"sample_weight must be 1-D (N,) for reliability_table; got shape {w.shape}.")
-    n_bins = _resolve_n_bins(n_bins, binning, conf, correct, w)
+    fast = _compiled_pair(conf, correct)
+    if fast is not None and sample_weight is None and binning == "width":
+        c, y, kernels = fast
+        n_bins = _resolve_n_bins(n_bins, binning, c, None, None)
+        count, sum_conf, n_correct = np.zeros(n_bins), np.zeros(n_bins), np.zeros(n_bins)
+        if kernels.width_table(False)(c, y, None, n_bins, count, sum_conf, n_correct):
+            fast = None  # a value is out of range: the checks below say which
+        else:
+            conf, correct, w = c, y.view(np.bool_), None
+    else:
+        fast = None
+    if fast is None:
+        conf, correct = check_conf_correct(conf, correct)
+        w = check_sample_weight(sample_weight, conf.shape)
+        if w is not None and w.ndim != 1:
+            raise ValueError(f"sample_weight must be 1-D (N,) for reliability_table; got shape {w.shape}.")
+        n_bins = _resolve_n_bins(n_bins, binning, conf, correct, w)
     if interval is not None:
         check_choice(interval, _INTERVALS, "interval")
     level = check_scalar_in_range(level, "level", low=0.0, high=1.0, low_inclusive=False, high_inclusive=False)
     if binning == "width":
-        idx = np.maximum(_width_codes(conf, n_bins) - 1, 0)
-        count = np.bincount(idx, weights=w, minlength=n_bins).astype(np.float64)
-        sum_conf = np.bincount(idx, weights=conf if w is None else w * conf, minlength=n_bins)
-        n_correct = np.bincount(idx, weights=correct if w is None else w * correct, minlength=n_bins)
+        if fast is None:
+            count, sum_conf, n_correct = _width_table(conf, correct, w, n_bins)
         bins = np.flatnonzero(count > 0)
         lower = bins / n_bins
         upper = (bins + 1) / n_bins
@@ -957,6 +1104,21 @@ def reliability_table(
         table["acc_low"] = low
         table["acc_high"] = high
     return table
+
+
+def _width_table(conf, correct, w, n_bins: int):
+    """Per equal-width bin: total weight, weighted sum of conf, weighted number correct."""
+    kernels = compiled_inmemory(conf.shape[0])
+    if kernels is not None:
+        count, sum_conf, n_correct = np.zeros(n_bins), np.zeros(n_bins), np.zeros(n_bins)
+        kernels.width_table(w is not None)(conf, np.ascontiguousarray(correct).view(np.uint8), w, n_bins,
+                                           count, sum_conf, n_correct)
+        return count, sum_conf, n_correct
+    idx = np.maximum(_width_codes(conf, n_bins) - 1, 0)
+    count = np.bincount(idx, weights=w, minlength=n_bins).astype(np.float64)
+    sum_conf = np.bincount(idx, weights=conf if w is None else w * conf, minlength=n_bins)
+    n_correct = np.bincount(idx, weights=correct if w is None else w * correct, minlength=n_bins)
+    return count, sum_conf, n_correct
 
 
 def _mass_bin_range(conf, w, n_bins: int, bins: np.ndarray):
@@ -1063,20 +1225,42 @@ def _group_sums(conf: np.ndarray, correct: np.ndarray):
     """(n_pos, n_neg, sum of conf over correct, sum of conf over wrong)."""
     n = conf.shape[0]
     n_pos = int(np.count_nonzero(correct))
-    total = 0.0
-    pos = 0.0
+    total = np.zeros(_LANES)
+    pos = np.zeros(_LANES)
     buf = np.empty(min(n, _CHUNK))
     for start in range(0, n, _CHUNK):  # chunks stay in cache: one read of conf
         c = conf[start:start + _CHUNK]
         t = buf[:c.shape[0]]
         np.multiply(c, correct[start:start + _CHUNK], out=t)
-        pos += float(t.sum())
-        total += float(c.sum())
-    return n_pos, n - n_pos, pos, total - pos
+        _lane_sums(c, total)
+        _lane_sums(t, pos)
+    p = float(pos.sum())
+    return n_pos, n - n_pos, p, float(total.sum()) - p
 
 
-def _ice_parts(conf: np.ndarray, correct: np.ndarray) -> tuple[float, float]:
-    n_pos, n_neg, pos, neg = _group_sums(conf, correct)
+def _group_sums_1d(conf, correct, sample_weight):
+    """:func:`_group_sums` of validated 1-D unweighted input, or None for the batched/weighted path.
+
+    Returns ``(sums, conf, correct, w, batched)``, the last four as :func:`_prepare` gives them
+    (None when the compiled kernel did the work and its checks).
+    """
+    fast = _compiled_pair(conf, correct, sample_weight)
+    if fast is not None:
+        c, y, kernels = fast
+        tot, pos, bad = kernels.group_lanes()(c, y)
+        if not bad:  # else a value is out of range: the NumPy checks below say which
+            n = c.shape[0]
+            n_pos = int(np.count_nonzero(y))
+            p = float(pos.sum())
+            return (n_pos, n - n_pos, p, float(tot.sum()) - p), None, None, None, False
+    conf, correct, w, batched = _prepare(conf, correct, sample_weight)
+    if not batched and w is None:
+        return _group_sums(conf, correct), conf, correct, w, batched
+    return None, conf, correct, w, batched
+
+
+def _ice_parts_from(sums) -> tuple[float, float]:
+    n_pos, n_neg, pos, neg = sums
     ice_pos = (n_pos - pos) / n_pos if n_pos else 0.0
     ice_neg = neg / n_neg if n_neg else 0.0
     # Guard against rounding just below 0 (sum of ones minus sum of conf).
@@ -1109,10 +1293,10 @@ def ice(conf, correct, *, sample_weight=None):
     >>> ice([0.9, 0.2], [1, 1])
     0.45
     """
-    conf, correct, w, batched = _prepare(conf, correct, sample_weight)
-    if not batched and w is None:
-        n_pos, n_neg, pos, neg = _group_sums(conf, correct)
-        return float(((n_pos - pos) + neg) / conf.shape[0])
+    sums, conf, correct, w, batched = _group_sums_1d(conf, correct, sample_weight)
+    if sums is not None:
+        n_pos, n_neg, pos, neg = sums
+        return float(((n_pos - pos) + neg) / (n_pos + n_neg))
     n, n_pos, n_neg, pos, neg = _group_sums_general(conf, correct, w)
     return _result(((n_pos - pos) + neg) / n, batched)
 
@@ -1150,9 +1334,9 @@ def macro_ce_parts(conf, correct, *, sample_weight=None) -> MacroCEParts:
     >>> macro_ce_parts([0.8, 0.6, 0.5], [1, 1, 0])
     MacroCEParts(ice_pos=0.3, ice_neg=0.5, macro_ce=0.4)
     """
-    conf, correct, w, batched = _prepare(conf, correct, sample_weight)
-    if not batched and w is None:
-        pos, neg = _ice_parts(conf, correct)
+    sums, conf, correct, w, batched = _group_sums_1d(conf, correct, sample_weight)
+    if sums is not None:
+        pos, neg = _ice_parts_from(sums)
         return MacroCEParts(float(pos), float(neg), float((pos + neg) / 2))
     pos, neg = _ice_parts_general(conf, correct, w)
     return MacroCEParts(_result(pos, batched), _result(neg, batched), _result((pos + neg) / 2, batched))
@@ -1188,9 +1372,9 @@ def macro_ce(conf, correct, *, sample_weight=None):
     >>> macro_ce([0.75] * 4, [1, 1, 1, 0])
     0.5
     """
-    conf, correct, w, batched = _prepare(conf, correct, sample_weight)
-    if not batched and w is None:
-        pos, neg = _ice_parts(conf, correct)
+    sums, conf, correct, w, batched = _group_sums_1d(conf, correct, sample_weight)
+    if sums is not None:
+        pos, neg = _ice_parts_from(sums)
         return float((pos + neg) / 2)
     pos, neg = _ice_parts_general(conf, correct, w)
     return _result((pos + neg) / 2, batched)
@@ -1231,9 +1415,9 @@ def rewards(conf, correct, *, sample_weight=None) -> Rewards:
     >>> round(r.r_o, 3), round(r.r_u, 3)
     (0.5, 0.629)
     """
-    conf, correct, w, batched = _prepare(conf, correct, sample_weight)
-    if not batched and w is None:
-        pos, neg = _ice_parts(conf, correct)
+    sums, conf, correct, w, batched = _group_sums_1d(conf, correct, sample_weight)
+    if sums is not None:
+        pos, neg = _ice_parts_from(sums)
         return Rewards(float(1.0 - neg), float(1.0 - pos))
     pos, neg = _ice_parts_general(conf, correct, w)
     return Rewards(_result(1.0 - neg, batched), _result(1.0 - pos, batched))
@@ -1273,11 +1457,11 @@ def hmr(conf, correct, *, beta: float = 1.0, sample_weight=None):
     >>> round(hmr(conf, [1, 1, 0, 1, 0, 1, 1, 1, 1]), 3)
     0.557
     """
-    conf, correct, w, batched = _prepare(conf, correct, sample_weight)
+    sums, conf, correct, w, batched = _group_sums_1d(conf, correct, sample_weight)
     beta = check_scalar_in_range(beta, "beta", low=0.0)
     b2 = beta * beta
-    if not batched and w is None:
-        pos, neg = _ice_parts(conf, correct)
+    if sums is not None:
+        pos, neg = _ice_parts_from(sums)
         r_o, r_u = 1.0 - neg, 1.0 - pos
         den = b2 * r_o + r_u
         if den <= 0.0:
@@ -1313,13 +1497,35 @@ def brier_top(conf, correct, *, sample_weight=None):
     >>> brier_top([0.9, 0.2], [1, 0])
     0.025
     """
+    fast = _compiled_pair(conf, correct, sample_weight)
+    if fast is not None:
+        c, y, kernels = fast
+        lanes, bad = kernels.brier_lanes()(c, y)
+        if not bad:  # else a value is out of range: the NumPy checks below say which
+            return float(lanes.sum() / c.shape[0])
     conf, correct, w, batched = _prepare(conf, correct, sample_weight)
-    d = conf - correct
     if not batched and w is None:
-        return float(np.dot(d, d) / conf.shape[0])
-    if w is None:
-        return _result(np.einsum("ij,ij->i", d, d) / conf.shape[-1], batched)
-    return _result(np.sum(w * (d * d), axis=-1) / w.sum(axis=-1), batched)
+        return float(_squared_error_sum(conf, correct) / conf.shape[0])
+    shape = _rows_shape(conf, w)
+    sums = _row_lanes_compiled(conf, correct, w, brier=True)
+    if sums is None:
+        d = conf - correct
+        sums = [_row_sums(d * d, shape)] if w is None else [_row_sums(w * (d * d), shape), _row_sums(w, shape)]
+    return _result(sums[0] / (conf.shape[-1] if w is None else sums[1]), batched)
+
+
+def _squared_error_sum(conf: np.ndarray, correct: np.ndarray) -> float:
+    """Sum of (conf - correct)**2 over items, in the lanes of :func:`_lane_sums` (as the kernel adds them)."""
+    n = conf.shape[0]
+    acc = np.zeros(_LANES)
+    buf = np.empty(min(n, _CHUNK))
+    for start in range(0, n, _CHUNK):
+        c = conf[start:start + _CHUNK]
+        t = buf[:c.shape[0]]
+        np.subtract(c, correct[start:start + _CHUNK], out=t)
+        np.multiply(t, t, out=t)
+        _lane_sums(t, acc)
+    return float(acc.sum())
 
 
 # --------------------------------------------------------------------------

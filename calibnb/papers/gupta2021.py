@@ -15,8 +15,7 @@ Used by ``notebooks/03_gupta2021_ks_splines.ipynb``:
   probabilities and class order computed once for all splits: top-1..5 and
   within-top-2/3 KS (Eq. 3-5, Tables 1, 2, 4, Appendix D), accuracy (Table 5,
   also with every rank recalibrated and re-ranked), ECE/MCE/Brier (Tables
-  6-7), class-wise KS (§3). :func:`evaluate_methods` is its one-split table
-  of Tables 1, 2, 4-7.
+  6-7), class-wise KS (§3).
 * :func:`spline_columns`, :func:`isotonic_columns`, :func:`histogram_columns`
   -- the spline of §4, isotonic regression and histogram binning fitted to
   many scores at once; column by column equal to
@@ -58,11 +57,9 @@ from ..uncertainty import bootstrap_weights, percentile_interval
 __all__ = [
     "METHODS",
     "METHOD_LABELS",
-    "METRIC_COLUMNS",
     "SplineFigureData",
     "SplineRecovery",
     "SyntheticPopulation",
-    "evaluate_methods",
     "plot_spline_figure",
     "spline_figure_data",
     "spline_recovery_error",
@@ -241,12 +238,6 @@ METHOD_LABELS = {
     "spline": "Ours (Spline)",
 }
 
-#: Columns of :func:`evaluate_methods`, all fractions.
-METRIC_COLUMNS = (
-    "ks_top1", "ks_top2", "ks_within_top2", "accuracy", "ece", "mce", "brier_top1", "ks_top1_calibration",
-)
-
-
 def _scores(probs: np.ndarray, labels: np.ndarray, kind: tuple[str, int]) -> tuple[np.ndarray, np.ndarray]:
     """(score, correct) of the top-r (``("top", r)``) or within-top-r (``("within", r)``) prediction."""
     from .. import metrics
@@ -255,105 +246,6 @@ def _scores(probs: np.ndarray, labels: np.ndarray, kind: tuple[str, int]) -> tup
     if mode == "top":
         return metrics.top_r(probs, labels, r=r)
     return metrics.within_top_r(probs, labels, r=r)
-
-
-def evaluate_methods(
-    logits: Any,
-    labels: Any,
-    *,
-    calibration_index: Any,
-    test_index: Any,
-    methods: tuple[str, ...] = METHODS,
-    n_knots: int = 6,
-    n_knots_within: int = 14,
-    n_knots_ece: int = 13,
-    n_bins_ece: int = 25,
-    n_bins_histogram: int = 15,
-) -> "pd.DataFrame":
-    r"""Fit every recalibration method on the calibration split; score it on the test split.
-
-    This is one network's row of Gupta et al. 2021, Tables 1, 2, 4, 5, 6 and 7.
-    For a score :math:`s_i` (the top-r probability, Eq. 3, or the sum of the
-    top-r probabilities, Eq. 5) and correctness :math:`y_i` of test item
-    :math:`i` sorted by score, the KS error is (Eq. 11-12)
-
-    .. math::
-
-        \mathrm{KS} = \max_i \Bigl| \frac1N \sum_{j \le i} y_j - \frac1N \sum_{j \le i} s_j \Bigr|.
-
-    Methods: ``"uncalibrated"`` (softmax of the logits), ``"temperature"``
-    (:class:`calibnb.TemperatureScaling`, NLL) and ``"vector"``
-    (:class:`calibnb.VectorScaling`) rescale the logits, so one fit serves
-    every score; ``"isotonic"`` (:class:`calibnb.IsotonicCalibrator`),
-    ``"histogram"`` (:class:`calibnb.HistogramBinning`) and ``"spline"``
-    (:class:`calibnb.SplineCalibrator`, §4) are fitted separately to each
-    score (top-1, top-2, within-top-2) after the r-th class is identified, so
-    they never change which class is predicted. The spline uses ``n_knots``
-    for top-1 and top-2 (§6), ``n_knots_within`` for within-top-2 (Table 4)
-    and ``n_knots_ece`` for the ECE column (Table 6).
-
-    Parameters
-    ----------
-    logits : array-like of shape (N, K)
-        Logits or log-probabilities of all N items.
-    labels : array-like of shape (N,)
-        Integer labels in [0, K).
-    calibration_index, test_index : array-like of int
-        Disjoint row indices of the calibration and the test split.
-    methods : tuple of str
-        A subset of :data:`METHODS`.
-    n_knots, n_knots_within, n_knots_ece : int
-        Spline knots (paper: 6, 14 and 13).
-    n_bins_ece : int, default 25
-        Equal-width bins of ECE and MCE (Table 6, 7).
-    n_bins_histogram : int, default 15
-        Bins of the histogram-binning baseline.
-
-    Returns
-    -------
-    pandas.DataFrame
-        Index ``method``; columns :data:`METRIC_COLUMNS` (fractions): test KS
-        of top-1, top-2 and within-top-2 scores, test top-1 accuracy, ECE and
-        MCE with ``n_bins_ece`` bins, top-1 Brier score
-        :math:`\frac1N \sum_i (s_i - y_i)^2`, and the top-1 KS on the
-        calibration split itself.
-
-    References
-    ----------
-    .. [1] Kartik Gupta, Amir Rahimi, Thalaiyasingam Ajanthan, Thomas Mensink, Cristian Sminchisescu, Richard Hartley. 2021. "Calibration of Neural Networks using Splines". In International Conference on Learning Representations (ICLR).
-
-    Examples
-    --------
-    >>> from calibnb import softmax
-    >>> rng = np.random.default_rng(0)
-    >>> z = rng.normal(size=(4000, 5)) * 4
-    >>> y = (rng.random((4000, 1)) < np.cumsum(softmax(z / 3), axis=1)).argmax(axis=1)
-    >>> table = evaluate_methods(z, y, calibration_index=np.arange(2000), test_index=np.arange(2000, 4000),
-    ...                          methods=("uncalibrated", "spline"))
-    >>> bool(table.loc["spline", "ks_top1"] < table.loc["uncalibrated", "ks_top1"])
-    True
-    >>> bool(table.loc["spline", "accuracy"] == table.loc["uncalibrated", "accuracy"])
-    True
-    """
-    import pandas as pd
-
-    if isinstance(methods, str):
-        methods = (methods,)
-    methods = tuple(check_choice(m, METHODS, "methods") for m in methods)
-    n_knots = check_positive_int(n_knots, "n_knots", minimum=2)
-    n_knots_within = check_positive_int(n_knots_within, "n_knots_within", minimum=2)
-    n_knots_ece = check_positive_int(n_knots_ece, "n_knots_ece", minimum=2)
-    n_bins_ece = check_n_bins(n_bins_ece, "n_bins_ece")
-    n_bins_histogram = check_n_bins(n_bins_histogram, "n_bins_histogram")
-    # one implementation: the columns of Tables 1, 2, 4-7 are those of evaluate_split (top-1, top-2, within-top-2)
-    res = evaluate_split(network_scores(logits, labels), calibration_index, test_index, methods=methods,
-                         n_knots=n_knots, n_knots_within=n_knots_within, n_knots_ece=n_knots_ece,
-                         n_bins_ece=n_bins_ece, n_bins_histogram=n_bins_histogram, r_max=2, within=(2,),
-                         all_ranks=False)
-    rows = {m: {c: float(res[m][c]) for c in METRIC_COLUMNS} for m in methods}
-    table = pd.DataFrame.from_dict(rows, orient="index", columns=list(METRIC_COLUMNS))
-    table.index.name = "method"
-    return table
 
 
 def _check_disjoint(cal: np.ndarray, test: np.ndarray) -> None:
@@ -669,6 +561,36 @@ class NetworkScores:
     probs: np.ndarray
     labels: np.ndarray
     order: np.ndarray
+    # stable per-column sort orders over all N items, computed on first use and shared by every split
+    # (see _column_orders); not part of the value
+    _orders: dict = dataclasses.field(default_factory=dict, compare=False, repr=False)
+
+
+def _column_orders(net: NetworkScores, key: tuple, columns) -> np.ndarray:
+    """Stable argsort over all N items of each column of ``columns()`` (N, m), as (m, N) rows; cached on ``net``.
+
+    Every split of :func:`evaluate_split` sorts subsets of the same per-item
+    scores (the top-r scores, every rank's probability, every class's
+    probability). One sort of all N items serves them all: the stable order of
+    a subset with increasing indices is the full order with the other items
+    left out (:func:`_subset_orders`), so each split filters instead of sorting.
+    """
+    if key not in net._orders:
+        net._orders[key] = _sort_rows(np.ascontiguousarray(columns().T))[0]
+    return net._orders[key]
+
+
+def _pick(orders: np.ndarray | None, rows) -> np.ndarray | None:
+    """The given rows of known sort orders (None when the orders are not known: the fits then sort)."""
+    return None if orders is None else orders[rows]
+
+
+def _subset_orders(orders: np.ndarray, index: np.ndarray, n: int) -> np.ndarray:
+    """Stable sort orders of the rows ``index`` (increasing) from the orders of all ``n`` rows (m, n)."""
+    pos = np.full(n, -1, dtype=np.int64)
+    pos[index] = np.arange(index.size)
+    sub = pos[orders]
+    return sub[sub >= 0].reshape(orders.shape[0], index.size)
 
 
 def _top_order(probs: np.ndarray, r: int) -> np.ndarray:
@@ -737,10 +659,18 @@ def _spline_design(n: int, n_knots: int) -> tuple[np.ndarray, np.ndarray]:
     return natural_spline_basis(t, knots), natural_spline_basis(t, knots, derivative=1)
 
 
-def _fit_columns(s_cal: np.ndarray, c_cal: np.ndarray, n_knots: int) -> tuple[np.ndarray, np.ndarray]:
+def _sorted_rows(xt: np.ndarray, order: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_sort_rows` of (m, n) ``xt``, or the rows put in a known stable ``order``."""
+    if order is None:
+        return _sort_rows(xt)
+    return order, np.take_along_axis(xt, order, axis=1)
+
+
+def _fit_columns(s_cal: np.ndarray, c_cal: np.ndarray, n_knots: int,
+                 order: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Per column: sorted calibration scores and the unclipped spline derivative gamma there, as (m, n) rows."""
     n = s_cal.shape[0]
-    order, s = _sort_rows(np.ascontiguousarray(s_cal.T))
+    order, s = _sorted_rows(np.ascontiguousarray(s_cal.T), order)
     c = np.take_along_axis(np.ascontiguousarray(c_cal.T), order, axis=1).astype(np.float64)
     g = (np.cumsum(c, axis=1) - np.cumsum(s, axis=1)) / n  # h_i - h~_i (Eq. 11)
     design, d1 = _spline_design(n, n_knots)
@@ -809,19 +739,24 @@ def spline_columns(s_cal: Any, c_cal: Any, s_new: Any, *, n_knots: int = 6, clip
     n_knots = check_positive_int(n_knots, "n_knots", minimum=2)
     if s_cal.shape[0] < n_knots:
         raise ValueError(f"need at least n_knots = {n_knots} calibration rows; got {s_cal.shape[0]}.")
-    s, gamma = _fit_columns(s_cal, c_cal, n_knots)
     clip = check_bool(clip, "clip")
-    out = _interp_columns(s_new, s, gamma)
+    return _spline_columns(s_cal, c_cal, s_new, n_knots, clip=clip)
+
+
+def _spline_columns(s_cal, c_cal, s_new, n_knots: int, *, clip: bool = True, order_cal=None, order_new=None):
+    """:func:`spline_columns` of checked input, with the stable sort orders of the columns when known."""
+    s, gamma = _fit_columns(s_cal, c_cal, n_knots, order_cal)
+    out = _interp_columns(s_new, s, gamma, order_new)
     return np.clip(out, 0.0, 1.0) if clip else out
 
 
-def _interp_columns(x: np.ndarray, xp: np.ndarray, fp: np.ndarray) -> np.ndarray:
+def _interp_columns(x: np.ndarray, xp: np.ndarray, fp: np.ndarray, order: np.ndarray | None = None) -> np.ndarray:
     """Per column j of (n_new, m) ``x``: ``np.interp(x[:, j], unique xp[j], mean fp[j] per unique xp[j])``.
 
     ``xp`` and ``fp`` are (m, n) rows, ``xp`` sorted within each row. The new values are sorted first (one
     sort for all columns): interpolating sorted values is many times faster than in random order.
     """
-    order, xs = _sort_rows(np.ascontiguousarray(x.T))
+    order, xs = _sorted_rows(np.ascontiguousarray(x.T), order)
     out = np.empty_like(xs)
     rows = np.arange(xs.shape[0])[:, None]
     for j in range(xp.shape[0]):
@@ -855,11 +790,15 @@ def isotonic_columns(s_cal: Any, c_cal: Any, s_new: Any) -> np.ndarray:
     ...                  np.array([[0.0], [0.5], [1.0]]))[:, 0].tolist()
     [0.0, 0.5, 1.0]
     """
+    return _isotonic_columns(*_check_columns(s_cal, c_cal, s_new))
+
+
+def _isotonic_columns(s_cal, c_cal, s_new, *, order_cal=None, order_new=None):
+    """:func:`isotonic_columns` of checked input, with the stable sort orders of the columns when known."""
     from scipy.optimize import isotonic_regression
 
-    s_cal, c_cal, s_new = _check_columns(s_cal, c_cal, s_new)
     c_cal = c_cal.astype(np.float64)
-    order, xs = _sort_rows(np.ascontiguousarray(s_cal.T))
+    order, xs = _sorted_rows(np.ascontiguousarray(s_cal.T), order_cal)
     ys = np.take_along_axis(np.ascontiguousarray(c_cal.T), order, axis=1)
     fitted = np.empty_like(xs)
     for j in range(xs.shape[0]):
@@ -869,7 +808,7 @@ def isotonic_columns(s_cal: Any, c_cal: Any, s_new: Any) -> np.ndarray:
         mean = np.add.reduceat(ys[j], starts) / counts
         fit = np.clip(isotonic_regression(mean, weights=counts).x, 0.0, 1.0)
         fitted[j] = np.repeat(fit, counts.astype(np.int64))
-    return np.clip(_interp_columns(s_new, xs, fitted), 0.0, 1.0)
+    return np.clip(_interp_columns(s_new, xs, fitted, order_new), 0.0, 1.0)
 
 
 def histogram_columns(s_cal: Any, c_cal: Any, s_new: Any, *, n_bins: int = 15) -> np.ndarray:
@@ -912,9 +851,9 @@ def histogram_columns(s_cal: Any, c_cal: Any, s_new: Any, *, n_bins: int = 15) -
 # ---------------------------------------------------------------------------
 
 
-def _ks_columns(s: np.ndarray, c: np.ndarray) -> np.ndarray:
+def _ks_columns(s: np.ndarray, c: np.ndarray, order: np.ndarray | None = None) -> np.ndarray:
     """KS error (Eq. 12, stable sort) of every column of (n, m) scores against 0/1 correctness."""
-    order, ss = _sort_rows(np.ascontiguousarray(s.T))
+    order, ss = _sorted_rows(np.ascontiguousarray(s.T), order)
     d = np.take_along_axis(np.ascontiguousarray(c.T), order, axis=1).astype(np.float64) - ss
     return np.max(np.abs(np.cumsum(d, axis=1)), axis=1) / s.shape[0]
 
@@ -928,12 +867,20 @@ def _rank_scores(probs: np.ndarray, labels: np.ndarray, top: np.ndarray, within:
     return np.hstack(s), np.hstack(c)
 
 
-def _per_score(method: str, s_cal, c_cal, s_test, *, n_knots, n_bins_histogram) -> np.ndarray:
-    """Fit ``method`` to each column of the calibration scores; recalibrated test scores."""
+def _per_score(method: str, s_cal, c_cal, s_test, *, n_knots, n_bins_histogram, orders=(None, None)) -> np.ndarray:
+    """Fit ``method`` to each column of the calibration scores; recalibrated test scores.
+
+    ``orders``: the stable sort orders (m, n) of the columns of ``s_cal`` and
+    ``s_test`` when known (:func:`_column_orders`); the result is the same.
+    """
     if method == "spline":
-        return spline_columns(s_cal, c_cal, s_test, n_knots=n_knots)
+        s_cal, c_cal, s_test = _check_columns(s_cal, c_cal, s_test)
+        n_knots = check_positive_int(n_knots, "n_knots", minimum=2)
+        if s_cal.shape[0] < n_knots:
+            raise ValueError(f"need at least n_knots = {n_knots} calibration rows; got {s_cal.shape[0]}.")
+        return _spline_columns(s_cal, c_cal, s_test, n_knots, order_cal=orders[0], order_new=orders[1])
     if method == "isotonic":
-        return isotonic_columns(s_cal, c_cal, s_test)
+        return _isotonic_columns(*_check_columns(s_cal, c_cal, s_test), order_cal=orders[0], order_new=orders[1])
     return np.clip(histogram_columns(s_cal, c_cal, s_test, n_bins=n_bins_histogram), 0.0, 1.0)
 
 
@@ -1018,9 +965,11 @@ def evaluate_split(
     names = [f"ks_top{r}" for r in range(1, r_max + 1)] + [f"ks_within_top{r}" for r in within]
     knots = [n_knots] * r_max + [n_knots_within] * len(within)
     y_cal, y_test = net.labels[cal], net.labels[test]
-    top_cal, top_test = net.order[cal, :r_max], net.order[test, :r_max]
-    s_cal, c_cal = _rank_scores(net.probs[cal], y_cal, top_cal, within)
-    s_test, c_test = _rank_scores(net.probs[test], y_test, top_test, within)
+    s_all, c_all = _rank_scores(net.probs, net.labels, net.order[:, :r_max], within)
+    s_cal, c_cal, s_test, c_test = s_all[cal], c_all[cal], s_all[test], c_all[test]
+    # one stable sort of every score column over all items serves every split (and every method)
+    o_all = _column_orders(net, ("rank", r_max, within), lambda: s_all)
+    o_cal, o_test = _subset_orders(o_all, cal, n), _subset_orders(o_all, test, n)
     out = {}
     for method in methods:
         row: dict[str, float] = {}
@@ -1039,18 +988,21 @@ def evaluate_split(
             for kn in sorted(set(knots)):
                 cols = [j for j, kk in enumerate(knots) if kk == kn]
                 st[:, cols] = _per_score(method, s_cal[:, cols], c_cal[:, cols], s_test[:, cols],
-                                         n_knots=kn, n_bins_histogram=n_bins_histogram)
+                                         n_knots=kn, n_bins_histogram=n_bins_histogram,
+                                         orders=(_pick(o_cal, cols), _pick(o_test, cols)))
             sc = _per_score(method, s_cal[:, :1], c_cal[:, :1], s_cal[:, :1], n_knots=n_knots,
-                            n_bins_histogram=n_bins_histogram)[:, 0]
+                            n_bins_histogram=n_bins_histogram, orders=(_pick(o_cal, [0]), _pick(o_cal, [0])))[:, 0]
         ct_use = ct if method in ("temperature", "vector") else c_test
-        for name, v in zip(names, _ks_columns(st, ct_use)):
+        for name, v in zip(names, _ks_columns(st, ct_use, o_test if method == "uncalibrated" else None)):
             row[name] = float(v)
         cal_correct = sc_correct if method in ("temperature", "vector") else c_cal[:, 0]
         row["ks_top1_calibration"] = float(metrics.ks_error(sc, cal_correct))
         conf, correct = st[:, 0], ct_use[:, 0]
         conf_ece = conf
         if method == "spline" and n_knots_ece != n_knots:
-            conf_ece = spline_columns(s_cal[:, :1], c_cal[:, :1], s_test[:, :1], n_knots=n_knots_ece)[:, 0]
+            conf_ece = _per_score("spline", s_cal[:, :1], c_cal[:, :1], s_test[:, :1], n_knots=n_knots_ece,
+                                  n_bins_histogram=n_bins_histogram,
+                                  orders=(_pick(o_cal, [0]), _pick(o_test, [0])))[:, 0]
         row["accuracy"] = float(np.mean(correct))
         row["ece"] = metrics.ece(conf_ece, correct, n_bins=n_bins_ece)
         row["mce"] = metrics.mce(conf, correct, n_bins=n_bins_ece)
@@ -1061,8 +1013,10 @@ def evaluate_split(
                 row["classwise_ks"] = float("nan")
             elif q_test is None:  # per-score method: one calibrator per class, fitted to P(k) against label == k
                 onehot_cal = net.labels[cal][:, None] == np.arange(k)
+                o_class = _column_orders(net, ("class",), lambda: net.probs)
                 q_test = _per_score(method, net.probs[cal], onehot_cal, net.probs[test], n_knots=n_knots,
-                                    n_bins_histogram=n_bins_histogram)
+                                    n_bins_histogram=n_bins_histogram,
+                                    orders=(_subset_orders(o_class, cal, n), _subset_orders(o_class, test, n)))
             if q_test is not None:
                 row["classwise_ks"] = metrics.classwise_ks(q_test, y_test)
         if method == "spline" and all_ranks:
@@ -1087,12 +1041,14 @@ def _mce_bin_items(conf: np.ndarray, correct: np.ndarray, n_bins: int) -> int:
 
 def _all_ranks_accuracy(net: NetworkScores, cal: np.ndarray, test: np.ndarray, n_knots: int, ranks: int) -> float:
     """Test accuracy after recalibrating ranks r = 1..ranks with their own splines and re-ranking (Table 5)."""
-    rows_c, rows_t = np.arange(cal.size)[:, None], np.arange(test.size)[:, None]
+    n = net.probs.shape[0]
+    s_all = np.take_along_axis(net.probs, net.order[:, :ranks], axis=1)  # every item's probability at rank r
+    orders = _column_orders(net, ("ranks", ranks), lambda: s_all)
     o_cal, o_test = net.order[cal, :ranks], net.order[test, :ranks]
-    s_cal = net.probs[cal][rows_c, o_cal]
+    s_cal, s_test = s_all[cal], s_all[test]
     c_cal = o_cal == net.labels[cal][:, None]
-    s_test = net.probs[test][rows_t, o_test]
-    rec = spline_columns(s_cal, c_cal, s_test, n_knots=n_knots)
+    rec = _per_score("spline", s_cal, c_cal, s_test, n_knots=n_knots, n_bins_histogram=1,
+                     orders=(_subset_orders(orders, cal, n), _subset_orders(orders, test, n)))
     pred = o_test[np.arange(test.size), np.argmax(rec, axis=1)]  # first (highest-ranked) on ties
     return float(np.mean(pred == net.labels[test]))
 
