@@ -73,6 +73,7 @@ import numpy as np
 import pandas as pd
 
 from . import summary as _summary
+from .validation import check_unique_names
 
 __all__ = [
     "AuditInputError",
@@ -105,14 +106,22 @@ STREAM_THRESHOLD = 20_000_000
 
 #: Names that identify a role when no option is given (case-insensitive).
 ROLE_NAMES = {
-    "prob_prefix": ("p", "prob", "probs", "proba", "probability"),
-    "logit_prefix": ("logit", "logits", "z"),
-    "vote_prefix": ("h", "votes", "vote", "human"),
-    "label": ("label", "labels", "y", "target"),
+    "prob_prefix": ("p", "prob", "probs", "proba", "probability", "prob_", "proba_", "p_", "probs_"),
+    "logit_prefix": ("logit", "logits", "z", "logit_", "logits_"),
+    "vote_prefix": ("h", "votes", "vote", "human", "votes_", "h_"),
+    "label": ("label", "labels", "y", "target", "y_true", "true_label", "gold"),
+    "binary_prob": ("y_prob", "y_proba", "y_score", "proba", "prob", "probability", "p", "score", "pred_proba",
+                    "positive_prob", "prob_positive", "p_positive"),
     "conf": ("conf", "confidence"),
     "correct": ("correct", "is_correct"),
     "weight": ("weight", "weights", "sample_weight"),
 }
+
+#: Predicted-label columns: recognised so that they are not mistaken for the label, then ignored.
+PREDICTION_NAMES = ("y_pred", "pred", "prediction", "predicted", "predicted_label")
+
+#: Columns of the tidy table of ``calibnb.llm`` (one row per item, model and confidence source).
+LLM_COLUMNS = ("item_id", "model", "task", "answer", "confidence", "correct", "confidence_source")
 
 NOTEBOOK = Path(__file__).resolve().parent.parent / "notebooks" / "00_audit_your_model.ipynb"
 
@@ -169,22 +178,61 @@ def _fail(column: str, problem: str, mask: np.ndarray | None = None, values=None
     mask = np.asarray(mask, dtype=bool)
     rows = np.flatnonzero(mask)
     first = int(rows[0])
-    shown = "" if values is None else f" (value {np.asarray(values)[first]!r})"
+    if values is None:
+        shown = ""
+    else:
+        v = np.asarray(values)[first]
+        shown = f" (value {v.item() if isinstance(v, np.generic) else v!r})"
     raise AuditInputError(f"column {column!r}: {problem} in {rows.size} of {mask.size} rows; "
                           f"first offending row {first}{shown} (0-based data row).")
 
 
-def read_columns(path: str | os.PathLike) -> dict[str, np.ndarray]:
-    """All columns of a CSV, Parquet or NPZ file as 1-D arrays (2-D NPZ arrays become ``name0..``).
+def _csv_header(path: Path) -> list[str]:
+    """The header row of a CSV file as written (pandas renames a duplicated ``label`` to ``label.1``)."""
+    import csv
+    import gzip
+
+    opener = gzip.open if path.suffix.lower() == ".gz" else open
+    with opener(path, "rt", newline="", encoding="utf-8", errors="replace") as fh:
+        for row in csv.reader(fh):
+            if any(cell.strip() for cell in row):
+                return row
+    return []
+
+
+def _check_header(names, where: str) -> list[str]:
+    try:
+        return check_unique_names(names, "columns")
+    except ValueError as exc:
+        name = re.search(r"'(.*?)'", str(exc))
+        raise AuditInputError(f"column {name.group(0) if name else repr('-')}: {where} {exc} A duplicated header "
+                              "is ambiguous (which one holds the values?): rename one of the columns.") from None
+
+
+def _frame_columns(frame: pd.DataFrame, where: str) -> dict[str, np.ndarray]:
+    names = _check_header([str(c) for c in frame.columns], where)
+    return {n: frame.iloc[:, j].to_numpy() for j, n in enumerate(names)}
+
+
+def read_columns(path) -> dict[str, np.ndarray]:
+    """All columns of a CSV, Parquet or NPZ file (or a DataFrame) as 1-D arrays (2-D NPZ arrays become ``name0..``).
+
+    A duplicated column name is an error (pandas would silently rename it).
+    Parquet files are read with page-checksum verification on: a page whose
+    stored CRC does not match its bytes is an error, not a changed number.
 
     Raises
     ------
     AuditInputError
-        Unreadable file or unknown extension.
+        Unreadable file, unknown extension, duplicated header, no rows.
     """
+    if isinstance(path, pd.DataFrame):
+        return _frame_columns(path, "the DataFrame")
     path = Path(path)
     if not path.exists():
-        raise AuditInputError(f"column '-': the predictions file {str(path)!r} does not exist.")
+        raise AuditInputError(f"column '-': the predictions file {path.name!r} does not exist.")
+    if path.is_dir():
+        raise AuditInputError(f"column '-': {path.name!r} is a folder; give a .csv, .parquet or .npz file.")
     suffix = path.suffix.lower()
     try:
         if suffix == ".npz":
@@ -201,61 +249,63 @@ def read_columns(path: str | os.PathLike) -> dict[str, np.ndarray]:
                         raise AuditInputError(f"column {name!r}: arrays must be 1-D or 2-D; got {a.ndim}-D.")
             return out
         if suffix in (".parquet", ".pq"):
-            frame = pd.read_parquet(path, engine="pyarrow")
+            import pyarrow.parquet as pq
+
+            pf = pq.ParquetFile(path, page_checksum_verification=True)
+            _check_header(pf.schema_arrow.names, f"the file {path.name!r}:")
+            frame = pf.read().to_pandas()
         elif suffix in (".csv", ".txt", ".gz"):
-            frame = pd.read_csv(path)
+            header = _csv_header(path)
+            if not header:
+                raise AuditInputError(f"column '-': the file {path.name!r} is empty (no header row).")
+            _check_header(header, f"the file {path.name!r}:")
+            frame = pd.read_csv(path, skip_blank_lines=True)
         else:
-            raise AuditInputError(f"column '-': unknown file type {suffix!r} of {str(path)!r}; "
+            raise AuditInputError(f"column '-': unknown file type {suffix!r} of {path.name!r}; "
                                   "give a .csv, .parquet or .npz file.")
     except AuditInputError:
         raise
-    except Exception as exc:  # parser errors: a malformed file
-        raise AuditInputError(f"column '-': cannot read {str(path)!r}: {type(exc).__name__}: {exc}") from None
+    except Exception as exc:  # parser errors, a corrupt Parquet page: a malformed file
+        text = str(exc).replace(str(path), path.name)
+        if "CRC" in text or "checksum" in text.lower():
+            text += " (a Parquet page's checksum does not match its bytes: the file is corrupt)"
+        raise AuditInputError(f"column '-': cannot read {path.name!r}: {type(exc).__name__}: {text}") from None
     return {str(c): frame[c].to_numpy() for c in frame.columns}
 
 
-def _groups(names) -> dict[str, int]:
-    """Prefixes P with columns P0 .. P{K-1} (K >= 2, contiguous from 0) -> K."""
+def _groups(names) -> dict[str, tuple[int, int]]:
+    """Prefixes P with columns P{b} .. P{b+K-1} (K >= 2, contiguous from b = 0 or 1) -> (K, b)."""
     found: dict[str, set] = {}
     for n in names:
         m = re.fullmatch(r"(.*?)(\d+)", n)
-        if m:
+        if m and not (len(m.group(2)) > 1 and m.group(2).startswith("0")):
             found.setdefault(m.group(1), set()).add(int(m.group(2)))
     out = {}
     for prefix, idx in found.items():
+        base = 0 if 0 in idx else 1
         k = 0
-        while k in idx:
+        while base + k in idx:
             k += 1
         if k >= 2:
-            out[prefix] = k
+            out[prefix] = (k, base)
     return out
 
 
-def _pick(role: str, given, candidates: Sequence[str], notes: list, what: str):
+def _pick(role: str, given, candidates: Sequence[str], notes: list, what: str, flag: str | None = None):
     """The name for a role: the option if given, else the unique candidate present (None if none)."""
     if given is not None:
         return given
-    lower = {c.lower(): c for c in candidates}
-    hits = [lower[n] for n in ROLE_NAMES[role] if n in lower]
+    lower: dict[str, list] = {}
+    for c in candidates:
+        lower.setdefault(c.lower(), []).append(c)
+    hits = [c for n in ROLE_NAMES[role] for c in lower.get(n, [])]
     if len(hits) > 1:
         raise AuditInputError(f"column '{hits[0]}': the {what} is ambiguous: columns {hits} all look like it; "
-                              f"choose one with --{role.replace('_', '-')}.")
+                              f"choose one with --{flag or role.replace('_', '-')}.")
     if hits:
         notes.append(f"{what}: inferred {hits[0]!r} from its name")
         return hits[0]
     return None
-
-
-def _numeric(column: str, x: np.ndarray) -> np.ndarray:
-    try:
-        a = np.asarray(x, dtype=np.float64)
-    except (TypeError, ValueError):
-        bad = np.array([not _is_number(v) for v in x])
-        _fail(column, "non-numeric value", bad, x)
-    nan = ~np.isfinite(a)
-    if nan.any():
-        _fail(column, "missing or non-finite value (NaN/inf)", nan, a)
-    return a
 
 
 def _is_number(v) -> bool:
@@ -266,15 +316,102 @@ def _is_number(v) -> bool:
         return False
 
 
-def _prefix_matrix(cols: dict, prefix: str, k: int) -> np.ndarray:
-    return np.column_stack([_numeric(f"{prefix}{j}", cols[f"{prefix}{j}"]) for j in range(k)])
+def _numeric(column: str, x: np.ndarray) -> np.ndarray:
+    x = np.asarray(x)
+    if x.dtype.kind == "c":
+        bad = np.imag(x) != 0
+        _fail(column, "complex value (calibration needs real numbers)", bad if bad.any() else np.ones(x.shape, bool),
+              x)
+    if x.dtype.kind == "b":
+        return x.astype(np.float64)
+    try:
+        a = np.asarray(x, dtype=np.float64)
+    except (TypeError, ValueError):
+        bad = np.array([not _is_number(v) or isinstance(v, complex) for v in x])
+        _fail(column, "non-numeric value", bad, x)
+    if x.dtype == object and any(isinstance(v, complex) for v in x[:1000]):
+        bad = np.array([isinstance(v, complex) for v in x])
+        _fail(column, "complex value (calibration needs real numbers)", bad, x)
+    nan = ~np.isfinite(a)
+    if nan.any():
+        _fail(column, "missing or non-finite value (NaN/inf)", nan, a)
+    return a
 
 
-def load_predictions(
-    path, *, prob_prefix=None, logit_prefix=None, label=None, conf=None, correct=None, vote_prefix=None,
-    weight=None, sum_tol: float = 1e-3, n_folds: int = 5, min_fold_rows: int = 10,
-) -> Predictions:
+def _label_keys(column: str, x: np.ndarray) -> np.ndarray:
+    """Labels as comparable text keys: integers as '3' (also 3.0 from a CSV), text as it is."""
+    x = np.asarray(x)
+    if x.dtype.kind in "biuf":
+        a = x.astype(np.float64)
+        bad = ~np.isfinite(a)
+        if bad.any():
+            _fail(column, "missing or non-finite label", bad, a)
+        if np.all(a == np.round(a)):
+            return a.astype(np.int64).astype(str)
+        return a.astype(str)
+    keys = np.array(["" if v is None or (isinstance(v, float) and np.isnan(v)) else str(v) for v in x], dtype=object)
+    bad = keys == ""
+    if bad.any():
+        _fail(column, "missing label", bad, x)
+    return keys
+
+
+def _unit_columns(names: Sequence[str], cols: dict, percent: bool, what: str) -> np.ndarray:
+    """(N, len(names)) matrix of probabilities in [0, 1] (divided by 100 with ``percent``)."""
+    mat = np.column_stack([_numeric(c, cols[c]) for c in names])
+    if percent:
+        mat = mat / 100.0
+    out = (mat < 0) | (mat > 1)
+    if out.any():
+        j = int(np.flatnonzero(out.any(axis=0))[0])
+        hint = ""
+        if not percent and mat.min() >= 0 and mat.max() <= 100:
+            hint = " (every value lies in [0, 100]: if these are percentages, pass --percent)"
+        elif percent:
+            hint = " (after dividing by 100 for --percent)"
+        _fail(names[j], f"{what} outside [0, 1]{hint}", out[:, j], mat[:, j])
+    return mat
+
+
+def _span(names: Sequence[str]) -> str:
+    if len(names) > 2:
+        m0, m1 = re.fullmatch(r"(.*?)(\d+)", names[0]), re.fullmatch(r"(.*?)(\d+)", names[-1])
+        if m0 and m1 and m0.group(1) == m1.group(1):
+            return f"{names[0]}..{names[-1]}"
+    return ", ".join(names)
+
+
+def _parse_list(value, what: str) -> list[str] | None:
+    if value is None or value == "" or (isinstance(value, (list, tuple)) and not value):
+        return None
+    if isinstance(value, str):
+        items = [v.strip() for v in value.split(",")]
+    elif isinstance(value, (list, tuple, np.ndarray, pd.Index)):
+        items = [str(v).strip() for v in value]
+    else:
+        raise AuditInputError(f"column '-': {what} must be a comma-separated list; got {type(value).__name__}.")
+    if any(not v for v in items):
+        raise AuditInputError(f"column '-': {what} has an empty entry: {value!r}.")
+    if len(set(items)) != len(items):
+        raise AuditInputError(f"column '-': {what} repeats an entry: {value!r}.")
+    return items
+
+
+def _class_named_columns(names: Sequence[str], classes: Sequence[str], used: set) -> list[tuple[str, list[str]]]:
+    """Prefixes P with a column P + c for every class c (``proba_setosa``, ...): [(P, columns in class order)]."""
+    out = []
+    prefixes = {n[: len(n) - len(c)] for n in names for c in classes if n.endswith(c) and n not in used}
+    for prefix in sorted(prefixes):
+        if prefix and all(prefix + c in names for c in classes):
+            out.append((prefix, [prefix + c for c in classes]))
+    return out
+
+
+def load_predictions(path, **options) -> Predictions:
     """Read, infer column roles and validate a predictions file (see the module docstring).
+
+    ``path`` is a CSV, Parquet or NPZ file or a pandas DataFrame; ``options``
+    are those of :func:`predictions_from_columns`.
 
     Raises
     ------
@@ -292,45 +429,81 @@ def load_predictions(
     ('multiclass', 2, [0.9, 0.8, 0.6, 0.7])
     """
     cols = read_columns(path)
-    pred = predictions_from_columns(cols, prob_prefix=prob_prefix, logit_prefix=logit_prefix, label=label,
-                                    conf=conf, correct=correct, vote_prefix=vote_prefix, weight=weight,
-                                    sum_tol=sum_tol, n_folds=n_folds, min_fold_rows=min_fold_rows)
-    pred.source = str(path)
+    pred = predictions_from_columns(cols, **options)
+    pred.source = "DataFrame" if isinstance(path, pd.DataFrame) else str(path)
     return pred
 
 
 def predictions_from_arrays(*, probs=None, logits=None, labels=None, conf=None, correct=None, votes=None,
-                            weights=None, n_folds: int = 5, min_fold_rows: int = 10) -> Predictions:
+                            weights=None, n_folds: int = 5, min_fold_rows: int = 10, **options) -> Predictions:
     """Validated :class:`Predictions` from arrays (same checks as a file).
+
+    ``probs`` of shape (N,) is the probability of the positive class of a
+    binary model (``predict_proba(X)[:, 1]``) with ``labels`` its 0/1 (or
+    two-valued) labels.
 
     Examples
     --------
     >>> d = predictions_from_arrays(conf=[.9, .6, .7, .8], correct=[1, 0, 1, 0], n_folds=2, min_fold_rows=2)
     >>> d.kind, d.n
     ('binary', 4)
+    >>> d = predictions_from_arrays(probs=[.9, .2, .3, .8], labels=[1, 0, 1, 1], n_folds=2, min_fold_rows=2)
+    >>> d.kind, d.n_classes, d.correct.tolist()
+    ('multiclass', 2, [1.0, 1.0, 0.0, 1.0])
     """
     cols: dict[str, np.ndarray] = {}
-    kw: dict[str, Any] = {}
+    kw: dict[str, Any] = dict(options)
     for name, arr, key in (("p", probs, "prob_prefix"), ("logit", logits, "logit_prefix"),
                            ("h", votes, "vote_prefix")):
-        if arr is not None:
-            arr = np.asarray(arr)
-            for k in range(arr.shape[1]):
-                cols[f"{name}{k}"] = arr[:, k]
-            kw[key] = name
+        if arr is None:
+            continue
+        arr = np.asarray(arr)
+        if arr.ndim == 1 and name == "p":
+            cols["prob"] = arr
+            kw["binary_prob"] = "prob"
+            continue
+        if arr.ndim != 2:
+            raise AuditInputError(f"column {name!r}: {'probs' if name == 'p' else name + 's'} must be 2-D "
+                                  f"(rows x classes); got shape {arr.shape}.")
+        for k in range(arr.shape[1]):
+            cols[f"{name}{k}"] = arr[:, k]
+        kw[key] = name
     for name, arr in (("label", labels), ("conf", conf), ("correct", correct), ("weight", weights)):
         if arr is not None:
             cols[name] = np.asarray(arr)
             kw[name] = name
+    lengths = {n: len(a) for n, a in cols.items()}
+    if len(set(lengths.values())) > 1:
+        raise AuditInputError(f"column '-': the arrays have different lengths: {lengths}.")
     return predictions_from_columns(cols, n_folds=n_folds, min_fold_rows=min_fold_rows, **kw)
 
 
 def predictions_from_columns(
     cols: dict, *, prob_prefix=None, logit_prefix=None, label=None, conf=None, correct=None, vote_prefix=None,
-    weight=None, sum_tol: float = 1e-3, n_folds: int = 5, min_fold_rows: int = 10, check_classes: bool = True,
+    weight=None, binary_prob=None, positive=None, prob_columns=None, classes=None, percent: bool = False,
+    low_conf: bool = False, sum_tol: float = 1e-3, n_folds: int = 5, min_fold_rows: int = 10,
+    check_classes: bool = True,
 ) -> Predictions:
-    """Infer roles and validate columns (1-D arrays by name); see :func:`load_predictions`.
+    """Infer roles and validate columns (1-D arrays by name).
 
+    Layouts (each inferred from the names, or named by its option):
+
+    * class probabilities: numbered columns ``p0..p{K-1}`` or ``p1..pK``
+      (``prob_prefix``), an explicit list (``prob_columns``), or columns named
+      after the classes of a text label (``proba_setosa``, ...; ``classes``
+      gives their order, else the file's); and a ``label`` column
+      (``label``/``y``/``target``/``y_true``...). ``classes`` also maps text
+      labels (or 1-based numbers) to numbered columns;
+    * logits ``logit0..`` and a label;
+    * binary: one probability of the positive class (``binary_prob``, or a
+      column named ``y_prob``/``proba``/``y_score``...) and a label with two
+      values (0/1, or two texts: the positive class is ``positive``, else the
+      second in sorted order, as scikit-learn's ``predict_proba[:, 1]``);
+    * top-1 ``conf`` and 0/1 ``correct``: values below 0.5 are refused unless
+      ``low_conf`` (a confidence below 0.5 is usually the probability of a
+      class, not the confidence of the prediction made).
+
+    ``percent`` divides probabilities and confidences by 100.
     ``check_classes=False`` skips the checks that need every row (a single
     class present, too few rows): a chunk of a streamed file.
     """
@@ -339,67 +512,187 @@ def predictions_from_columns(
     if not names:
         raise AuditInputError("column '-': the file has no columns.")
     n = len(next(iter(cols.values())))
+    if n == 0 and check_classes:
+        raise AuditInputError(f"column '-': the file has a header ({', '.join(names[:8])}) but no rows.")
+    sum_tol = _check_option_float(sum_tol, "--sum-tol", low=0.0, high=1.0)
+    if not isinstance(percent, (bool, np.bool_)) or not isinstance(low_conf, (bool, np.bool_)):
+        raise AuditInputError("column '-': --percent and --low-conf are switches (True/False).")
+    classes = _parse_list(classes, "--classes")
+    prob_columns = _parse_list(prob_columns, "--prob-columns")
+    for opt, col in (("--label", label), ("--conf", conf), ("--correct", correct), ("--weight", weight),
+                     ("--binary-prob", binary_prob)) + tuple(("--prob-columns", c) for c in prob_columns or ()):
+        if col is not None and col not in cols:
+            raise AuditInputError(f"column {col!r}: missing (given as {opt}); the file has {names[:20]}.")
     groups = _groups(names)
-    given = {"prob_prefix": prob_prefix, "logit_prefix": logit_prefix, "vote_prefix": vote_prefix}
     prefixes = {}
-    for role, what in (("prob_prefix", "class probabilities"), ("logit_prefix", "logits"),
-                       ("vote_prefix", "human vote counts")):
-        if given[role] is not None:
-            if given[role] not in groups:
-                raise AuditInputError(f"column '{given[role]}0': missing; --{role.replace('_', '-')} "
-                                      f"{given[role]!r} needs columns {given[role]}0, {given[role]}1, ...")
-            prefixes[role] = given[role]
-        else:
+    for role, what, given in (("prob_prefix", "class probabilities", prob_prefix),
+                              ("logit_prefix", "logits", logit_prefix),
+                              ("vote_prefix", "human vote counts", vote_prefix)):
+        if given is not None:
+            if given not in groups:
+                raise AuditInputError(f"column '{given}0': missing; --{role.replace('_', '-')} "
+                                      f"{given!r} needs columns {given}0, {given}1, ... (or {given}1, {given}2, ...)")
+            prefixes[role] = given
+        elif not (role == "prob_prefix" and prob_columns):
             p = _pick(role, None, list(groups), notes, what)
             if p is not None:
                 prefixes[role] = p
-    label = _pick("label", label, names, notes, "label column")
-    conf_c = _pick("conf", conf, names, notes, "confidence column")
-    correct_c = _pick("correct", correct, names, notes, "correctness column")
-    weight_c = _pick("weight", weight, names, notes, "weight column")
-    for role, col in (("label", label), ("conf", conf_c), ("correct", correct_c), ("weight", weight_c)):
-        if col is not None and col not in cols:
-            raise AuditInputError(f"column {col!r}: missing (given as --{role}); the file has {names}.")
+    used_prefixed = {f"{pre}{groups[pre][1] + j}" for pre in prefixes.values() for j in range(groups[pre][0])}
+    free = [c for c in names if c not in used_prefixed]
+    label = _pick("label", label, free, notes, "label column")
+    conf_c = _pick("conf", conf, free, notes, "confidence column")
+    correct_c = _pick("correct", correct, free, notes, "correctness column")
+    weight_c = _pick("weight", weight, free, notes, "weight column")
+    llm_table = "confidence_source" in cols
+    if binary_prob is None and label is not None and not prefixes and not prob_columns and not (conf_c or correct_c):
+        binary_prob = _pick("binary_prob", None, [c for c in free if c != label], notes,
+                            "probability of the positive class", flag="binary-prob")
+    preds = [c for c in names if c.lower() in PREDICTION_NAMES]
+    if preds:
+        notes.append(f"column {preds[0]!r} (predicted labels) ignored: the predictions come from the probabilities")
     roles: dict[str, Any] = {}
     probs = logits = labels = votes = weights = None
-    if "prob_prefix" in prefixes or "logit_prefix" in prefixes:
+    prob_names: list[str] | None = None
+    label_keys = None
+    if label is not None and (prefixes.get("prob_prefix") or prefixes.get("logit_prefix") or prob_columns
+                              or binary_prob is not None):
+        label_keys = _label_keys(label, cols[label])
+    elif label is not None and not (conf_c and correct_c) and classes is None:
+        # a text label and columns named after its classes (proba_setosa, ...)
+        keys = _label_keys(label, cols[label])
+        values = list(dict.fromkeys(keys.tolist()))
+        if len(values) <= 1000:
+            found = _class_named_columns(free, values, {label})
+            if len(found) > 1:
+                raise AuditInputError(f"column '{found[0][1][0]}': the class probabilities are ambiguous: prefixes "
+                                      f"{[f[0] for f in found]} each have a column per class of {label!r}; "
+                                      "choose with --prob-columns.")
+            if found:
+                prob_columns = [c for c in free if c in set(found[0][1])]  # the file's order
+                classes = [c[len(found[0][0]):] for c in prob_columns]
+                label_keys = keys
+                notes.append(f"class probabilities: inferred the columns {_span(prob_columns)} from the classes of "
+                             f"{label!r} (classes in the file's column order; --classes to set it)")
+    if classes is not None and prob_columns is None and "prob_prefix" not in prefixes \
+            and "logit_prefix" not in prefixes and label is not None:
+        found = _class_named_columns(free, classes, {label})
+        if len(found) == 1:
+            prob_columns = found[0][1]
+            notes.append(f"class probabilities: the columns {_span(prob_columns)} of --classes")
+            label_keys = _label_keys(label, cols[label])
+    multiclass = bool(prefixes.get("prob_prefix") or prefixes.get("logit_prefix") or prob_columns)
+    if multiclass or binary_prob is not None:
         if label is None:
             raise AuditInputError("column 'label': missing; class probabilities or logits need a label column "
-                                  "(name it 'label' or give --label).")
-        if "prob_prefix" in prefixes:
-            pp = prefixes["prob_prefix"]
-            k = groups[pp]
-            probs = _prefix_matrix(cols, pp, k)
-            span = f"{pp}0..{pp}{k - 1}"
-            out = (probs < 0) | (probs > 1)
-            if out.any():
-                j = int(np.flatnonzero(out.any(axis=0))[0])
-                _fail(f"{pp}{j}", "probability outside [0, 1]", out[:, j], probs[:, j])
-            s = probs.sum(axis=1)
-            bad = np.abs(s - 1.0) > sum_tol
-            if bad.any():
-                _fail(span, f"row does not sum to 1 within {sum_tol:g}", bad, s)
-            roles["probs"] = span
-            probs = probs / probs.sum(axis=1, keepdims=True)  # rows summed to 1 within sum_tol: make it exact
-            if "logit_prefix" in prefixes:
-                notes.append(f"logits {prefixes['logit_prefix']}0.. ignored: probabilities are used")
+                                  "(name it 'label', 'y_true' or 'target', or give --label).")
+        if label_keys is None:
+            label_keys = _label_keys(label, cols[label])
+        if binary_prob is not None and not multiclass:
+            values = sorted(set(label_keys.tolist()), key=lambda v: (not _is_number(v), float(v) if _is_number(v)
+                                                                     else 0.0, v))
+            if len(values) > 2:
+                _fail(label, f"{len(values)} different labels ({values[:5]}) but {binary_prob!r} is one probability "
+                      "column (a binary model's); give one probability column per class (--prob-columns or "
+                      "--prob-prefix)", np.isin(label_keys, values[2:]), cols[label])
+            if positive is not None:
+                pos = str(positive)
+                if _is_number(pos) and float(pos) == int(float(pos)):
+                    pos = str(int(float(pos)))
+                if pos not in values and check_classes:
+                    raise AuditInputError(f"column {label!r}: --positive {positive!r} is not among its values "
+                                          f"{values}.")
+            elif set(values) <= {"0", "1"}:
+                pos = "1"
+            elif len(values) == 2:
+                pos = values[1]
+                notes.append(f"positive class {pos!r} (the second of {values} in sorted order, the class of "
+                             "scikit-learn's predict_proba[:, 1]); --positive to choose the other")
+            else:
+                pos = values[-1] if values else "1"
+            p1 = _unit_columns([binary_prob], cols, percent, "probability")[:, 0]
+            probs = np.column_stack([1.0 - p1, p1])
+            labels = (label_keys == pos).astype(np.int64)
+            acc = float(np.mean((p1 >= 0.5) == (labels == 1))) if n else 1.0
+            if positive is None and len(values) == 2 and acc < 0.5 and check_classes:
+                other = values[0] if pos == values[1] else values[1]
+                raise AuditInputError(
+                    f"column {binary_prob!r}: read as the probability of {label!r} = {pos!r}, the model's accuracy "
+                    f"would be {acc:.3f}, below chance: {binary_prob!r} is most likely the probability of {other!r}. "
+                    f"Say which class it is with --positive {other} (or --positive {pos} to keep this reading).")
+            k = 2
+            roles["binary_prob"] = binary_prob
+            roles["positive"] = pos
+            notes.append(f"binary model: {binary_prob!r} is the probability of class {pos!r}; the prediction is "
+                         f"{pos!r} where it is at least 0.5, and the confidence of that prediction is max(p, 1 - p)")
         else:
-            lp = prefixes["logit_prefix"]
-            k = groups[lp]
-            logits = _prefix_matrix(cols, lp, k)
-            z = logits - logits.max(axis=1, keepdims=True)
-            probs = np.exp(z)
-            probs /= probs.sum(axis=1, keepdims=True)
-            roles["logits"] = f"{lp}0..{lp}{k - 1}"
-        lab = _numeric(label, cols[label])
-        bad = (lab != np.round(lab)) | (lab < 0) | (lab >= k)
-        if bad.any():
-            _fail(label, f"label not an integer in [0, {k})", bad, lab)
-        labels = lab.astype(np.int64)
+            if prob_columns is not None:
+                pnames = list(prob_columns)
+                base = None
+            elif "prob_prefix" in prefixes:
+                pp = prefixes["prob_prefix"]
+                k_, base = groups[pp]
+                pnames = [f"{pp}{base + j}" for j in range(k_)]
+            else:
+                lp = prefixes["logit_prefix"]
+                k_, base = groups[lp]
+                pnames = [f"{lp}{base + j}" for j in range(k_)]
+            k = len(pnames)
+            if prob_columns is not None or "prob_prefix" in prefixes:
+                probs = _unit_columns(pnames, cols, percent, "probability")
+                s_ = probs.sum(axis=1)
+                bad = np.abs(s_ - 1.0) > sum_tol
+                if bad.any():
+                    hint = " (a single column is a binary model's probability: give only it with --binary-prob)" \
+                        if k == 2 else ""
+                    _fail(_span(pnames), f"row does not sum to 1 within {sum_tol:g}{hint}", bad, s_)
+                roles["probs"] = _span(pnames)
+                probs = probs / probs.sum(axis=1, keepdims=True)  # rows summed to 1 within sum_tol: exact
+                if "logit_prefix" in prefixes:
+                    notes.append(f"logits {prefixes['logit_prefix']}.. ignored: probabilities are used")
+            else:
+                logits = np.column_stack([_numeric(c, cols[c]) for c in pnames])
+                z = logits - logits.max(axis=1, keepdims=True)
+                probs = np.exp(z)
+                probs /= probs.sum(axis=1, keepdims=True)
+                roles["logits"] = _span(pnames)
+            # labels -> column index
+            if classes is not None:
+                if len(classes) != k:
+                    raise AuditInputError(f"column {_span(pnames)!r}: --classes names {len(classes)} classes but "
+                                          f"there are {k} probability columns; give one class per column, in order.")
+                index = {c: j for j, c in enumerate(classes)}
+                lab = np.array([index.get(v, -1) for v in label_keys.tolist()], dtype=np.int64)
+                bad = lab < 0
+                if bad.any():
+                    _fail(label, f"label not among the classes {classes}", bad, cols[label])
+                labels = lab
+                roles["classes"] = ",".join(classes)
+            else:
+                numeric = all(_is_number(v) for v in label_keys[: min(n, 10000)].tolist()) and \
+                    np.all([_is_number(v) for v in np.unique(label_keys)])
+                if not numeric:
+                    vals = list(dict.fromkeys(label_keys.tolist()))[:5]
+                    raise AuditInputError(f"column {label!r}: the labels are text ({vals}) but the probability "
+                                          f"columns {_span(pnames)} are numbered; say which class each column is "
+                                          f"with --classes (e.g. --classes {','.join(map(str, sorted(vals)[:k]))}), "
+                                          "in the order of the columns.")
+                lab = label_keys.astype(np.float64)
+                if base == 1:
+                    if check_classes and (lab == 0).any():
+                        _fail(label, f"label 0 but the columns {_span(pnames)} are numbered from 1: it is not "
+                              f"clear which column is which class; give --classes (e.g. --classes "
+                              f"{','.join(str(j) for j in range(k))})", lab == 0, lab)
+                    lab = lab - 1
+                    notes.append(f"the columns {_span(pnames)} are numbered from 1: label j is column {pnames[0][:-1]}j")
+                bad = (lab != np.round(lab)) | (lab < 0) | (lab >= k)
+                if bad.any():
+                    rng_ = f"[0, {k})" if base != 1 else f"[1, {k}]"
+                    _fail(label, f"label not an integer in {rng_}", bad, label_keys)
+                labels = lab.astype(np.int64)
         roles["label"] = label
         if check_classes and np.unique(labels).size < 2:
-            _fail(label, f"a single class present (every label is {labels[0]}); calibration needs at least two",
-                  np.ones(n, bool), labels)
+            _fail(label, f"a single class present (every label is {label_keys[0]}); calibration needs at least two",
+                  np.ones(n, bool), label_keys)
         if logits is None:
             logits = np.log(np.maximum(probs, np.finfo(np.float64).tiny))
         c = probs.max(axis=1)
@@ -411,31 +704,40 @@ def predictions_from_columns(
         kind = "multiclass"
         if "vote_prefix" in prefixes:
             vp = prefixes["vote_prefix"]
-            if groups[vp] != k:
-                raise AuditInputError(f"column '{vp}0': {groups[vp]} vote columns but {k} classes; they must match.")
-            votes = _prefix_matrix(cols, vp, k)
+            kv, bv = groups[vp]
+            if kv != k:
+                raise AuditInputError(f"column '{vp}{bv}': {kv} vote columns but {k} classes; they must match.")
+            vnames = [f"{vp}{bv + j}" for j in range(k)]
+            votes = np.column_stack([_numeric(c_, cols[c_]) for c_ in vnames])
             bad = (votes < 0) | (votes != np.round(votes))
             if bad.any():
                 j = int(np.flatnonzero(bad.any(axis=0))[0])
-                _fail(f"{vp}{j}", "vote count not a non-negative integer", bad[:, j], votes[:, j])
+                _fail(vnames[j], "vote count not a non-negative integer", bad[:, j], votes[:, j])
             zero = votes.sum(axis=1) == 0
             if zero.any():
-                _fail(f"{vp}0..{vp}{k - 1}", "row without any vote", zero, votes.sum(axis=1))
-            roles["votes"] = f"{vp}0..{vp}{k - 1}"
+                _fail(_span(vnames), "row without any vote", zero, votes.sum(axis=1))
+            roles["votes"] = _span(vnames)
     else:
         if conf_c is None or correct_c is None:
             miss = "conf" if conf_c is None else "correct"
-            raise AuditInputError(f"column {miss!r}: missing; give class probabilities (p0, p1, ... and label), "
-                                  f"logits (logit0, ... and label) or conf and correct (or name them with options); "
-                                  f"the file has {names}.")
-        c = _numeric(conf_c, cols[conf_c])
-        bad = (c < 0) | (c > 1)
-        if bad.any():
-            _fail(conf_c, "confidence outside [0, 1]", bad, c)
+            raise AuditInputError(
+                f"column {miss!r}: missing; give class probabilities (p0, p1, ... and label), a binary model's "
+                f"probability of the positive class (y_prob and y_true, or --binary-prob and --label), logits "
+                f"(logit0, ... and label) or conf and correct (or name them with options); the file has "
+                f"{names[:20]}.")
+        c = _unit_columns([conf_c], cols, percent, "confidence")[:, 0]
         y = _numeric(correct_c, cols[correct_c])
         bad = (y != 0) & (y != 1)
         if bad.any():
             _fail(correct_c, "correctness not 0/1", bad, y)
+        low = c < 0.5
+        if low.any() and not (low_conf or llm_table) and low.mean() > 0.01:
+            lab_like = correct_c.lower() in ROLE_NAMES["label"]
+            _fail(conf_c, f"{low.mean():.0%} of the confidences are below 0.5: a top-1 confidence of a binary "
+                  f"prediction is at least 0.5, so {conf_c!r} looks like the probability of one class. For a binary "
+                  f"model give --binary-prob {conf_c} --label {correct_c if lab_like else 'LABEL'}; if these are "
+                  "confidences of answers that can be below 0.5 (more than two possible answers), pass --low-conf",
+                  low, c)
         if check_classes and np.unique(y).size < 2:
             _fail(correct_c, f"a single class present (every row is {int(y[0])}); calibration needs both correct "
                   "and wrong predictions", np.ones(n, bool), y)
@@ -443,27 +745,48 @@ def predictions_from_columns(
         kind = "binary"
         if "vote_prefix" in prefixes:
             notes.append("vote columns ignored: human votes need class probabilities")
+    if percent:
+        notes.append("probabilities and confidences given in percent: divided by 100 (--percent)")
     if weight_c is not None:
         weights = _numeric(weight_c, cols[weight_c])
         bad = weights < 0
         if bad.any():
             _fail(weight_c, "negative weight", bad, weights)
-        if weights.sum() <= 0:
+        with np.errstate(over="ignore"):
+            total = weights.sum()
+        if not np.isfinite(total):
+            _fail(weight_c, f"the weights sum to more than the largest float ({np.finfo(np.float64).max:.3g}); "
+                  "divide them by their maximum (only their ratios matter)", weights == weights.max(), weights)
+        if total <= 0 and check_classes:
             _fail(weight_c, "weights sum to 0", np.ones(n, bool), weights)
         roles["weight"] = weight_c
     if check_classes and n < n_folds * min_fold_rows:
         raise AuditInputError(f"column '-': too few rows for the requested splits: {n} rows, but {n_folds} folds "
                               f"need at least {n_folds * min_fold_rows} ({min_fold_rows} per fold).")
-    used = set()
-    for v in roles.values():
-        m = re.fullmatch(r"(.*?)0\.\.(.*?)(\d+)", v)
-        used |= ({f"{m.group(1)}{j}" for j in range(int(m.group(3)) + 1)} if m else {v})
-    ignored = [c_ for c_ in names if c_ not in used and not any(c_ == s for s in (conf_c, correct_c))]
+    used = {v for key, v in roles.items() if key not in ("probs", "logits", "votes", "positive", "classes")}
+    for key in ("probs", "logits", "votes"):
+        if key in roles:
+            text = roles[key]
+            m = re.fullmatch(r"(.*?)(\d+)\.\.(.*?)(\d+)", text)
+            used |= ({f"{m.group(1)}{j}" for j in range(int(m.group(2)), int(m.group(4)) + 1)} if m
+                     else set(text.split(", ")))
+    ignored = [c_ for c_ in names if c_ not in used and c_ not in (conf_c, correct_c) and c_ not in preds]
     if ignored:
         notes.append(f"columns ignored: {ignored[:10]}{' ...' if len(ignored) > 10 else ''}")
     return Predictions(kind=kind, conf=np.asarray(c, np.float64), correct=np.asarray(y, np.float64),
                        probs=probs, logits=logits if kind == "multiclass" else None, labels=labels, votes=votes,
                        weights=weights, roles=roles, notes=notes)
+
+
+def _check_option_float(value, flag: str, *, low: float, high: float) -> float:
+    """A finite float option within [low, high] (NaN is refused), else AuditInputError naming the flag."""
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise AuditInputError(f"column '-': {flag} must be a number; got {value!r}.") from None
+    if not np.isfinite(v) or not low <= v <= high:
+        raise AuditInputError(f"column '-': {flag} must be a finite number in [{low:g}, {high:g}]; got {value!r}.")
+    return v
 
 
 # ----------------------------------------------------------------- streaming
@@ -485,7 +808,7 @@ def file_size(path) -> tuple[int, int] | None:
         if suffix in (".parquet", ".pq"):
             import pyarrow.parquet as pq
 
-            meta = pq.ParquetFile(path).metadata
+            meta = pq.ParquetFile(path, page_checksum_verification=True).metadata
             return int(meta.num_rows), int(meta.num_columns)
         if suffix in (".csv", ".txt"):
             columns = len(pd.read_csv(path, nrows=0).columns)
@@ -497,19 +820,35 @@ def file_size(path) -> tuple[int, int] | None:
                     last = block[-1:]
             return lines - 1 + (last != b"\n"), columns
     except Exception as exc:
-        raise AuditInputError(f"column '-': cannot read {str(path)!r}: {type(exc).__name__}: {exc}") from None
+        raise AuditInputError(f"column '-': cannot read {path.name!r}: {type(exc).__name__}: "
+                              f"{str(exc).replace(str(path), path.name)}") from None
     return None
 
 
 def _chunks(path: Path, chunk_rows: int):
+    try:
+        yield from _read_chunks(path, chunk_rows)
+    except AuditInputError:
+        raise
+    except Exception as exc:  # a corrupt page (CRC), a parser error in a later chunk
+        text = str(exc).replace(str(path), path.name)
+        if "CRC" in text or "checksum" in text.lower():
+            text += " (a Parquet page's checksum does not match its bytes: the file is corrupt)"
+        raise AuditInputError(f"column '-': cannot read {path.name!r}: {type(exc).__name__}: {text}") from None
+
+
+def _read_chunks(path: Path, chunk_rows: int):
     if path.suffix.lower() in (".parquet", ".pq"):
         import pyarrow.parquet as pq
 
-        for batch in pq.ParquetFile(path).iter_batches(batch_size=chunk_rows):
+        pf = pq.ParquetFile(path, page_checksum_verification=True)
+        _check_header(pf.schema_arrow.names, f"the file {path.name!r}:")
+        for batch in pf.iter_batches(batch_size=chunk_rows):
             frame = batch.to_pandas()
             yield {str(c): frame[c].to_numpy() for c in frame.columns}
     else:
-        for frame in pd.read_csv(path, chunksize=chunk_rows):
+        _check_header(_csv_header(path), f"the file {path.name!r}:")
+        for frame in pd.read_csv(path, chunksize=chunk_rows, skip_blank_lines=True):
             yield {str(c): frame[c].to_numpy() for c in frame.columns}
 
 
@@ -553,7 +892,15 @@ def stream_predictions(path, *, chunk_rows: int = 100_000, subsample: int = 20_0
             msg = re.sub(r"in (\d+) of (\d+) rows", rf"in \1 of the {n} rows {start}..{start + n - 1}", msg)
             bar.close()
             raise AuditInputError(msg) from None
-        first = first or part
+        if first is None:
+            first = part
+            # later chunks map labels and columns as the first did (a chunk may lack a class)
+            for key, opt in (("positive", "positive"), ("binary_prob", "binary_prob"), ("classes", "classes")):
+                if key in part.roles and options.get(opt) is None:
+                    options[opt] = part.roles[key]
+            if "probs" in part.roles and options.get("prob_columns") is None and options.get("prob_prefix") is None \
+                    and "classes" in part.roles:
+                options["prob_columns"] = part.roles["probs"].split(", ")
         stats.update(part.conf, part.correct, sample_weight=part.weights)
         conf.append(part.conf)
         correct.append(part.correct)
@@ -571,6 +918,11 @@ def stream_predictions(path, *, chunk_rows: int = 100_000, subsample: int = 20_0
         start += n
         bar.update(n)
     bar.close()
+    if first is None:
+        raise AuditInputError(f"column '-': the file {path.name!r} has a header but no rows.")
+    if start != n_total:  # quoted fields spanning lines made the line count differ from the row count
+        n_total = start
+        idx = idx[idx < start]
     c, y = np.concatenate(conf), np.concatenate(correct)
     w = np.concatenate(weights) if weights else None
     roles, notes = first.roles, list(first.notes)
@@ -864,6 +1216,18 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--correct", help="0/1 correctness column (binary input)")
     p.add_argument("--vote-prefix", help="prefix of the human vote-count columns")
     p.add_argument("--weight", help="per-row weight column")
+    p.add_argument("--binary-prob", help="a binary model's probability of the positive class "
+                   "(predict_proba[:, 1]; default: inferred from y_prob, proba, y_score, ... with a two-valued label)")
+    p.add_argument("--positive", help="the label value of the positive class of --binary-prob (default: 1, or the "
+                   "second of two text labels in sorted order, as scikit-learn)")
+    p.add_argument("--prob-columns", help="the class-probability columns, comma-separated, in class order")
+    p.add_argument("--classes", help="the label value of each probability column, comma-separated, in column order "
+                   "(text labels, 1-based columns, class-named columns such as proba_setosa)")
+    p.add_argument("--percent", action="store_true", help="probabilities and confidences are in percent (0-100)")
+    p.add_argument("--low-conf", action="store_true", help="accept --conf values below 0.5 (confidences of answers "
+                   "with more than two possible values, e.g. a language model's stated confidence)")
+    p.add_argument("--format", choices=LOG_FORMATS, help="an evaluation log of a language model, read by "
+                   "calibnb.llm.read_log (one row per item and confidence source)")
     p.add_argument("--scalar-values", help="class values f_k for psi_f, comma-separated (default 1..0)")
     p.add_argument("--n-bins", type=int, default=15)
     p.add_argument("--n-resamples", type=int, default=200, help="bootstrap resamples (0: no intervals)")
@@ -889,6 +1253,9 @@ def notebook_parameters(args: argparse.Namespace) -> dict:
         "prob_prefix": args.prob_prefix or "", "logit_prefix": args.logit_prefix or "",
         "label": args.label or "", "conf": args.conf or "", "correct": args.correct or "",
         "vote_prefix": args.vote_prefix or "", "weight": args.weight or "",
+        "binary_prob": args.binary_prob or "", "positive": args.positive or "", "prob_columns": args.prob_columns or "",
+        "classes": args.classes or "", "percent": bool(args.percent), "low_conf": bool(args.low_conf),
+        "log_format": args.format or "",
         "scalar_values": args.scalar_values or "", "n_bins": args.n_bins, "n_resamples": args.n_resamples,
         "heavy_resamples": args.heavy_resamples, "n_folds": args.n_folds, "level": args.level, "seed": args.seed,
         "sum_tol": args.sum_tol, "subsample": args.subsample, "stream_threshold": args.stream_threshold,
@@ -899,9 +1266,12 @@ def notebook_parameters(args: argparse.Namespace) -> dict:
 def load_from_parameters(params: dict, *, progress: bool = True) -> Predictions:
     """:func:`load_predictions`, or :func:`stream_predictions` above ``stream_threshold`` values, with the
     notebook's parameters ("" = infer)."""
-    opt = {k: (params.get(k) or None) for k in ("prob_prefix", "logit_prefix", "label", "conf", "correct",
-                                                 "vote_prefix", "weight")}
+    opt = {k: (params.get(k) or None) for k in INPUT_OPTIONS}
+    opt.update(percent=bool(params.get("percent", False)), low_conf=bool(params.get("low_conf", False)))
     path = params["predictions_path"]
+    if params.get("log_format"):
+        return load_predictions(_read_log_frame(path, params["log_format"]), sum_tol=params.get("sum_tol", 1e-3),
+                                n_folds=params.get("n_folds", 5), **opt)
     size = file_size(path) if Path(path).exists() else None
     if size is not None and size[0] * size[1] > params.get("stream_threshold", STREAM_THRESHOLD):
         return stream_predictions(path, chunk_rows=params.get("chunk_rows", 100_000),
@@ -911,6 +1281,36 @@ def load_from_parameters(params: dict, *, progress: bool = True) -> Predictions:
                                   progress=progress, sum_tol=params.get("sum_tol", 1e-3),
                                   n_folds=params.get("n_folds", 5), **opt)
     return load_predictions(path, sum_tol=params.get("sum_tol", 1e-3), n_folds=params.get("n_folds", 5), **opt)
+
+
+#: The options of the column roles (notebook parameters of the same names; "" = infer).
+INPUT_OPTIONS = ("prob_prefix", "logit_prefix", "label", "conf", "correct", "vote_prefix", "weight", "binary_prob",
+                 "positive", "prob_columns", "classes")
+
+#: Evaluation-log formats of language models, read by ``calibnb.llm.read_log``.
+LOG_FORMATS = ("openai", "lm-eval", "helm", "inspect", "verbalized")
+
+
+def _read_log_frame(path, log_format: str) -> pd.DataFrame:
+    """A language model's evaluation log as calibnb.llm's tidy table (``calibnb.llm.read_log``, imported lazily)."""
+    if log_format not in LOG_FORMATS:
+        raise AuditInputError(f"column '-': --format must be one of {list(LOG_FORMATS)}; got {log_format!r}.")
+    try:
+        import importlib
+
+        llm = importlib.import_module("calibnb.llm")
+        read_log = llm.read_log
+    except (ImportError, AttributeError):
+        raise AuditInputError(f"column '-': --format {log_format} needs calibnb.llm.read_log, which this "
+                              "installation does not have.") from None
+    try:
+        frame = read_log(path, format=log_format)
+    except (ValueError, TypeError, OSError) as exc:
+        raise AuditInputError(f"column '-': cannot read {Path(str(path)).name!r} as a {log_format} log: "
+                              f"{str(exc).replace(str(path), Path(str(path)).name)}") from None
+    if not isinstance(frame, pd.DataFrame):
+        raise AuditInputError(f"column '-': calibnb.llm.read_log returned {type(frame).__name__}, not a DataFrame.")
+    return frame
 
 
 def parse_scalar_values(text: str):
