@@ -65,6 +65,8 @@ import re
 import shutil
 import sys
 import tempfile
+import time
+import types
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
@@ -76,6 +78,20 @@ from . import summary as _summary
 from .validation import check_unique_names
 
 __all__ = [
+    "audit",
+    "AuditResult",
+    "verdict_data",
+    "verdict_text",
+    "recommendation_data",
+    "recommendation_text",
+    "summarise_warnings",
+    "source_comparison",
+    "plot_sources",
+    "picks_frame",
+    "check_out",
+    "secure_page",
+    "render_report",
+    "write_report",
     "AuditInputError",
     "Predictions",
     "ROLE_NAMES",
@@ -968,25 +984,307 @@ DISAGREEMENT_NOTES = [
 ]
 
 
+def _wmean_rows(x: np.ndarray, w) -> float:
+    return float(np.mean(x)) if w is None else float(np.average(x, weights=w))
+
+
+def _mean_interval(d: np.ndarray, w, n_resamples: int, level: float, seed: int):
+    """Percentile bootstrap (rows resampled with their weights) of the (weighted) mean of ``d``: (low, high)."""
+    if n_resamples == 0 or d.size < 2:
+        return None, None
+    rng = np.random.default_rng(seed)
+    n = d.size
+    step = max(1, 2_000_000 // n)
+    out = []
+    for start in range(0, n_resamples, step):
+        size = min(step, n_resamples - start)
+        idx = rng.integers(0, n, (size, n))
+        if w is None:
+            out.append(d[idx].mean(axis=1))
+        else:
+            ww = w[idx]
+            out.append((d[idx] * ww).sum(axis=1) / ww.sum(axis=1))
+    lo, hi = np.quantile(np.concatenate(out), [(1 - level) / 2, (1 + level) / 2])
+    return float(lo), float(hi)
+
+
+def _top1_scores(conf: np.ndarray, correct: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per-row top-1 log loss (inf where a confidence of 0 or 1 is wrong) and Brier score of the correctness."""
+    with np.errstate(divide="ignore"):
+        nll = -np.where(correct > 0.5, np.log(conf), np.log1p(-conf))
+    return nll, (conf - correct) ** 2
+
+
+def _gap_interval(conf, correct, w, level: float):
+    """Mean confidence minus accuracy with a normal-approximation interval (a mean of N per-row differences)."""
+    from scipy import stats as _st
+
+    d = conf - correct
+    gap = _wmean_rows(d, w)
+    if w is None:
+        se = float(np.std(d, ddof=1) / np.sqrt(d.size)) if d.size > 1 else np.nan
+    else:
+        wn = w / w.sum()
+        n_eff = 1.0 / np.sum(wn ** 2)
+        se = float(np.sqrt(np.sum(wn * (d - gap) ** 2) / max(n_eff - 1, 1)))
+    z = _st.norm.ppf((1 + level) / 2)
+    return gap, gap - z * se, gap + z * se
+
+
+def verdict_data(pred: Predictions, reliability: pd.DataFrame, *, level: float = 0.95) -> dict:
+    """The audit's verdict: over-, under- or well calibrated, by two tests and the reliability diagram.
+
+    ``reliability`` is the equal-mass reliability table with Wilson intervals
+    (:func:`calibnb.summary.reliability_intervals`). A bin is overconfident
+    when its whole accuracy interval lies below its mean confidence,
+    underconfident when above. The tests (Spiegelhalter's Z and the
+    cumulative KS test of Arrieta-Ibarra et al. 2022) are two-sided, at
+    ``1 - level``, unweighted.
+    """
+    import calibnb as cn
+
+    w = pred.weights
+    acc = _wmean_rows(pred.correct, w)
+    mean_conf = _wmean_rows(pred.conf, w)
+    gap, gap_lo, gap_hi = _gap_interval(pred.conf, pred.correct, w, level)
+    alpha = 1 - level
+    spiegel = cn.spiegelhalter_test(pred.conf, pred.correct)
+    ks = cn.cumulative_ks_test(pred.conf, pred.correct)
+    t = reliability
+    over = t[t["acc_high"] < t["mean_conf"]]
+    under = t[t["acc_low"] > t["mean_conf"]]
+    rejected = min(spiegel.p_value, ks.p_value) < alpha
+    gap_sig = gap_lo > 0 or gap_hi < 0
+    # A bin outside its interval is expected by chance in about (1 - level) of the bins: the verdict rests on
+    # the two tests and the overall gap, and the bins say where.
+    if not rejected and not gap_sig:
+        label = "well calibrated"
+    elif not over.empty and not under.empty and rejected:
+        label = "mixed"
+    elif gap_sig or rejected:
+        label = "overconfident" if gap > 0 else "underconfident"
+    else:  # pragma: no cover (gap_sig or rejected holds here)
+        label = "miscalibrated"
+    flagged = pd.concat([over, under])
+    pick = flagged if not flagged.empty else t
+    worst = pick.loc[(pick["mean_conf"] - pick["accuracy"]).abs().idxmax()]
+    region = {"low": float(worst["lower"]), "high": float(worst["upper"]), "count": int(worst["count"]),
+              "accuracy": float(worst["accuracy"]), "acc_low": float(worst["acc_low"]),
+              "acc_high": float(worst["acc_high"]), "mean_conf": float(worst["mean_conf"]),
+              "beyond_noise": not flagged.empty}
+
+    def regions(frame):
+        return [_range_text(r.lower, r.upper) for r in frame.itertuples()]
+
+    return {"label": label, "accuracy": acc, "n_bins": int(len(t)), "mean_confidence": mean_conf, "gap": gap, "gap_low": gap_lo,
+            "gap_high": gap_hi, "level": level, "spiegelhalter_z": float(spiegel.statistic),
+            "spiegelhalter_p": float(spiegel.p_value), "ks_statistic": float(ks.statistic),
+            "ks_p": float(ks.p_value), "overconfident_bins": regions(over), "underconfident_bins": regions(under),
+            "worst_region": region, "weighted": w is not None}
+
+
+def _range_text(low: float, high: float) -> str:
+    """'0.80-0.90', with as many decimals as it takes to tell the two ends apart (up to 6)."""
+    d = 2
+    while d < 6 and round(low, d) == round(high, d) and low != high:
+        d += 1
+    return f"{low:.{d}f}-{high:.{d}f}"
+
+
+def _p_text(p: float) -> str:
+    return "p < 0.001" if p < 0.001 else f"p = {p:.3f}"
+
+
+def verdict_text(v: dict) -> str:
+    """The verdict paragraph in words (Markdown, no user strings)."""
+    lvl = f"{v['level']:.0%}"
+    gap = (f"mean confidence {v['mean_confidence']:.3f} against accuracy {v['accuracy']:.3f}: a gap of "
+           f"{v['gap']:+.3f} ({lvl} interval {v['gap_low']:+.3f} to {v['gap_high']:+.3f})")
+    tests = (f"Spiegelhalter's test {_p_text(v['spiegelhalter_p'])}, cumulative KS test {_p_text(v['ks_p'])}")
+    r = v["worst_region"]
+    region = (f"confidences {_range_text(r['low'], r['high'])} ({r['count']} predictions): accuracy {r['accuracy']:.3f} "
+              f"({lvl} interval {r['acc_low']:.3f} to {r['acc_high']:.3f}) at mean confidence {r['mean_conf']:.3f}")
+    bins = ""
+    for key, where in (("overconfident_bins", "below"), ("underconfident_bins", "above")):
+        b = v[key]
+        if b:
+            listed = ", ".join(b) if len(b) <= 4 else f"{', '.join(b[:2])}, ..., {b[-1]}"
+            bins += (f" {len(b)} of the {v['n_bins']} equal-mass bins have their accuracy interval {where} their "
+                     f"mean confidence ({listed}).")
+    head = {
+        "overconfident": "The model is **overconfident**: it is less often right than it claims.",
+        "underconfident": "The model is **underconfident**: it is more often right than it claims.",
+        "well calibrated": "The model is **well calibrated** as far as these data can tell: neither test rejects "
+                           "calibration and the overall gap is within noise.",
+        "mixed": "The model is **miscalibrated both ways**: overconfident in some confidence regions, "
+                 "underconfident in others.",
+        "miscalibrated": "The model is **miscalibrated**, though not on average: the tests reject calibration.",
+    }[v["label"]]
+    return (f"{head} Overall: {gap}; {tests} (two-sided, unweighted). Worst region"
+            f"{'' if r['beyond_noise'] else ' (within noise)'}: {region}.{bins}")
+
+
+def recommendation_data(scores: dict, comparison: pd.DataFrame, *, n_resamples: int, level: float, seed: int,
+                        weights=None) -> dict:
+    """The one recalibration method to use: the largest cross-fitted improvement of a proper score, beyond noise.
+
+    ``scores`` maps each method to its cross-fitted (conf, correct) on the
+    same rows. The score is the top-1 log loss (NLL of the correctness); when
+    it is infinite for any method (a confidence of exactly 0 or 1 that is
+    wrong), the top-1 Brier score. Each method is compared with
+    ``uncalibrated`` by a paired percentile bootstrap of the mean per-row
+    difference (rows resampled jointly).
+    """
+    per = {m: _top1_scores(c, y) for m, (c, y) in scores.items()}
+    use_nll = bool(np.all(np.isfinite(per["uncalibrated"][0])))
+    which = 0 if use_nll else 1
+    score = "NLL" if use_nll else "Brier"
+    base = per["uncalibrated"][which]
+    rows = []
+    for m, v in per.items():
+        if m == "uncalibrated":
+            continue
+        d = v[which] - base
+        if not np.all(np.isfinite(d)):  # a confidence of exactly 0 or 1 on a wrong prediction: infinite NLL
+            rows.append({"method": m, "change": np.inf, "low": np.inf, "high": np.inf, "better": False,
+                         "worse": True})
+            continue
+        lo, hi = _mean_interval(d, weights, n_resamples, level, seed)
+        rows.append({"method": m, "change": _wmean_rows(d, weights), "low": lo, "high": hi,
+                     "better": hi is not None and hi < 0, "worse": lo is not None and lo > 0})
+    table = pd.DataFrame(rows, columns=["method", "change", "low", "high", "better", "worse"])
+    better = table[table.better].sort_values("change", kind="stable")
+    method = None if better.empty else str(better.iloc[0]["method"])
+    tied = []
+    for m in better["method"].iloc[1:]:  # as good as the pick? a paired interval of their difference
+        lo, hi = _mean_interval(per[m][which] - per[method][which], weights, n_resamples, level, seed)
+        if lo is not None and lo <= 0 <= hi:
+            tied.append(str(m))
+    ece = comparison[comparison.key == "ece_width"].set_index("method")["estimate"]
+    out = {"score": score, "uncalibrated_score": _wmean_rows(base, weights), "method": method,
+           "methods": table, "worse": table.loc[table.worse, "method"].tolist(), "level": level,
+           "within_noise_of_pick": tied,
+           "n_resamples": n_resamples,
+           "ece_before": float(ece.get("uncalibrated", np.nan)),
+           "ece_after": None if method is None else float(ece.get(method, np.nan))}
+    out["nll_undefined_for"] = [m for m, v in per.items() if not np.all(np.isfinite(v[0]))]
+    return out
+
+
+def recommendation_text(r: dict) -> str:
+    """The recommendation in words (Markdown; method names are calibnb's own)."""
+    lvl = f"{r['level']:.0%}"
+    name = "top-1 log loss (NLL)" if r["score"] == "NLL" else "top-1 Brier score"
+    why = ""
+    if r["score"] == "Brier":
+        why = (" (the model's own NLL is undefined: it gives a confidence of exactly 1 to a prediction that is "
+               "wrong, so the Brier score decides)")
+    if r["n_resamples"] == 0:
+        return (f"**No recommendation**: intervals are off (n_resamples = 0), so no method can be told apart from "
+                f"leaving the model as it is.")
+    t = r["methods"].set_index("method")
+    if r["method"] is None:
+        text = (f"**Recommendation: none distinguishable.** No recalibration method improves the {name}{why} "
+                f"beyond noise under cross-fitting: every {lvl} paired interval against leaving the model as it is "
+                "includes 0 or lies above it.")
+    else:
+        m = r["method"]
+        text = (f"**Recommendation: {m}.** Under cross-fitting it changes the {name}{why} by {t.loc[m, 'change']:+.4f} "
+                f"({lvl} paired interval {t.loc[m, 'low']:+.4f} to {t.loc[m, 'high']:+.4f}) against leaving the "
+                f"model as it is ({r['uncalibrated_score']:.4f}), the largest improvement beyond noise; its "
+                f"equal-width ECE goes from {r['ece_before']:.3f} to {r['ece_after']:.3f}.")
+        if r.get("within_noise_of_pick"):
+            text += (f" Within noise of it (paired {lvl} interval of the difference includes 0): "
+                     f"{', '.join(r['within_noise_of_pick'])}.")
+    if r["worse"]:
+        parts = [f"{m} (infinite: it gives a confidence of exactly 0 or 1 to a prediction that is then wrong)"
+                 if not np.isfinite(t.loc[m, "change"]) else
+                 f"{m} ({t.loc[m, 'change']:+.4f}, interval {t.loc[m, 'low']:+.4f} to {t.loc[m, 'high']:+.4f})"
+                 for m in r["worse"]]
+        text += f" **Makes the model worse** on the {name}: {'; '.join(parts)}."
+    return text
+
+
+#: Plain-words summaries of the warnings the libraries raise during an audit (pattern, what to tell the reader).
+WARNING_TEXTS = [
+    (r"max_iter|converge", "an iterative fit stopped before converging (its result is used as it is; a method "
+                           "that did not converge is not to be trusted more than its cross-fitted scores show)"),
+    (r"bound", "a fitted parameter sits on its search bound (e.g. a temperature at its limit): the method's "
+               "optimum may lie outside the range searched"),
+    (r"divide by zero|invalid value|overflow", "a numerical edge case (division by zero or overflow) in a metric, "
+                                                "typically an empty bin or a confidence of exactly 0 or 1"),
+    (r"Degrees of freedom|ddof", "too few rows in some group for a variance"),
+]
+
+
+def summarise_warnings(caught) -> list[str]:
+    """Caught warnings as a few sentences: one per kind, with how often it happened; no file paths."""
+    counts: dict[str, int] = {}
+    for w in caught:
+        msg = str(getattr(w, "message", w))
+        cat = getattr(getattr(w, "category", None), "__name__", "Warning")
+        text = None
+        who = re.match(r"(uncalibrated|TS \(NLL\)|TS \(ECE\)|vector scaling|Platt|spline|isotonic|"
+                       r"histogram binning): ", msg)
+        for pattern, words in WARNING_TEXTS:
+            if re.search(pattern, msg, flags=re.IGNORECASE):
+                text = (f"{who.group(1)}: " if who else "") + words
+                break
+        if text is None:
+            first = re.sub(r"(/[^\s:]+)+", "<path>", msg.splitlines()[0] if msg else "")[:160]
+            text = f"{cat}: {first}"
+        counts[text] = counts.get(text, 0) + 1
+    return [f"{text} ({n} time{'s' if n > 1 else ''})" for text, n in counts.items()]
+
+
+def _flags(summary: pd.DataFrame) -> list[str]:
+    """Estimates clipped at a bound and percentile intervals that exclude their estimate, in words."""
+    out = []
+    for r in summary.itertuples():
+        if r.key == "debiased_ece" and r.estimate <= 0:
+            out.append(f"{r.metric} is clipped at 0: the debiasing removed more than the binned estimate, so the "
+                       "true value is small but not known to be 0.")
+        if r.low is not None and not pd.isna(r.low) and not (r.low <= r.estimate <= r.high):
+            out.append(f"{r.metric}: the percentile interval [{r.low:.4f}, {r.high:.4f}] excludes the estimate "
+                       f"{r.estimate:.4f} (the bootstrap of a binned or clipped metric is biased); read the interval "
+                       "as the size of the noise, not as a range around the estimate.")
+    return out
+
+
 def run_audit(pred: Predictions, *, n_bins: int = 15, n_resamples: int = 200, heavy_resamples: int = 50,
               n_folds: int = 5, level: float = 0.95, seed: int = 0, scalar_values=None,
               subsample: int = 20_000) -> dict:
-    """Every number of the report: summary, reliability tables, recalibration comparison, picks, notes.
+    """Every number of the report: verdict, recommendation, summary, reliability tables, comparison, picks.
 
     The recalibration methods are cross-fitted with ``n_folds`` seeded folds
-    (:func:`calibnb.summary.cross_fit`); above ``subsample`` rows they are
-    fitted and scored on a seeded subsample of that many rows (stated in
-    ``settings``). The summary is the comparison's ``uncalibrated`` rows when
-    no subsample is drawn, else computed on every row.
+    (:func:`calibnb.cross_fit`); above ``subsample`` rows they are fitted and
+    scored on a seeded subsample of that many rows (stated in ``settings``).
+    The summary is the comparison's ``uncalibrated`` rows when no subsample is
+    drawn, else computed on every row. Warnings raised on the way are caught
+    and summarised in words (``warnings``).
 
     Returns
     -------
     dict
-        ``inputs`` (kind, rows, classes, roles, notes, source), ``settings``,
-        ``summary`` (DataFrame), ``reliability`` ({"width", "mass"}: DataFrames),
-        ``recalibration`` (DataFrame), ``picks`` (DataFrame), ``disagreements``
-        (list of dicts), ``accuracy_change`` (DataFrame).
+        ``inputs``, ``settings``, ``verdict``, ``recommendation``, ``summary``
+        (DataFrame), ``flags``, ``reliability`` ({"width", "mass"}: DataFrames),
+        ``recalibration`` (DataFrame), ``picks`` (DataFrame), ``disagreements``,
+        ``accuracy_change`` (DataFrame), ``warnings``, ``streaming_stats``.
     """
+    import warnings as _warnings
+
+    with _warnings.catch_warnings(record=True) as caught:
+        _warnings.simplefilter("always")
+        out = _run_audit(pred, n_bins=n_bins, n_resamples=n_resamples, heavy_resamples=heavy_resamples,
+                         n_folds=n_folds, level=level, seed=seed, scalar_values=scalar_values, subsample=subsample)
+    out["warnings"] = summarise_warnings(caught)
+    return out
+
+
+def _run_audit(pred: Predictions, *, n_bins, n_resamples, heavy_resamples, n_folds, level, seed, scalar_values,
+               subsample) -> dict:
+    import warnings as _warnings
+
     common = dict(n_bins=n_bins, n_resamples=n_resamples, heavy_resamples=heavy_resamples, level=level,
                   seed=seed, scalar_values=scalar_values)
     idx = pred.subsample_index
@@ -998,9 +1296,26 @@ def run_audit(pred: Predictions, *, n_bins: int = 15, n_resamples: int = 200, he
         rec = {k: (a if a is None or idx is None else a[idx]) for k, a in
                (("logits", pred.logits), ("labels", pred.labels), ("votes", pred.votes),
                 ("sample_weight", pred.weights))}
-    comparison = _summary.recalibration_comparison(
-        pred.conf if idx is None else pred.conf[idx], pred.correct if idx is None else pred.correct[idx],
-        n_folds=n_folds, **rec, **common)
+    conf_r = pred.conf if idx is None else pred.conf[idx]
+    correct_r = pred.correct if idx is None else pred.correct[idx]
+    k = None if rec["logits"] is None else int(rec["logits"].shape[1])
+    frames, scores = [], {}
+    for m in _summary.applicable_methods(k):
+        with _warnings.catch_warnings(record=True) as caught:
+            _warnings.simplefilter("always")
+            r = _summary.cross_fit(m, conf_r, correct_r, logits=rec["logits"], labels=rec["labels"],
+                                   n_folds=n_folds, seed=seed)
+        for w in caught:  # re-raised with the method's name, for the summary in words
+            _warnings.warn(f"{m}: {w.message}", w.category if isinstance(w.category, type) else UserWarning,
+                           stacklevel=1)
+        t = _summary.metric_summary(r.conf, r.correct, probs=r.probs,
+                                    labels=r.labels if r.probs is not None else None,
+                                    votes=rec["votes"] if r.probs is not None else None,
+                                    sample_weight=rec["sample_weight"], **common)
+        t.insert(0, "method", m)
+        frames.append(t)
+        scores[m] = (np.clip(r.conf, 0.0, 1.0), r.correct)
+    comparison = pd.concat(frames, ignore_index=True)
     if idx is None:
         summary = comparison[comparison.method == "uncalibrated"].drop(columns="method").reset_index(drop=True)
     else:
@@ -1019,9 +1334,14 @@ def run_audit(pred: Predictions, *, n_bins: int = 15, n_resamples: int = 200, he
     # unweighted, as the diagrams: binomial intervals need integer counts per bin
     reliability = {b: _summary.reliability_intervals(pred.conf, pred.correct, n_bins=n_bins, binning=b, level=level)
                    for b in ("width", "mass")}
+    verdict = verdict_data(pred, reliability["mass"], level=level)
+    verdict["text"] = verdict_text(verdict)
+    recommendation = recommendation_data(scores, comparison, n_resamples=n_resamples, level=level, seed=seed,
+                                         weights=rec["sample_weight"])
+    recommendation["text"] = recommendation_text(recommendation)
     return {
         "inputs": {"kind": pred.kind, "rows": pred.n, "classes": pred.n_classes, "roles": dict(pred.roles),
-                   "notes": list(pred.notes), "source": os.path.basename(pred.source) if pred.source else "",
+                   "notes": list(pred.notes), "source": _display_name(pred.source),
                    "weighted": pred.weights is not None, "votes": pred.votes is not None},
         "settings": {"n_bins": n_bins, "n_resamples": n_resamples, "heavy_resamples": heavy_resamples,
                      "n_folds": n_folds, "level": level, "seed": seed,
@@ -1029,7 +1349,10 @@ def run_audit(pred: Predictions, *, n_bins: int = 15, n_resamples: int = 200, he
                      "recalibration_rows": pred.n if idx is None else int(idx.size),
                      "subsampled": idx is not None, "streamed": pred.derived is not None or (
                          pred.subsample_index is not None)},
+        "verdict": verdict,
+        "recommendation": recommendation,
         "summary": summary,
+        "flags": _flags(summary),
         "reliability": reliability,
         "recalibration": comparison,
         "picks": picks,
@@ -1037,6 +1360,13 @@ def run_audit(pred: Predictions, *, n_bins: int = 15, n_resamples: int = 200, he
         "disagreements": disagreements,
         "streaming_stats": _stream_estimates(pred.stream_stats, n_bins),
     }
+
+
+def _display_name(source) -> str:
+    """A file's base name (never a folder path) for pages and JSON."""
+    if not source:
+        return ""
+    return os.path.basename(str(source))
 
 
 def _stream_estimates(stats, n_bins: int) -> dict | None:
@@ -1201,6 +1531,604 @@ def plot_human(pred: Predictions):
     return fig
 
 
+# ------------------------------------------------------------- several confidence sources (calibnb.llm's table)
+
+def source_comparison(frame: pd.DataFrame, *, n_resamples: int = 200, level: float = 0.95, seed: int = 0,
+                      n_bins: int = 15) -> dict | None:
+    """Compare the confidence sources of calibnb.llm's tidy table on the same items (None if only one).
+
+    Per source: accuracy, mean confidence, ECE, MacroCE (Si 2022), HMR
+    (Sakai 2024) and the top-1 Brier score. Each source after the first is
+    compared with the first on the items both have (joined on ``item_id``,
+    ``model`` and ``task`` where present), with a paired percentile bootstrap
+    interval of the difference (:func:`calibnb.paired_bootstrap_ci`).
+    """
+    import calibnb as cn
+
+    if "confidence_source" not in frame.columns:
+        return None
+    sources = list(dict.fromkeys(frame["confidence_source"].astype(str)))
+    if len(sources) < 2:
+        return None
+    keys = [c for c in ("item_id", "model", "task") if c in frame.columns]
+    if not keys:
+        raise AuditInputError("column 'item_id': several confidence sources need item_id (and model, task) to "
+                              "pair the same items.")
+    parts = {}
+    for s_ in sources:
+        g = frame[frame["confidence_source"].astype(str) == s_]
+        if g.duplicated(keys).any():
+            row = int(np.flatnonzero(g.duplicated(keys).to_numpy())[0])
+            raise AuditInputError(f"column 'item_id': source {s_!r} has the same {'/'.join(keys)} twice "
+                                  f"(row {row} of that source); each item needs one confidence per source.")
+        c = _unit_columns(["confidence"], {"confidence": g["confidence"].to_numpy()}, False, "confidence")[:, 0]
+        y = _numeric("correct", g["correct"].to_numpy())
+        parts[s_] = pd.DataFrame({**{k: g[k].astype(str).to_numpy() for k in keys}, "conf": c, "correct": y})
+    metrics = {"accuracy": lambda c, y, sample_weight=None: np.average(y, axis=-1, weights=sample_weight),
+               "mean confidence": lambda c, y, sample_weight=None: np.average(c, axis=-1, weights=sample_weight),
+               f"ECE ({n_bins} bins)": cn.ece, "MacroCE": cn.macro_ce, "HMR": cn.hmr, "top-1 Brier": cn.brier_top}
+    rows = []
+    for s_, g in parts.items():
+        c, y = g["conf"].to_numpy(), g["correct"].to_numpy()
+        row = {"source": s_, "items": len(g)}
+        for name, fn in metrics.items():
+            row[name] = float(fn(c, y, n_bins=n_bins) if name.startswith("ECE") else fn(c, y))
+        rows.append(row)
+    diffs = []
+    first = sources[0]
+    for s_ in sources[1:]:
+        m = parts[first].merge(parts[s_], on=keys, suffixes=("_a", "_b"))
+        if len(m) < 2:
+            continue
+        a = (m["conf_a"].to_numpy(), m["correct_a"].to_numpy())
+        b = (m["conf_b"].to_numpy(), m["correct_b"].to_numpy())
+        for name in ("accuracy", f"ECE ({n_bins} bins)", "MacroCE", "HMR", "top-1 Brier"):
+            fn = metrics[name]
+            opts = {"n_bins": n_bins} if name.startswith("ECE") else {}
+            est = float(fn(*b, **opts) - fn(*a, **opts))
+            lo = hi = None
+            if n_resamples:
+                r = cn.paired_bootstrap_ci(fn, b, a, n_resamples=n_resamples, level=level, seed=seed,
+                                           vectorized=name in ("accuracy",) or None, **opts)
+                lo, hi = float(r.low), float(r.high)
+            diffs.append({"comparison": f"{s_} - {first}", "metric": name, "items": len(m), "difference": est,
+                          "low": lo, "high": hi,
+                          "beyond noise": None if lo is None else bool(lo > 0 or hi < 0)})
+    return {"sources": sources, "keys": keys, "table": pd.DataFrame(rows), "differences": pd.DataFrame(diffs),
+            "parts": {s_: (g["conf"].to_numpy(), g["correct"].to_numpy()) for s_, g in parts.items()}}
+
+
+def plot_sources(comparison: dict, *, n_bins: int = 10, level: float = 0.95):
+    """One equal-mass reliability diagram per confidence source (same axes)."""
+    import matplotlib.pyplot as plt
+
+    from .plots import plot_reliability_diagram, reliability_diagram_data
+
+    k = len(comparison["parts"])
+    fig, axes = plt.subplots(1, k, figsize=(4.6 * k, 4.4), squeeze=False)
+    for ax, (s_, (c, y)) in zip(axes[0], comparison["parts"].items()):
+        d = reliability_diagram_data(c, y, n_bins=min(n_bins, max(1, c.size // 10)), binning="mass",
+                                     interval="wilson", level=level)
+        plot_reliability_diagram(d, ax=ax)
+        ax.set_title(f"source: {s_[:40]}")
+    fig.tight_layout()
+    return fig
+
+
+# ------------------------------------------------------------------- the Python API
+
+#: Settings of an audit (keyword arguments of :func:`audit`, notebook parameters of the same names).
+SETTINGS = {"n_bins": 15, "n_resamples": 200, "heavy_resamples": 50, "n_folds": 5, "level": 0.95, "seed": 0,
+            "sum_tol": 1e-3, "subsample": 20_000, "stream_threshold": STREAM_THRESHOLD, "chunk_rows": 100_000}
+
+
+def _check_settings(s: dict) -> dict:
+    """Validate the settings before any work (AuditInputError naming the option)."""
+    def integer(name, minimum):
+        v = s[name]
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < minimum:
+            raise AuditInputError(f"column '-': --{name.replace('_', '-')} must be an integer >= {minimum}; "
+                                  f"got {v!r}.")
+        return int(v)
+
+    out = dict(s)
+    for name, minimum in (("n_bins", 1), ("n_resamples", 0), ("heavy_resamples", 0), ("n_folds", 2), ("seed", 0),
+                          ("subsample", 10), ("stream_threshold", 1), ("chunk_rows", 1)):
+        out[name] = integer(name, minimum)
+    out["level"] = _check_option_float(s["level"], "--level", low=0.5, high=0.999)
+    out["sum_tol"] = _check_option_float(s["sum_tol"], "--sum-tol", low=0.0, high=1.0)
+    if out["n_bins"] > 1000:
+        raise AuditInputError(f"column '-': --n-bins must be at most 1000; got {out['n_bins']}.")
+    if out["n_resamples"] > 100_000 or out["heavy_resamples"] > 100_000:
+        raise AuditInputError("column '-': --n-resamples and --heavy-resamples must be at most 100000.")
+    return out
+
+
+class AuditResult:
+    """The result of :func:`calibnb.audit`: verdict, recommendation, every metric, and the report.
+
+    In a notebook it shows itself (verdict, recommendation, summary table).
+    ``.verdict`` and ``.recommendation`` are dicts whose ``"text"`` is the
+    paragraph the report opens with; ``.summary`` is the metric table
+    (DataFrame); ``.to_json(path)`` writes every number and ``.to_html(path)``
+    the report page (notebook 00 run with papermill on the same input and
+    settings: the page ``python -m calibnb.audit`` writes).
+    """
+
+    def __init__(self, predictions: Predictions, result: dict, parameters: dict, *, frame=None,
+                 sources: dict | None = None):
+        self.predictions = predictions
+        self.result = result
+        self.parameters = dict(parameters)
+        self.sources = sources
+        self._frame = frame
+        if sources is not None:
+            result["sources"] = {k: v for k, v in sources.items() if k != "parts"}
+
+    @property
+    def verdict(self) -> dict:
+        return self.result["verdict"]
+
+    @property
+    def recommendation(self) -> dict:
+        return self.result["recommendation"]
+
+    @property
+    def summary(self) -> pd.DataFrame:
+        return self.result["summary"]
+
+    @property
+    def comparison(self) -> pd.DataFrame:
+        return self.result["recalibration"]
+
+    @property
+    def picks(self) -> pd.DataFrame:
+        return self.result["picks"]
+
+    def __repr__(self) -> str:
+        v = self.verdict
+        return (f"<AuditResult: {v['label']}, accuracy {v['accuracy']:.3f}, mean confidence "
+                f"{v['mean_confidence']:.3f}; recommendation: {self.recommendation['method'] or 'none distinguishable'}>")
+
+    def to_dict(self) -> dict:
+        """Every number as plain JSON types (what ``audit.json`` holds)."""
+        return audit_json(self.result)
+
+    def to_json(self, path) -> Path:
+        """Write :meth:`to_dict` atomically to ``path``."""
+        return write_audit_json(self.result, path)
+
+    # --- HTML (every string escaped; Markdown-style **bold** of our own texts only)
+    def verdict_html(self) -> str:
+        v, r, inp = self.verdict, self.recommendation, self.result["inputs"]
+        table = pd.DataFrame({
+            "": ["accuracy", "mean confidence", "gap (confidence - accuracy)", "Spiegelhalter's test",
+                 "cumulative KS test"],
+            "value": [f"{v['accuracy']:.4f}", f"{v['mean_confidence']:.4f}",
+                      f"{v['gap']:+.4f} [{v['gap_low']:+.4f}, {v['gap_high']:+.4f}]",
+                      f"z = {v['spiegelhalter_z']:.2f}, {_p_text(v['spiegelhalter_p'])}",
+                      f"{_p_text(v['ks_p'])}"]})
+        what = (f"{inp['rows']:,} predictions, " + (f"{inp['classes']} classes" if inp["classes"] else
+                                                     "confidence and correctness only"))
+        return ("<div class='calibnb-verdict'>"
+                f"<p><b>Verdict: {_esc(v['label'])}</b> ({_esc(what)})</p>"
+                f"<p>{_md(v['text'])}</p>{table.to_html(index=False, escape=True, border=0)}"
+                f"<p>{_md(r['text'])}</p></div>")
+
+    def inputs_html(self) -> str:
+        inp = self.result["inputs"]
+        roles = "; ".join(f"{k}: {v}" for k, v in inp["roles"].items())
+        items = "".join(f"<li>{_esc(n)}</li>" for n in inp["notes"])
+        return (f"<p>Columns used: {_esc(roles)}.</p>" + (f"<ul>{items}</ul>" if items else ""))
+
+    def warnings_html(self) -> str:
+        w, f = self.result.get("warnings") or [], self.result.get("flags") or []
+        out = ""
+        if w:
+            out += ("<p><b>Warnings raised while auditing</b> (caught; in words):</p><ul>"
+                    + "".join(f"<li>{_esc(x)}</li>" for x in w) + "</ul>")
+        if f:
+            out += "<p><b>Read with care:</b></p><ul>" + "".join(f"<li>{_esc(x)}</li>" for x in f) + "</ul>"
+        return out
+
+    def summary_html(self) -> str:
+        return summary_frame(self.summary, self.result["settings"]["level"]).to_html(index=False, escape=True,
+                                                                                     border=0)
+
+    def comparison_html(self) -> str:
+        return comparison_frame(self.comparison).to_html(escape=True, border=0)
+
+    def picks_html(self) -> str:
+        return picks_frame(self.picks).to_html(index=False, escape=True, border=0)
+
+    def sources_html(self) -> str:
+        if self.sources is None:
+            return ""
+        t = self.sources["table"].copy()
+        d = self.sources["differences"].copy()
+        for col in t.columns[2:]:
+            t[col] = t[col].map(lambda x: f"{x:.4f}")
+        if not d.empty:
+            d["interval"] = [("no interval" if lo is None or pd.isna(lo) else f"[{lo:+.4f}, {hi:+.4f}]")
+                             for lo, hi in zip(d["low"], d["high"])]
+            d["difference"] = d["difference"].map(lambda x: f"{x:+.4f}")
+            d["beyond noise"] = d["beyond noise"].map({True: "yes", False: "within noise", None: "-"})
+            d = d[["comparison", "metric", "items", "difference", "interval", "beyond noise"]]
+        return (t.to_html(index=False, escape=True, border=0)
+                + "<p>Paired differences (same items; percentile bootstrap):</p>"
+                + d.to_html(index=False, escape=True, border=0))
+
+    def _repr_html_(self) -> str:
+        return self.verdict_html() + self.inputs_html() + self.warnings_html() + self.summary_html()
+
+    # --- figures
+    def plot_reliability(self):
+        return plot_reliability(self.predictions, self.result)
+
+    def plot_ks(self):
+        return plot_ks(self.predictions)
+
+    def plot_rewards(self):
+        return plot_rewards(self.predictions, self.result)
+
+    def plot_human(self):
+        return None if self.predictions.votes is None else plot_human(self.predictions)
+
+    def plot_sources(self):
+        return None if self.sources is None else plot_sources(self.sources, level=self.result["settings"]["level"])
+
+    # --- the report page
+    def to_html(self, path) -> Path:
+        """Write the report page (notebook 00 run on the same input and settings, code hidden) to ``path``."""
+        path = Path(path)
+        _check_out_file(path)
+        params = dict(self.parameters)
+        with tempfile.TemporaryDirectory(prefix=".calibnb-audit-") as tmp:
+            if self._frame is not None:
+                data = Path(tmp) / "data.parquet"
+                _frame_for_parquet(self._frame).to_parquet(data)
+                params.update(predictions_path=str(data), stream_threshold=2 ** 62)
+            files = render_report(params, Path(tmp) / "run")
+            from .reproduction import write_text_atomic
+
+            write_text_atomic(path, files["audit.html"].read_text(encoding="utf-8"))
+        return path
+
+
+def _frame_for_parquet(frame: pd.DataFrame) -> pd.DataFrame:
+    out = frame.copy(deep=False)
+    out.columns = [str(c) for c in out.columns]
+    return out.reset_index(drop=True)
+
+
+def _esc(text) -> str:
+    import html
+
+    return html.escape(str(text), quote=True)
+
+
+def _md(text: str) -> str:
+    """Escape, then render our own **bold** (no links, no other Markdown)."""
+    return re.sub(r"\*\*(.+?)\*\*", r"<b>\1</b>", _esc(text))
+
+
+def picks_frame(picks: pd.DataFrame) -> pd.DataFrame:
+    """The method each metric would pick, with the picks within noise of the runner-up marked."""
+    sep = picks["separated"]
+    return pd.DataFrame({
+        "metric": picks["metric"], "pick": picks["pick"], "estimate": picks["estimate"].map(_fmt),
+        "tied with": picks["tied_with"].fillna(""),
+        "runner-up": picks["runner_up"].fillna(""),
+        "beyond noise?": ["no interval" if s is None or pd.isna(s) else ("yes" if s else "within noise")
+                          for s in sep]})
+
+
+def _frame_input(data, options: dict, settings: dict):
+    """(columns, frame to keep for to_html or None, path or None) of the data given to :func:`audit`."""
+    if isinstance(data, pd.DataFrame):
+        return read_columns(data), data, None
+    if isinstance(data, dict):
+        known = {"probs", "logits", "labels", "conf", "correct", "votes", "weights"}
+        if not data or not set(data) <= known:
+            raise AuditInputError(f"column '-': a dict of arrays must use the keys {sorted(known)}; got "
+                                  f"{sorted(map(str, data))}.")
+        pred = predictions_from_arrays(**data, n_folds=settings["n_folds"])  # validates, names the arrays
+        frame = pd.DataFrame(_arrays_columns(data))
+        return None, frame, pred
+    if isinstance(data, (str, os.PathLike)):
+        return None, None, Path(data)
+    raise AuditInputError(f"column '-': data must be a pandas DataFrame, a path to a CSV/Parquet/NPZ file or a dict "
+                          f"of arrays (probs/logits, labels, conf, correct, votes, weights); got "
+                          f"{type(data).__name__}.")
+
+
+def _arrays_columns(data: dict) -> dict:
+    cols = {}
+    for key, name in (("probs", "p"), ("logits", "logit"), ("votes", "h")):
+        if data.get(key) is not None:
+            a = np.asarray(data[key])
+            if a.ndim == 1:
+                cols["y_prob"] = a
+            else:
+                cols.update({f"{name}{j}": a[:, j] for j in range(a.shape[1])})
+    for key, name in (("labels", "label"), ("conf", "conf"), ("correct", "correct"), ("weights", "weight")):
+        if data.get(key) is not None:
+            cols[name] = np.asarray(data[key])
+    return cols
+
+
+def audit(data=None, *, prob_prefix=None, logit_prefix=None, label=None, conf=None, correct=None, vote_prefix=None,
+          weight=None, binary_prob=None, positive=None, prob_columns=None, classes=None, percent: bool = False,
+          low_conf: bool = False, log_format=None, source=None, scalar_values=None, n_bins: int = 15,
+          n_resamples: int = 200, heavy_resamples: int = 50, n_folds: int = 5, level: float = 0.95, seed: int = 0,
+          sum_tol: float = 1e-3, subsample: int = 20_000, stream_threshold: int = STREAM_THRESHOLD,
+          chunk_rows: int = 100_000, progress: bool = False, name: str | None = None) -> AuditResult:
+    r"""Audit a model's calibration: a verdict with a test, one recommendation, every metric with an interval.
+
+    ``calibnb.audit(df)`` in a notebook shows the verdict; ``python -m
+    calibnb.audit FILE`` is the same call on a file and writes the report.
+
+    Parameters
+    ----------
+    data : pandas.DataFrame, path, or dict of arrays
+        One row per prediction (see :func:`predictions_from_columns` for the
+        layouts: class probabilities and a label, a binary model's
+        ``predict_proba[:, 1]`` and its label, logits, or ``conf`` and
+        ``correct``; calibnb.llm's tidy table with ``confidence_source``);
+        a CSV, Parquet or NPZ file; or a dict with keys ``probs`` (N, K) or
+        (N,), ``logits``, ``labels``, ``conf``, ``correct``, ``votes``,
+        ``weights``. ``None`` audits the CIFAR-10 ResNet-20 demo.
+    prob_prefix, logit_prefix, label, conf, correct, vote_prefix, weight, binary_prob, positive, prob_columns, \
+classes, percent, low_conf : optional
+        Column roles (inferred from the names when not given).
+    log_format : {"openai", "lm-eval", "helm", "inspect", "verbalized"}, optional
+        ``data`` is a language model's evaluation log, read by ``calibnb.llm.read_log``.
+    source : str, optional
+        With several confidence sources, the one the verdict is about (default: the first).
+    n_bins, n_resamples, heavy_resamples, n_folds, level, seed, sum_tol, subsample, stream_threshold, chunk_rows
+        As the command's options (``python -m calibnb.audit --help``).
+
+    Returns
+    -------
+    AuditResult
+
+    Raises
+    ------
+    AuditInputError
+        (a ``ValueError``) Any malformed input or option, naming the column or the option.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=300); y = (rng.uniform(size=300) < p ** 2).astype(int)   # overconfident
+    >>> r = audit(pd.DataFrame({"y_prob": p, "y_true": y}), n_resamples=50, heavy_resamples=10, n_folds=3)
+    >>> r.verdict["label"], r.summary.set_index("key").loc["accuracy", "estimate"] == np.mean((p >= .5) == y)
+    ('overconfident', True)
+    """
+    settings = _check_settings(dict(n_bins=n_bins, n_resamples=n_resamples, heavy_resamples=heavy_resamples,
+                                    n_folds=n_folds, level=level, seed=seed, sum_tol=sum_tol, subsample=subsample,
+                                    stream_threshold=stream_threshold, chunk_rows=chunk_rows))
+    options = dict(prob_prefix=prob_prefix, logit_prefix=logit_prefix, label=label, conf=conf, correct=correct,
+                   vote_prefix=vote_prefix, weight=weight, binary_prob=binary_prob, positive=positive,
+                   prob_columns=prob_columns, classes=classes)
+    for key, value in options.items():
+        if value is not None and not isinstance(value, (str, list, tuple)):
+            raise AuditInputError(f"column '-': {key} must be a column name (str); got {type(value).__name__}.")
+    if isinstance(prob_columns, (list, tuple)):
+        options["prob_columns"] = ",".join(map(str, prob_columns))
+    if isinstance(classes, (list, tuple)):
+        options["classes"] = ",".join(map(str, classes))
+    values = parse_scalar_values(",".join(map(str, scalar_values)) if isinstance(scalar_values, (list, tuple))
+                                 else (scalar_values or ""))
+    params = {"predictions_path": "", **{k: (v or "") for k, v in options.items()},
+              "percent": bool(percent), "low_conf": bool(low_conf), "log_format": log_format or "",
+              "source": source or "", "source_name": name or "",
+              "scalar_values": "" if values is None else ",".join(map(str, values)), **settings}
+    frame = None
+    if data is None:  # the demo: a real network's outputs on the CIFAR-10 test set
+        from . import data as _data
+
+        outputs = _data.load_cifar("cifar10", "resnet20")
+        data = {"logits": outputs.logits, "labels": outputs.labels}
+        name = name or "CIFAR-10 ResNet-20 (demo)"
+        params["source_name"] = name
+    if log_format:
+        if not isinstance(data, (str, os.PathLike)):
+            raise AuditInputError("column '-': log_format needs a path to the log file.")
+        data = _read_log_frame(data, log_format)
+        params["log_format"] = ""
+    cols, frame, pathish = _frame_input(data, options, settings)
+    sources = None
+    if cols is not None and "confidence_source" in cols:  # calibnb.llm's tidy table
+        table = frame if frame is not None else pd.DataFrame(cols)
+        sources = source_comparison(table, n_resamples=settings["n_resamples"], level=settings["level"],
+                                    seed=settings["seed"], n_bins=min(settings["n_bins"], 15))
+        names_ = list(dict.fromkeys(table["confidence_source"].astype(str)))
+        chosen = source or names_[0]
+        if chosen not in names_:
+            raise AuditInputError(f"column 'confidence_source': --source {chosen!r} is not among {names_}.")
+        sub = table[table["confidence_source"].astype(str) == chosen]
+        keep = [c for c in sub.columns if c not in ("item_id", "model", "task", "answer", "confidence_source")]
+        cols = read_columns(sub[keep].reset_index(drop=True))
+        options.setdefault("conf", None)
+        options["conf"] = options["conf"] or "confidence"
+        options["correct"] = options["correct"] or "correct"
+    read = dict(sum_tol=settings["sum_tol"], n_folds=settings["n_folds"], percent=bool(percent),
+                low_conf=bool(low_conf) or sources is not None, **options)
+    if cols is not None:
+        pred = predictions_from_columns(cols, **read)
+        pred.source = name or "DataFrame"
+        if sources is not None:
+            pred.notes.append(f"confidence source {chosen!r} of {len(sources['sources'])} "
+                              f"({', '.join(sources['sources'])}); the sources are compared below")
+    elif isinstance(pathish, Predictions):
+        pred = pathish
+        pred.source = name or "arrays"
+    else:
+        path = pathish
+        params["predictions_path"] = str(path.absolute())
+        pred = load_from_parameters({**params, "predictions_path": str(path)}, progress=progress)
+        if name:
+            pred.source = name
+    if values is not None and pred.n_classes is not None and len(values) != pred.n_classes:
+        raise AuditInputError(f"column '-': --scalar-values has {len(values)} values but there are "
+                              f"{pred.n_classes} classes.")
+    result = run_audit(pred, n_bins=settings["n_bins"], n_resamples=settings["n_resamples"],
+                       heavy_resamples=settings["heavy_resamples"], n_folds=settings["n_folds"],
+                       level=settings["level"], seed=settings["seed"], scalar_values=values,
+                       subsample=settings["subsample"])
+    if not params["source_name"] and pred.source:
+        params["source_name"] = _display_name(pred.source)
+    return AuditResult(pred, result, params, frame=frame, sources=sources)
+
+
+# ------------------------------------------------------------------- writing the report
+
+def _check_out_file(path: Path) -> None:
+    if path.exists() and path.is_dir():
+        raise AuditInputError(f"column '-': {path.name!r} is a folder; give a file name for the page.")
+    parent = path.parent if str(path.parent) else Path(".")
+    if not parent.is_dir():
+        raise AuditInputError(f"column '-': the folder of {path.name!r} does not exist.")
+    if not os.access(parent, os.W_OK):
+        raise AuditInputError(f"column '-': cannot write into the folder of {path.name!r} (no permission).")
+
+
+def check_out(out) -> Path:
+    """Validate ``--out`` before any work: a folder (or a new name in a writable folder), not a file."""
+    out = Path(out)
+    if str(out).strip() == "":
+        raise AuditInputError("column '-': --out is empty; give a folder.")
+    out = out.absolute()
+    if out.exists() and not out.is_dir():
+        raise AuditInputError(f"column '-': --out {out.name!r} is a file, not a folder; give a folder for "
+                              "audit.html and audit.json.")
+    parent = out if out.exists() else out.parent
+    while not parent.exists():
+        parent = parent.parent
+    if not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
+        raise AuditInputError(f"column '-': --out {out.name!r} cannot be written (no permission on its folder).")
+    if out.exists() and not os.access(out, os.W_OK | os.X_OK):
+        raise AuditInputError(f"column '-': --out {out.name!r} cannot be written (no permission).")
+    return out
+
+
+#: Files of one audit, swapped into --out together.
+OUTPUT_FILES = ("audit.html", "audit.json", "audit.ipynb")
+
+#: The page's Content-Security-Policy: no script, no network, images only as data: URLs.
+CONTENT_SECURITY_POLICY = ("default-src 'none'; img-src data:; style-src 'unsafe-inline'; font-src data:; "
+                           "script-src 'none'; base-uri 'none'; form-action 'none'")
+
+
+def secure_page(page: str, *, paths=()) -> str:
+    """Add the Content-Security-Policy meta tag; replace any given machine path by its base name."""
+    meta = f'<meta http-equiv="Content-Security-Policy" content="{CONTENT_SECURITY_POLICY}">'
+    page = re.sub(r"<head([^>]*)>", lambda m: f"<head{m.group(1)}>\n{meta}", page, count=1)
+    for p in sorted({str(p) for p in paths if p}, key=len, reverse=True):
+        page = page.replace(p, os.path.basename(p.rstrip("/")) or "-")
+    return page
+
+
+def _hide_code(nb_path: Path, out_path: Path) -> None:
+    """A copy of the executed notebook whose code cells' inputs are removed at export (nbconvert's
+    ``transient.remove_source``, as its TagRemovePreprocessor does); the cells and outputs stay."""
+    import nbformat
+
+    nb = nbformat.read(str(nb_path), as_version=4)
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            cell.metadata["transient"] = {"remove_source": True}  # what TagRemovePreprocessor sets
+            cell.pop("execution_count", None)
+            cell["execution_count"] = None
+            cell["outputs"] = [o for o in cell.get("outputs", []) if o.get("output_type") != "stream"
+                               or o.get("name") != "stderr"]
+    nbformat.write(nb, str(out_path))
+
+
+def render_report(params: dict, folder: Path) -> dict:
+    """Run notebook 00 with ``params`` into ``folder``: {"audit.ipynb", "audit.json", "audit.html": path}."""
+    from .report import notebook_to_html, run_notebook
+
+    folder.mkdir(parents=True, exist_ok=True)
+    run = run_notebook(NOTEBOOK, folder / "audit.ipynb", parameters=params, results_path=folder / "audit.json",
+                       cwd=NOTEBOOK.parent)
+    if not run.ok or run.results is None:
+        raise RuntimeError(f"the audit notebook failed: {run.error}\n{run.traceback or ''}")
+    hidden = folder / "hidden.ipynb"
+    _hide_code(folder / "audit.ipynb", hidden)
+    name = params.get("source_name") or _display_name(params.get("predictions_path")) or "predictions"
+    page = notebook_to_html(hidden, title=f"Calibration audit of {name}")
+    page = secure_page(page, paths=[params.get("predictions_path"), str(folder), str(folder.parent),
+                                    str(NOTEBOOK.parent), str(Path.home())])
+    (folder / "audit.html").write_text(page, encoding="utf-8")
+    hidden.unlink()
+    return {n: folder / n for n in OUTPUT_FILES}
+
+
+class _OutLock:
+    """An exclusive lock on ``--out`` (a file beside it): a second audit on the same folder fails clearly."""
+
+    def __init__(self, out: Path):
+        self.path = out.parent / f".{out.name}.calibnb-audit.lock"
+        self.fd = None
+
+    def __enter__(self):
+        for _ in range(2):
+            try:
+                self.fd = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+                os.write(self.fd, str(os.getpid()).encode())
+                return self
+            except FileExistsError:
+                if not self._stale():
+                    raise AuditInputError(
+                        f"column '-': another audit is writing to --out {self.path.name[1:-len('.calibnb-audit.lock')]!r} "
+                        f"right now (lock {self.path.name}); wait for it to finish or choose another --out.") from None
+                self.path.unlink(missing_ok=True)
+        raise AuditInputError(f"column '-': cannot lock --out (lock {self.path.name}).")
+
+    def _stale(self) -> bool:
+        try:
+            pid = int(self.path.read_text() or "0")
+        except (OSError, ValueError):
+            return False
+        if pid <= 0:
+            return False
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        except PermissionError:
+            return False
+        return False
+
+    def __exit__(self, *exc):
+        if self.fd is not None:
+            os.close(self.fd)
+        self.path.unlink(missing_ok=True)
+        return False
+
+
+def write_report(params: dict, out) -> Path:
+    """Run the audit notebook and swap its three files into ``out`` together, under a lock on ``out``."""
+    out = check_out(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with _OutLock(out):
+        tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+        try:
+            files = render_report(params, tmp / "run")
+            out.mkdir(parents=True, exist_ok=True)
+            stage = Path(tempfile.mkdtemp(prefix=".incoming.", dir=out))
+            for n in OUTPUT_FILES:
+                shutil.copyfile(files[n], stage / n)
+            for n in OUTPUT_FILES:
+                os.replace(stage / n, out / n)
+            stage.rmdir()
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+    return out
+
+
 # ----------------------------------------------------------------------- CLI
 
 def _parser() -> argparse.ArgumentParser:
@@ -1226,6 +2154,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--percent", action="store_true", help="probabilities and confidences are in percent (0-100)")
     p.add_argument("--low-conf", action="store_true", help="accept --conf values below 0.5 (confidences of answers "
                    "with more than two possible values, e.g. a language model's stated confidence)")
+    p.add_argument("--source", help="with several confidence sources (calibnb.llm's table), the one the verdict is "
+                   "about (default: the first); all are compared")
     p.add_argument("--format", choices=LOG_FORMATS, help="an evaluation log of a language model, read by "
                    "calibnb.llm.read_log (one row per item and confidence source)")
     p.add_argument("--scalar-values", help="class values f_k for psi_f, comma-separated (default 1..0)")
@@ -1255,7 +2185,8 @@ def notebook_parameters(args: argparse.Namespace) -> dict:
         "vote_prefix": args.vote_prefix or "", "weight": args.weight or "",
         "binary_prob": args.binary_prob or "", "positive": args.positive or "", "prob_columns": args.prob_columns or "",
         "classes": args.classes or "", "percent": bool(args.percent), "low_conf": bool(args.low_conf),
-        "log_format": args.format or "",
+        "log_format": args.format or "", "source": args.source or "",
+        "source_name": os.path.basename(str(args.predictions)),
         "scalar_values": args.scalar_values or "", "n_bins": args.n_bins, "n_resamples": args.n_resamples,
         "heavy_resamples": args.heavy_resamples, "n_folds": args.n_folds, "level": args.level, "seed": args.seed,
         "sum_tol": args.sum_tol, "subsample": args.subsample, "stream_threshold": args.stream_threshold,
@@ -1324,48 +2255,72 @@ def parse_scalar_values(text: str):
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the audit; 0 on success, 2 on bad input or usage (nothing written), 1 if the notebook failed."""
-    from .report import notebook_to_html, run_notebook
-    from .reproduction import write_text_atomic
+    """Run the audit; 0 on success, 2 on bad input or usage (nothing written), 1 if the notebook failed.
 
+    Every option, ``--out`` and the whole input are validated before the
+    notebook starts; the three output files are written to a temporary folder
+    and swapped into ``--out`` together, under a lock (a second audit on the
+    same ``--out`` fails with status 2 while the first runs).
+    """
     parser = _parser()
     args = parser.parse_args(argv)
     params = notebook_parameters(args)
     try:
-        for name in ("n_bins", "n_folds"):
-            if getattr(args, name) < (2 if name == "n_folds" else 1):
-                raise AuditInputError(f"column '-': --{name.replace('_', '-')} must be >= "
-                                      f"{2 if name == 'n_folds' else 1}; got {getattr(args, name)}.")
-        if args.n_resamples < 0 or args.heavy_resamples < 0:
-            raise AuditInputError("column '-': --n-resamples and --heavy-resamples must be >= 0.")
-        parse_scalar_values(args.scalar_values)
-        pred = load_from_parameters(params)  # validate fully before running anything
-        if args.scalar_values and pred.n_classes is not None and len(parse_scalar_values(args.scalar_values)) != pred.n_classes:
-            raise AuditInputError(f"column '-': --scalar-values has {len(parse_scalar_values(args.scalar_values))} "
-                                  f"values but there are {pred.n_classes} classes.")
+        out = check_out(args.out)
+        params.update(_check_settings({k: params[k] for k in SETTINGS}))
+        values = parse_scalar_values(args.scalar_values)
+        pred = _validate_input(params)
+        if values is not None and pred.n_classes is not None and len(values) != pred.n_classes:
+            raise AuditInputError(f"column '-': --scalar-values has {len(values)} values but there are "
+                                  f"{pred.n_classes} classes.")
     except AuditInputError as exc:
         print(f"calibnb.audit: error: {exc}", file=sys.stderr)
         return 2
     print(f"calibnb.audit: {pred.n} rows, {pred.kind}" + (f", {pred.n_classes} classes" if pred.n_classes else "")
           + "; " + "; ".join(pred.notes), file=sys.stderr)
-    out = Path(args.out).absolute()
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    start = time.perf_counter()
     try:
-        run = run_notebook(NOTEBOOK, tmp / "audit.ipynb", parameters=params, results_path=tmp / "audit.json",
-                           cwd=NOTEBOOK.parent)
-        if not run.ok or run.results is None:
-            print(f"calibnb.audit: the audit notebook failed: {run.error}\n{run.traceback or ''}", file=sys.stderr)
-            return 1
-        write_text_atomic(tmp / "audit.html", notebook_to_html(tmp / "audit.ipynb",
-                                                               title=f"Calibration audit of {Path(args.predictions).name}"))
-        out.mkdir(parents=True, exist_ok=True)
-        for name in ("audit.ipynb", "audit.json", "audit.html"):
-            os.replace(tmp / name, out / name)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    print(f"calibnb.audit: wrote {out / 'audit.html'} and {out / 'audit.json'} ({run.elapsed:.0f} s)")
+        write_report(params, out)
+    except AuditInputError as exc:
+        print(f"calibnb.audit: error: {exc}", file=sys.stderr)
+        return 2
+    except RuntimeError as exc:
+        print(f"calibnb.audit: {exc}", file=sys.stderr)
+        return 1
+    print(f"calibnb.audit: wrote {out.name}/audit.html and {out.name}/audit.json ({time.perf_counter() - start:.0f} s)")
     return 0
+
+
+def _validate_input(params: dict) -> Predictions:
+    """Read and validate the input as the notebook will (nothing computed): AuditInputError naming the column."""
+    if params.get("log_format"):
+        frame = _read_log_frame(params["predictions_path"], params["log_format"])
+        if "confidence_source" in frame.columns:
+            names_ = list(dict.fromkeys(frame["confidence_source"].astype(str)))
+            chosen = params.get("source") or names_[0]
+            if chosen not in names_:
+                raise AuditInputError(f"column 'confidence_source': --source {chosen!r} is not among {names_}.")
+            frame = frame[frame["confidence_source"].astype(str) == chosen]
+            frame = frame[[c for c in frame.columns if c not in ("item_id", "model", "task", "answer",
+                                                                 "confidence_source")]].reset_index(drop=True)
+        return load_predictions(frame, sum_tol=params["sum_tol"], n_folds=params["n_folds"],
+                                low_conf=True, percent=bool(params.get("percent")),
+                                **{k: (params.get(k) or None) for k in INPUT_OPTIONS})
+    return load_from_parameters(params)
+
+
+class _CallableModule(types.ModuleType):
+    """``calibnb.audit`` is this module and also the call: ``calibnb.audit(df)`` is :func:`audit`.
+
+    (``import calibnb.audit`` or ``from calibnb import audit`` give the same
+    object, so importing the submodule never hides the call.)
+    """
+
+    def __call__(self, *args, **kwargs):
+        return self.audit(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule
 
 
 if __name__ == "__main__":  # pragma: no cover
