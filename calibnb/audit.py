@@ -1482,10 +1482,15 @@ def plot_rewards(pred: Predictions, result: dict):
     fig, axes = plt.subplots(1, 2, figsize=(11, 3.8))
     wrong = pred.correct == 0
     bins = np.linspace(0, 1, 21)
-    axes[0].hist(pred.conf[wrong], bins=bins, color="tab:red", alpha=0.7, label=f"wrong ({wrong.sum()})")
-    axes[0].hist(pred.conf[~wrong], bins=bins, color="tab:green", alpha=0.5, label=f"correct ({(~wrong).sum()})")
+    # each group as a share of its own predictions: 23 wrong beside 570 correct stay visible (seaborn's
+    # stat="probability", common_norm=False)
+    for mask, color, name in ((wrong, "tab:red", "wrong"), (~wrong, "tab:green", "correct")):
+        if mask.any():
+            axes[0].hist(pred.conf[mask], bins=bins, weights=np.full(int(mask.sum()), 1.0 / mask.sum()),
+                         color=color, alpha=0.45, edgecolor=color, linewidth=1.2, histtype="stepfilled",
+                         label=f"{name} ({int(mask.sum())})", gid=f"hist-{name}")
     axes[0].set_xlabel("confidence")
-    axes[0].set_ylabel("predictions")
+    axes[0].set_ylabel("share of the group's predictions")
     axes[0].legend()
     axes[0].set_title("confidence of wrong vs correct predictions")
     t = result["recalibration"]
