@@ -18,7 +18,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.naive_bayes import GaussianNB
 
 import calibnb
-from calibnb import audit as audit_module
+from calibnb.apps import audit as audit_module
 
 ROOT = Path(__file__).resolve().parent.parent
 FAST = dict(n_resamples=40, heavy_resamples=10, n_folds=3)
@@ -67,7 +67,7 @@ def test_module_is_the_call_and_importing_it_keeps_the_call():
     from calibnb import audit as again
 
     assert again is mod and callable(again)
-    assert isinstance(mod, types.ModuleType) and mod.audit.__module__ == "calibnb.audit"
+    assert isinstance(mod, types.ModuleType) and mod.audit.__module__ == "calibnb.apps.audit"
     assert importlib.reload(mod) is mod and callable(calibnb.audit)  # reloading keeps it callable
     assert calibnb.AuditResult is mod.AuditResult and "audit" in calibnb.__all__
     # python -m calibnb.audit is not disturbed (no runpy double-import warning) and still parses options

@@ -12,7 +12,7 @@ import pytest
 from sklearn.datasets import load_breast_cancer, load_iris
 from sklearn.linear_model import LogisticRegression
 
-from calibnb import audit
+from calibnb.apps import audit
 from calibnb.validation import check_sample_weight, check_unique_names, check_yaml_text
 
 
