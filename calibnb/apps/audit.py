@@ -1943,7 +1943,8 @@ classes, percent, low_conf : optional
         params["log_format"] = ""
     cols, frame, pathish = _frame_input(data, options, settings)
     sources = None
-    if cols is not None and "confidence_source" in cols:  # calibnb.llm's tidy table
+    llm_table = cols is not None and "confidence_source" in cols
+    if llm_table:  # calibnb.llm's tidy table
         table = frame if frame is not None else pd.DataFrame(cols)
         sources = source_comparison(table, n_resamples=settings["n_resamples"], level=settings["level"],
                                     seed=settings["seed"], n_bins=min(settings["n_bins"], 15))
@@ -1958,10 +1959,13 @@ classes, percent, low_conf : optional
         options["conf"] = options["conf"] or "confidence"
         options["correct"] = options["correct"] or "correct"
     read = dict(sum_tol=settings["sum_tol"], n_folds=settings["n_folds"], percent=bool(percent),
-                low_conf=bool(low_conf) or sources is not None, **options)
+                low_conf=bool(low_conf) or llm_table, **options)
     if cols is not None:
         pred = predictions_from_columns(cols, **read)
         pred.source = name or "DataFrame"
+        if llm_table:
+            pred.notes.append(f"calibnb.llm's table: confidences below 0.5 accepted (answers with more than two "
+                              "possible values)")
         if sources is not None:
             pred.notes.append(f"confidence source {chosen!r} of {len(sources['sources'])} "
                               f"({', '.join(sources['sources'])}); the sources are compared below")
@@ -2041,6 +2045,8 @@ def _hide_code(nb_path: Path, out_path: Path) -> None:
 
     nb = nbformat.read(str(nb_path), as_version=4)
     for cell in nb.cells:
+        if "injected-parameters" in cell.metadata.get("tags", []):
+            cell["id"] = "injected-parameters"  # papermill draws a random id: the page would differ run to run
         if cell.cell_type == "code":
             cell.metadata["transient"] = {"remove_source": True}  # what TagRemovePreprocessor sets
             cell.pop("execution_count", None)
