@@ -244,3 +244,13 @@ def test_yaml_is_size_and_alias_limited():
     with pytest.raises(ValueError, match="bytes; at most"):
         check_yaml_text("a: 1\n" * 100_000)
     assert check_yaml_text("all: {seed: 0}\n") == "all: {seed: 0}\n"
+
+
+def test_report_params_file_is_alias_limited_before_parsing(tmp_path):
+    from calibnb.apps.report import load_params_file
+
+    f = tmp_path / "laughs.yaml"
+    f.write_text("a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
+        f"{c}: &{c} [{', '.join(['*' + p] * 9)}]\n" for p, c in zip("abcdefgh", "bcdefghi")))
+    with pytest.raises(ValueError, match="params file laughs.yaml uses 72 YAML aliases"):
+        load_params_file(f)
