@@ -254,3 +254,31 @@ def test_report_params_file_is_alias_limited_before_parsing(tmp_path):
         f"{c}: &{c} [{', '.join(['*' + p] * 9)}]\n" for p, c in zip("abcdefgh", "bcdefghi")))
     with pytest.raises(ValueError, match="params file laughs.yaml uses 72 YAML aliases"):
         load_params_file(f)
+
+
+def test_memory_is_bounded_by_max_rows_and_top1_metrics_stay_exact(tmp_path):
+    """Above max_rows only a seeded sample of rows is held; accuracy, ECE, MacroCE, HMR are those of every row."""
+    import calibnb as cn
+
+    rng = np.random.default_rng(8)
+    n, k = 3000, 4
+    z = rng.normal(size=(n, k)) * 2
+    p = np.exp(z) / np.exp(z).sum(1, keepdims=True)
+    y = np.where(rng.uniform(size=n) < 0.7, p.argmax(1), rng.integers(0, k, n))
+    df = pd.DataFrame({f"p{j}": p[:, j] for j in range(k)})
+    df["label"] = y
+    path = tmp_path / "big.parquet"
+    df.to_parquet(path)
+    params = {"predictions_path": str(path), "n_folds": 3, "stream_threshold": 10, "chunk_rows": 700,
+              "subsample": 200, "max_rows": 500}
+    pred = audit.load_from_parameters(params, progress=False)
+    assert pred.n == 500 and pred.n_file == n and pred.probs.shape == (200, k)
+    r = audit.run_audit(pred, n_resamples=20, heavy_resamples=5, n_folds=3, subsample=200)
+    s = r["summary"].set_index("key")
+    conf, correct = p.max(1), (p.argmax(1) == y).astype(float)
+    assert s.loc["accuracy", "estimate"] == pytest.approx(correct.mean(), abs=1e-12)
+    assert s.loc["ece_width", "estimate"] == pytest.approx(cn.ece(conf, correct, n_bins=15), abs=1e-12)
+    assert s.loc["macro_ce", "estimate"] == pytest.approx(cn.macro_ce(conf, correct), abs=1e-12)
+    assert s.loc["hmr", "rows"] == n and s.loc["nbr", "rows"] == 500
+    assert r["inputs"]["rows"] == n and r["inputs"]["sample_rows"] == 500
+    assert any("seeded sample of 500 rows" in note for note in r["inputs"]["notes"])

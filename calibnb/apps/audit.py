@@ -119,6 +119,9 @@ __all__ = [
 #: Values (rows x used columns) above which the file is streamed in chunks.
 STREAM_THRESHOLD = 20_000_000
 
+#: Rows above which a streamed file's per-row arrays are kept for a seeded sample of this many rows only.
+MAX_ROWS = 1_000_000
+
 #: Names that identify a role when no option is given (case-insensitive).
 ROLE_NAMES = {
     "prob_prefix": ("p", "prob", "probs", "proba", "probability", "prob_", "proba_", "p_", "probs_"),
@@ -174,6 +177,8 @@ class Predictions:
     sub_weights: np.ndarray | None = None
     #: Streaming: :class:`calibnb.stats.CalibrationStats` of the top-1 predictions, built chunk by chunk.
     stream_stats: Any = None
+    #: Rows of the file when only a seeded sample of them is held (:data:`MAX_ROWS`), else None.
+    n_file: int | None = None
 
     @property
     def n(self) -> int:
@@ -869,7 +874,8 @@ def _read_chunks(path: Path, chunk_rows: int):
 
 def stream_predictions(path, *, chunk_rows: int = 100_000, subsample: int = 20_000, seed: int = 0,
                        n_bins: int = 15, scalar_values=None, progress: bool = True, sum_tol: float = 1e-3,
-                       n_folds: int = 5, min_fold_rows: int = 10, **options) -> Predictions:
+                       n_folds: int = 5, min_fold_rows: int = 10, max_rows: int | None = None,
+                       **options) -> Predictions:
     """Read a large CSV/Parquet file in chunks: validate each, keep a few numbers per row and a subsample.
 
     Every chunk is validated as :func:`load_predictions` does (a bad value
@@ -878,6 +884,12 @@ def stream_predictions(path, *, chunk_rows: int = 100_000, subsample: int = 20_0
     seeded subsample of ``subsample`` rows are kept whole (for the
     recalibration comparison and the class-wise metrics). A tqdm progress bar
     counts rows on stderr.
+
+    Above ``max_rows`` rows (default :data:`MAX_ROWS`) the per-row arrays are
+    kept only for a seeded sample of ``max_rows`` rows, so that memory does
+    not grow with the file: the top-1 metrics of every row are in
+    ``stream_stats`` (exact), the intervals and the other metrics come from
+    the sample (``n_file`` gives the file's rows).
     """
     from tqdm import tqdm
 
@@ -889,7 +901,15 @@ def stream_predictions(path, *, chunk_rows: int = 100_000, subsample: int = 20_0
     if size is None:
         raise AuditInputError(f"column '-': only CSV and Parquet files can be streamed; got {str(path)!r}.")
     n_total = size[0]
-    idx = np.sort(np.random.default_rng(seed).choice(n_total, min(subsample, n_total), replace=False))
+    max_rows = MAX_ROWS if max_rows is None else int(max_rows)
+    rng = np.random.default_rng(seed)
+    rowkeep = None
+    if n_total > max_rows:  # memory bounded by max_rows, not by the file
+        rowkeep = np.sort(rng.choice(n_total, max_rows, replace=False))
+        idx_pos = np.sort(rng.choice(max_rows, min(subsample, max_rows), replace=False))
+        idx = rowkeep[idx_pos]
+    else:
+        idx = idx_pos = np.sort(rng.choice(n_total, min(subsample, n_total), replace=False))
     conf, correct, weights, reds = [], [], [], []
     keep: dict[str, list] = {"probs": [], "logits": [], "labels": [], "votes": [], "weights": []}
     first = None
@@ -917,13 +937,15 @@ def stream_predictions(path, *, chunk_rows: int = 100_000, subsample: int = 20_0
                     and "classes" in part.roles:
                 options["prob_columns"] = part.roles["probs"].split(", ")
         stats.update(part.conf, part.correct, sample_weight=part.weights)
-        conf.append(part.conf)
-        correct.append(part.correct)
+        rows_ = slice(None) if rowkeep is None else rowkeep[(rowkeep >= start) & (rowkeep < start + n)] - start
+        conf.append(part.conf[rows_])
+        correct.append(part.correct[rows_])
         if part.weights is not None:
-            weights.append(part.weights)
+            weights.append(part.weights[rows_])
         if part.kind == "multiclass":
-            reds.append(row_reductions(part.probs, part.labels, part.votes, scalar_values=scalar_values,
-                                       n_bins=n_bins))
+            reds.append(row_reductions(part.probs[rows_], part.labels[rows_],
+                                       None if part.votes is None else part.votes[rows_],
+                                       scalar_values=scalar_values, n_bins=n_bins))
             labels_seen |= set(np.unique(part.labels).tolist())
             local = idx[(idx >= start) & (idx < start + n)] - start
             for key, arr in (("probs", part.probs), ("logits", part.logits), ("labels", part.labels),
@@ -935,10 +957,11 @@ def stream_predictions(path, *, chunk_rows: int = 100_000, subsample: int = 20_0
     bar.close()
     if first is None:
         raise AuditInputError(f"column '-': the file {path.name!r} has a header but no rows.")
+    c, y = np.concatenate(conf), np.concatenate(correct)
     if start != n_total:  # quoted fields spanning lines made the line count differ from the row count
         n_total = start
         idx = idx[idx < start]
-    c, y = np.concatenate(conf), np.concatenate(correct)
+        idx_pos = idx_pos[idx_pos < c.size]
     w = np.concatenate(weights) if weights else None
     roles, notes = first.roles, list(first.notes)
     if first.kind == "multiclass":
@@ -950,18 +973,24 @@ def stream_predictions(path, *, chunk_rows: int = 100_000, subsample: int = 20_0
     if c.size < n_folds * min_fold_rows:
         raise AuditInputError(f"column '-': too few rows for the requested splits: {c.size} rows.")
     notes.append(f"large file ({n_total} rows x {size[1]} columns): read in chunks of {chunk_rows} rows")
+    n_file = None
+    if rowkeep is not None:
+        n_file = n_total
+        notes.append(f"more than {max_rows:,} rows: the top-1 metrics of all {n_total:,} rows come from the "
+                     f"streamed statistics (exact); the intervals, the verdict's tests, the figures and the other "
+                     f"metrics use a seeded sample of {max_rows:,} rows, so that memory does not grow with the file")
     if first.kind == "binary":
         return Predictions(kind="binary", conf=c, correct=y, weights=w, roles=roles, notes=notes,
-                           source=str(path), subsample_index=idx, sub_weights=None if w is None else w[idx],
-                           stream_stats=stats)
+                           source=str(path), subsample_index=idx_pos,
+                           sub_weights=None if w is None else w[idx_pos], stream_stats=stats, n_file=n_file)
 
     def cat(key):
         return np.concatenate(keep[key]) if keep[key] else None
 
     return Predictions(kind="multiclass", conf=c, correct=y, probs=cat("probs"), logits=cat("logits"),
                        labels=cat("labels"), votes=cat("votes"), weights=w, roles=roles, notes=notes,
-                       source=str(path), derived=concat_reductions(reds), subsample_index=idx,
-                       sub_weights=cat("weights"), stream_stats=stats)
+                       source=str(path), derived=concat_reductions(reds), subsample_index=idx_pos,
+                       sub_weights=cat("weights"), stream_stats=stats, n_file=n_file)
 
 
 # ------------------------------------------------------------------- the audit
@@ -1321,6 +1350,8 @@ def _run_audit(pred: Predictions, *, n_bins, n_resamples, heavy_resamples, n_fol
         summary = _summary.metric_summary(pred.conf, pred.correct, probs=pred.probs, labels=pred.labels,
                                           votes=pred.votes, sample_weight=pred.weights, derived=pred.derived,
                                           class_weight=pred.sub_weights, **common)
+    if pred.n_file is not None and pred.stream_stats is not None:
+        summary = _whole_file_estimates(summary, pred.stream_stats, n_bins, pred.n_file)
     picks = _summary.metric_picks(comparison)
     pick = dict(zip(picks.key, picks.pick))
     disagreements = []
@@ -1339,7 +1370,8 @@ def _run_audit(pred: Predictions, *, n_bins, n_resamples, heavy_resamples, n_fol
                                          weights=rec["sample_weight"])
     recommendation["text"] = recommendation_text(recommendation)
     return {
-        "inputs": {"kind": pred.kind, "rows": pred.n, "classes": pred.n_classes, "roles": dict(pred.roles),
+        "inputs": {"kind": pred.kind, "rows": pred.n if pred.n_file is None else pred.n_file,
+                   "sample_rows": None if pred.n_file is None else pred.n, "classes": pred.n_classes, "roles": dict(pred.roles),
                    "notes": list(pred.notes), "source": _display_name(pred.source),
                    "weighted": pred.weights is not None, "votes": pred.votes is not None},
         "settings": {"n_bins": n_bins, "n_resamples": n_resamples, "heavy_resamples": heavy_resamples,
@@ -1359,6 +1391,22 @@ def _run_audit(pred: Predictions, *, n_bins, n_resamples, heavy_resamples, n_fol
         "disagreements": disagreements,
         "streaming_stats": _stream_estimates(pred.stream_stats, n_bins),
     }
+
+
+def _whole_file_estimates(summary: pd.DataFrame, stats, n_bins: int, n_file: int) -> pd.DataFrame:
+    """The summary with the top-1 metrics of every row of the file (from the streamed statistics)."""
+    one = stats.reliability_table(n_bins=1)
+    exact = {"accuracy": float(one["accuracy"].iloc[0]), "ice": stats.ice(), "macro_ce": stats.macro_ce(),
+             "r_o": stats.rewards().r_o, "r_u": stats.rewards().r_u, "hmr": stats.hmr(),
+             "brier_top1": stats.brier_top()}
+    if stats.n_cells % n_bins == 0:
+        exact.update(ece_width=stats.ece(n_bins=n_bins), mce=stats.mce(n_bins=n_bins))
+    out = summary.copy()
+    for key, value in exact.items():
+        hit = out["key"] == key
+        out.loc[hit, "estimate"] = float(value)
+        out.loc[hit, "rows"] = int(n_file)
+    return out
 
 
 def _display_name(source) -> str:
@@ -1623,7 +1671,8 @@ def plot_sources(comparison: dict, *, n_bins: int = 10, level: float = 0.95):
 
 #: Settings of an audit (keyword arguments of :func:`audit`, notebook parameters of the same names).
 SETTINGS = {"n_bins": 15, "n_resamples": 200, "heavy_resamples": 50, "n_folds": 5, "level": 0.95, "seed": 0,
-            "sum_tol": 1e-3, "subsample": 20_000, "stream_threshold": STREAM_THRESHOLD, "chunk_rows": 100_000}
+            "sum_tol": 1e-3, "subsample": 20_000, "stream_threshold": STREAM_THRESHOLD, "chunk_rows": 100_000,
+            "max_rows": MAX_ROWS}
 
 
 def _check_settings(s: dict) -> dict:
@@ -1637,7 +1686,7 @@ def _check_settings(s: dict) -> dict:
 
     out = dict(s)
     for name, minimum in (("n_bins", 1), ("n_resamples", 0), ("heavy_resamples", 0), ("n_folds", 2), ("seed", 0),
-                          ("subsample", 10), ("stream_threshold", 1), ("chunk_rows", 1)):
+                          ("subsample", 10), ("stream_threshold", 1), ("chunk_rows", 1), ("max_rows", 100)):
         out[name] = integer(name, minimum)
     out["level"] = _check_option_float(s["level"], "--level", low=0.5, high=0.999)
     out["sum_tol"] = _check_option_float(s["sum_tol"], "--sum-tol", low=0.0, high=1.0)
@@ -1866,7 +1915,8 @@ def audit(data=None, *, prob_prefix=None, logit_prefix=None, label=None, conf=No
           low_conf: bool = False, log_format=None, source=None, scalar_values=None, n_bins: int = 15,
           n_resamples: int = 200, heavy_resamples: int = 50, n_folds: int = 5, level: float = 0.95, seed: int = 0,
           sum_tol: float = 1e-3, subsample: int = 20_000, stream_threshold: int = STREAM_THRESHOLD,
-          chunk_rows: int = 100_000, progress: bool = False, name: str | None = None) -> AuditResult:
+          chunk_rows: int = 100_000, max_rows: int = MAX_ROWS, progress: bool = False,
+          name: str | None = None) -> AuditResult:
     r"""Audit a model's calibration: a verdict with a test, one recommendation, every metric with an interval.
 
     ``calibnb.audit(df)`` in a notebook shows the verdict; ``python -m
@@ -1911,7 +1961,7 @@ classes, percent, low_conf : optional
     """
     settings = _check_settings(dict(n_bins=n_bins, n_resamples=n_resamples, heavy_resamples=heavy_resamples,
                                     n_folds=n_folds, level=level, seed=seed, sum_tol=sum_tol, subsample=subsample,
-                                    stream_threshold=stream_threshold, chunk_rows=chunk_rows))
+                                    stream_threshold=stream_threshold, chunk_rows=chunk_rows, max_rows=max_rows))
     options = dict(prob_prefix=prob_prefix, logit_prefix=logit_prefix, label=label, conf=conf, correct=correct,
                    vote_prefix=vote_prefix, weight=weight, binary_prob=binary_prob, positive=positive,
                    prob_columns=prob_columns, classes=classes)
@@ -2183,6 +2233,9 @@ def _parser() -> argparse.ArgumentParser:
                    help="values (rows x columns) above which a CSV/Parquet file is read in chunks "
                         f"(default {STREAM_THRESHOLD:,})")
     p.add_argument("--chunk-rows", type=int, default=100_000, help="rows per chunk when streaming")
+    p.add_argument("--max-rows", type=int, default=MAX_ROWS,
+                   help="rows above which a streamed file's per-row metrics and intervals use a seeded sample of this "
+                        f"many rows (top-1 metrics stay exact over every row; default {MAX_ROWS:,}): bounds memory")
     return p
 
 
@@ -2200,7 +2253,7 @@ def notebook_parameters(args: argparse.Namespace) -> dict:
         "scalar_values": args.scalar_values or "", "n_bins": args.n_bins, "n_resamples": args.n_resamples,
         "heavy_resamples": args.heavy_resamples, "n_folds": args.n_folds, "level": args.level, "seed": args.seed,
         "sum_tol": args.sum_tol, "subsample": args.subsample, "stream_threshold": args.stream_threshold,
-        "chunk_rows": args.chunk_rows,
+        "chunk_rows": args.chunk_rows, "max_rows": args.max_rows,
     }
 
 
@@ -2220,7 +2273,7 @@ def load_from_parameters(params: dict, *, progress: bool = True) -> Predictions:
                                   n_bins=params.get("n_bins", 15),
                                   scalar_values=parse_scalar_values(params.get("scalar_values", "")),
                                   progress=progress, sum_tol=params.get("sum_tol", 1e-3),
-                                  n_folds=params.get("n_folds", 5), **opt)
+                                  n_folds=params.get("n_folds", 5), max_rows=params.get("max_rows"), **opt)
     return load_predictions(path, sum_tol=params.get("sum_tol", 1e-3), n_folds=params.get("n_folds", 5), **opt)
 
 
@@ -2286,8 +2339,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except AuditInputError as exc:
         print(f"calibnb.audit: error: {exc}", file=sys.stderr)
         return 2
-    print(f"calibnb.audit: {pred.n} rows, {pred.kind}" + (f", {pred.n_classes} classes" if pred.n_classes else "")
-          + "; " + "; ".join(pred.notes), file=sys.stderr)
+    print(f"calibnb.audit: {pred.n_file or pred.n} rows, {pred.kind}"
+          + (f", {pred.n_classes} classes" if pred.n_classes else "") + "; " + "; ".join(pred.notes), file=sys.stderr)
+    del pred  # the notebook reads the file again: keep one copy in memory at a time
     start = time.perf_counter()
     try:
         write_report(params, out)
