@@ -120,7 +120,10 @@ __all__ = [
 STREAM_THRESHOLD = 20_000_000
 
 #: Rows above which a streamed file's per-row arrays are kept for a seeded sample of this many rows only.
-MAX_ROWS = 1_000_000
+MAX_ROWS = 200_000
+
+#: Per-cell timeout (s) of the audit notebook's run: a large file's bootstrap takes minutes on a busy machine.
+AUDIT_TIMEOUT = 1800
 
 #: Names that identify a role when no option is given (case-insensitive).
 ROLE_NAMES = {
@@ -2106,13 +2109,13 @@ def _hide_code(nb_path: Path, out_path: Path) -> None:
     nbformat.write(nb, str(out_path))
 
 
-def render_report(params: dict, folder: Path) -> dict:
+def render_report(params: dict, folder: Path, *, timeout: float = AUDIT_TIMEOUT) -> dict:
     """Run notebook 00 with ``params`` into ``folder``: {"audit.ipynb", "audit.json", "audit.html": path}."""
     from .report import notebook_to_html, run_notebook
 
     folder.mkdir(parents=True, exist_ok=True)
     run = run_notebook(NOTEBOOK, folder / "audit.ipynb", parameters=params, results_path=folder / "audit.json",
-                       cwd=NOTEBOOK.parent)
+                       cwd=NOTEBOOK.parent, timeout=timeout)
     if not run.ok or run.results is None:
         raise RuntimeError(f"the audit notebook failed: {run.error}\n{run.traceback or ''}")
     hidden = folder / "hidden.ipynb"
@@ -2169,14 +2172,14 @@ class _OutLock:
         return False
 
 
-def write_report(params: dict, out) -> Path:
+def write_report(params: dict, out, *, timeout: float = AUDIT_TIMEOUT) -> Path:
     """Run the audit notebook and swap its three files into ``out`` together, under a lock on ``out``."""
     out = check_out(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     with _OutLock(out):
         tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
         try:
-            files = render_report(params, tmp / "run")
+            files = render_report(params, tmp / "run", timeout=timeout)
             out.mkdir(parents=True, exist_ok=True)
             stage = Path(tempfile.mkdtemp(prefix=".incoming.", dir=out))
             for n in OUTPUT_FILES:
@@ -2233,6 +2236,8 @@ def _parser() -> argparse.ArgumentParser:
                    help="values (rows x columns) above which a CSV/Parquet file is read in chunks "
                         f"(default {STREAM_THRESHOLD:,})")
     p.add_argument("--chunk-rows", type=int, default=100_000, help="rows per chunk when streaming")
+    p.add_argument("--timeout", type=float, default=AUDIT_TIMEOUT,
+                   help=f"seconds a notebook cell may run (default {AUDIT_TIMEOUT}); a cell over it fails the audit")
     p.add_argument("--max-rows", type=int, default=MAX_ROWS,
                    help="rows above which a streamed file's per-row metrics and intervals use a seeded sample of this "
                         f"many rows (top-1 metrics stay exact over every row; default {MAX_ROWS:,}): bounds memory")
@@ -2267,7 +2272,9 @@ def load_from_parameters(params: dict, *, progress: bool = True) -> Predictions:
         return load_predictions(_read_log_frame(path, params["log_format"]), sum_tol=params.get("sum_tol", 1e-3),
                                 n_folds=params.get("n_folds", 5), **opt)
     size = file_size(path) if Path(path).exists() else None
-    if size is not None and size[0] * size[1] > params.get("stream_threshold", STREAM_THRESHOLD):
+    max_rows = params.get("max_rows") or MAX_ROWS
+    if size is not None and (size[0] * size[1] > params.get("stream_threshold", STREAM_THRESHOLD)
+                             or size[0] > max_rows):
         return stream_predictions(path, chunk_rows=params.get("chunk_rows", 100_000),
                                   subsample=params.get("subsample", 20_000), seed=params.get("seed", 0),
                                   n_bins=params.get("n_bins", 15),
@@ -2330,6 +2337,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     params = notebook_parameters(args)
     try:
         out = check_out(args.out)
+        if not (np.isfinite(args.timeout) and args.timeout > 0):
+            raise AuditInputError(f"column '-': --timeout must be a positive number of seconds; got {args.timeout}.")
         params.update(_check_settings({k: params[k] for k in SETTINGS}))
         values = parse_scalar_values(args.scalar_values)
         pred = _validate_input(params)
@@ -2344,7 +2353,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     del pred  # the notebook reads the file again: keep one copy in memory at a time
     start = time.perf_counter()
     try:
-        write_report(params, out)
+        write_report(params, out, timeout=args.timeout)
     except AuditInputError as exc:
         print(f"calibnb.audit: error: {exc}", file=sys.stderr)
         return 2
