@@ -2351,6 +2351,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"calibnb.audit: {pred.n_file or pred.n} rows, {pred.kind}"
           + (f", {pred.n_classes} classes" if pred.n_classes else "") + "; " + "; ".join(pred.notes), file=sys.stderr)
     del pred  # the notebook reads the file again: keep one copy in memory at a time
+    _release_memory()
     start = time.perf_counter()
     try:
         write_report(params, out, timeout=args.timeout)
@@ -2362,6 +2363,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     print(f"calibnb.audit: wrote {out.name}/audit.html and {out.name}/audit.json ({time.perf_counter() - start:.0f} s)")
     return 0
+
+
+def _release_memory() -> None:
+    """Give the freed heap back to the system (glibc keeps it otherwise) before the notebook's kernel starts."""
+    import gc
+
+    gc.collect()
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):  # not glibc: nothing to do
+        pass
 
 
 def _validate_input(params: dict) -> Predictions:
