@@ -296,3 +296,22 @@ def test_second_run_on_the_same_out_fails_clearly(tmp_path, binary_cancer):
     assert proc.returncode == 0, proc.stderr
     assert sorted(p.name for p in out.iterdir()) == ["audit.html", "audit.ipynb", "audit.json"]
     assert not lock.exists()
+
+
+def test_clipped_estimates_and_intervals_that_exclude_their_estimate_are_flagged():
+    from calibnb.apps.audit import _flags
+
+    summary = pd.DataFrame({
+        "key": ["debiased_ece", "ece_width", "accuracy"], "metric": ["debiased ECE", "ECE", "accuracy"],
+        "estimate": [0.0, 0.010, 0.9], "low": [0.0, 0.012, 0.88], "high": [0.02, 0.03, 0.92]})
+    flags = _flags(summary)
+    assert len(flags) == 2
+    assert flags[0].startswith("debiased ECE is clipped at 0")
+    assert flags[1].startswith("ECE: the percentile interval [0.0120, 0.0300] excludes the estimate 0.0100")
+    # and on a real run they reach the page
+    rng = np.random.default_rng(9)
+    conf = rng.uniform(0.5, 1, 3000)
+    r = calibnb.audit(pd.DataFrame({"conf": conf, "correct": (rng.uniform(size=3000) < conf).astype(int)}), **FAST)
+    assert r.result["flags"] == _flags(r.summary)
+    for f in r.result["flags"]:
+        assert f.split(":")[0].split(" is clipped")[0] in r.warnings_html()
