@@ -1775,7 +1775,12 @@ class AuditResult:
         inp = self.result["inputs"]
         roles = "; ".join(f"{k}: {v}" for k, v in inp["roles"].items())
         items = "".join(f"<li>{_esc(n)}</li>" for n in inp["notes"])
-        return (f"<p>Columns used: {_esc(roles)}.</p>" + (f"<ul>{items}</ul>" if items else ""))
+        st = self.result["settings"]
+        settings = (f"Settings (given once, here): {st['n_bins']} bins, {st['n_resamples']} bootstrap resamples "
+                    f"({min(st['n_resamples'], st['heavy_resamples'])} for the heavy metrics), {st['n_folds']} "
+                    f"cross-fitting folds, {st['level']:.0%} intervals, seed {st['seed']}.")
+        return (f"<p>Columns used: {_esc(roles)}.</p>" + (f"<ul>{items}</ul>" if items else "")
+                + f"<p>{_esc(settings)}</p>")
 
     def warnings_html(self) -> str:
         w, f = self.result.get("warnings") or [], self.result.get("flags") or []
