@@ -1848,7 +1848,8 @@ class AuditResult:
             if self._frame is not None:
                 data = Path(tmp) / "data.parquet"
                 _frame_for_parquet(self._frame).to_parquet(data)
-                params.update(predictions_path=str(data), stream_threshold=2 ** 62)
+                # read whole, as the in-memory audit was (no streaming, no sample)
+                params.update(predictions_path=str(data), stream_threshold=2 ** 62, max_rows=2 ** 62)
             files = render_report(params, Path(tmp) / "run")
             from ..record.reproduction import write_text_atomic
 
