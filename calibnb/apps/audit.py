@@ -2376,6 +2376,12 @@ def _release_memory() -> None:
     import gc
 
     gc.collect()
+    try:  # Arrow's own allocator (jemalloc/mimalloc) keeps freed Parquet buffers too
+        import pyarrow as pa
+
+        pa.default_memory_pool().release_unused()
+    except (ImportError, AttributeError):
+        pass
     try:
         import ctypes
 
