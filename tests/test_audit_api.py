@@ -315,3 +315,18 @@ def test_clipped_estimates_and_intervals_that_exclude_their_estimate_are_flagged
     assert r.result["flags"] == _flags(r.summary)
     for f in r.result["flags"]:
         assert f.split(":")[0].split(" is clipped")[0] in r.warnings_html()
+
+
+def test_large_file_is_checked_chunk_by_chunk_and_bad_rows_still_exit_2(tmp_path):
+    """A streamed file is read once (by the notebook): a bad value in a later chunk still exits 2, writes nothing."""
+    rng = np.random.default_rng(10)
+    conf = rng.uniform(0.5, 1, 3000)
+    df = pd.DataFrame({"conf": conf, "correct": (rng.uniform(size=3000) < conf).astype(int)})
+    df.loc[2500, "conf"] = np.nan
+    path = tmp_path / "big.csv"
+    df.to_csv(path, index=False)
+    out = tmp_path / "out"
+    proc = run_cli(path, "--out", out, *FAST_CLI, "--max-rows", "1000", "--chunk-rows", "500")
+    assert proc.returncode == 2, proc.stderr
+    assert "'conf'" in proc.stderr and "first offending row 2500" in proc.stderr
+    assert not out.exists() and sorted(p.name for p in tmp_path.iterdir()) == ["big.csv"]

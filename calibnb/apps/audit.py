@@ -2123,6 +2123,8 @@ def render_report(params: dict, folder: Path, *, timeout: float = AUDIT_TIMEOUT)
     run = run_notebook(NOTEBOOK, folder / "audit.ipynb", parameters=params, results_path=folder / "audit.json",
                        cwd=NOTEBOOK.parent, timeout=timeout)
     if not run.ok or run.results is None:
+        if run.error and run.error.startswith("AuditInputError: "):  # bad input found by the kernel's read
+            raise AuditInputError(run.error[len("AuditInputError: "):])
         raise RuntimeError(f"the audit notebook failed: {run.error}\n{run.traceback or ''}")
     hidden = folder / "hidden.ipynb"
     _hide_code(folder / "audit.ipynb", hidden)
@@ -2391,7 +2393,26 @@ def _release_memory() -> None:
 
 
 def _validate_input(params: dict) -> Predictions:
-    """Read and validate the input as the notebook will (nothing computed): AuditInputError naming the column."""
+    """Read and validate the input as the notebook will (nothing computed): AuditInputError naming the column.
+
+    A file that the notebook will stream (more than ``max_rows`` rows or ``stream_threshold`` values) is checked
+    here on its header and first rows only, so that the command never holds it twice; the notebook checks every
+    chunk, and a bad value there still ends the command with status 2 and nothing written.
+    """
+    path = Path(params["predictions_path"])
+    size = file_size(path) if not params.get("log_format") and path.is_file() else None
+    if size is not None and (size[0] > (params.get("max_rows") or MAX_ROWS)
+                             or size[0] * size[1] > params.get("stream_threshold", STREAM_THRESHOLD)):
+        opt = {k: (params.get(k) or None) for k in INPUT_OPTIONS}
+        first = next(iter(_chunks(path, min(int(params.get("chunk_rows", 100_000)), 10_000))), None)
+        if first is None:
+            raise AuditInputError(f"column '-': the file {path.name!r} has a header but no rows.")
+        pred = predictions_from_columns(first, sum_tol=params["sum_tol"], check_classes=False,
+                                        percent=bool(params.get("percent")), low_conf=bool(params.get("low_conf")),
+                                        **opt)
+        pred.n_file = size[0]
+        pred.notes.append("large file: the first rows checked here, every chunk checked as it is read")
+        return pred
     if params.get("log_format"):
         frame = _read_log_frame(params["predictions_path"], params["log_format"])
         if "confidence_source" in frame.columns:
