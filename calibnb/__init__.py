@@ -76,6 +76,19 @@ from .record import Claim, LedgerError, Reproduction, ReproductionError, load_le
 # --- notebook parameters (calibnb.validation) ---------------------------------
 from .validation import check_parameters  # noqa: E402
 
+# --- audit your own model (calibnb.audit: the module is also the call) --------
+# Imported on first use, so that `python -m calibnb.audit` runs the module once.
+
+
+def __getattr__(name):
+    if name in ("audit", "AuditResult"):
+        import importlib
+
+        module = importlib.import_module(".audit", __name__)
+        return module if name == "audit" else module.AuditResult
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 # `calibnb.data`, `calibnb.widgets` and `calibnb.papers` are imported as submodules
 # (`from calibnb import data`) so that importing calibnb stays light.
 
@@ -119,4 +132,6 @@ __all__ = [
     "Claim", "Reproduction", "ReproductionError", "LedgerError", "load_ledger",
     # notebooks: check the parameters papermill injected (first statement of the import cell)
     "check_parameters",
+    # audit your own model: calibnb.audit(df) -> AuditResult (also python -m calibnb.audit FILE)
+    "audit", "AuditResult",
 ]

@@ -89,6 +89,10 @@ def _new_axes(ax: Any) -> Any:
 # --------------------------------------------------------------------------
 
 
+#: Narrowest bar of a reliability diagram (x units): a bin of tied confidences is drawn this wide.
+_MIN_BAR_WIDTH = 0.02
+
+
 @dataclass(frozen=True)
 class ReliabilityDiagramData:
     """What a reliability diagram shows.
@@ -100,10 +104,11 @@ class ReliabilityDiagramData:
         upper, count, n_correct, mean_conf, accuracy, gap``) plus ``n_wrong``,
         ``frac_correct`` and ``frac_wrong`` (``n_correct / N`` and
         ``n_wrong / N``: the green and blue bars of Si 2022 Figure 1), and
-        ``bar_left``, ``bar_right``: the x-extent of the bin's bar (the bin
-        edges for equal-width bins; for equal-mass bins, whose ``lower`` and
-        ``upper`` are their smallest and largest confidence, [0, 1] split
-        halfway between neighbouring bins).
+        ``bar_left``, ``bar_right``: the x-extent of the bin's bar, its true
+        extent (the bin edges for equal-width bins; for equal-mass bins their
+        smallest and largest confidence, ``lower`` and ``upper``: a bin is
+        never drawn wider than the confidences it holds, so a bin of 0.8-0.9
+        is not shown from 0 and a reader sees where its predictions lie).
     n : int
         Number of predictions N.
     n_bins : int
@@ -196,12 +201,9 @@ def reliability_diagram_data(
     table = metrics.reliability_table(c, y, n_bins=n_bins, binning=binning, interval=interval,
                                       level=level).reset_index(drop=True)
     n = int(c.shape[0])
-    lower, upper = table["lower"].to_numpy(float), table["upper"].to_numpy(float)
-    if binning == "width":
-        bar_left, bar_right = lower, upper
-    else:  # equal-mass bins span only their own values: split [0, 1] halfway between neighbouring bins
-        inner = (upper[:-1] + lower[1:]) / 2
-        bar_left, bar_right = np.r_[0.0, inner], np.r_[inner, 1.0]
+    # Each bin at its true extent: equal-width bins at their edges, equal-mass bins from their smallest to
+    # their largest confidence (not stretched to fill [0, 1], which moved a bin of 0.8-0.9 to start at 0).
+    bar_left, bar_right = table["lower"].to_numpy(float), table["upper"].to_numpy(float)
     table = table.assign(
         n_wrong=table["count"] - table["n_correct"],
         frac_correct=table["n_correct"] / n,
@@ -234,7 +236,9 @@ def plot_reliability_diagram(
 ) -> Any:
     """Draw a reliability diagram from :func:`reliability_diagram_data`.
 
-    ``style="classic"``: one bar per bin (``bar_left`` to ``bar_right``) with height the
+    ``style="classic"``: one bar per bin (``bar_left`` to ``bar_right``, its true extent;
+    a bin narrower than 0.02, e.g. one run of tied confidences,
+    is drawn that wide centred on its values so that it stays visible) with height the
     bin's accuracy, a hatched bar from accuracy up (or down) to the bin's mean
     confidence (the gap), and the diagonal of perfect calibration.
     ``style="si"``: Si et al. 2022 Figure 1: each bin's share of all
@@ -253,7 +257,8 @@ def plot_reliability_diagram(
         Give ECE and MCE as the legend's title.
     show_intervals : bool, default True
         Draw each bin's accuracy interval (``acc_low`` to ``acc_high``, when the
-        data have one) as an error bar. Sparse bins (fewer than ``min_count``
+        data have one) as an error bar at the bin's mean confidence (where
+        its accuracy belongs against the diagonal). Sparse bins (fewer than ``min_count``
         predictions) are outlined in orange, their counts in orange italics.
 
     Returns
@@ -275,8 +280,11 @@ def plot_reliability_diagram(
     show_intervals = check_bool(show_intervals, "show_intervals")
     ax = _new_axes(ax)
     t = data.table
-    left = t["bar_left"].to_numpy(float)
-    width = np.maximum(t["bar_right"].to_numpy(float) - left, 1e-3)  # bins inside a run of ties stay visible
+    left, right = t["bar_left"].to_numpy(float), t["bar_right"].to_numpy(float)
+    width = right - left
+    narrow = width < _MIN_BAR_WIDTH  # a run of ties (or a few close values): a visible bar centred on them
+    left = np.where(narrow, np.clip((left + right - _MIN_BAR_WIDTH) / 2, 0.0, 1.0 - _MIN_BAR_WIDTH), left)
+    width = np.where(narrow, _MIN_BAR_WIDTH, width)
     acc = t["accuracy"].to_numpy(float)
     mean_conf = t["mean_conf"].to_numpy(float)
 
@@ -299,7 +307,7 @@ def plot_reliability_diagram(
         ax.set_ylabel("accuracy / share of predictions")
     sparse = t["sparse"].to_numpy(bool) if "sparse" in t else np.zeros(len(t), bool)
     if show_intervals and "acc_low" in t:
-        x = left + width / 2 if style == "classic" else mean_conf
+        x = mean_conf  # the interval belongs to the bin's mean confidence, not to its bar's middle
         yerr = np.vstack([acc - t["acc_low"].to_numpy(float), t["acc_high"].to_numpy(float) - acc])
         bars = ax.errorbar(x, acc, yerr=np.maximum(yerr, 0.0), fmt="none", ecolor="black", elinewidth=1, capsize=3,
                            label=f"{data.level:.0%} {data.interval} interval", gid="interval")

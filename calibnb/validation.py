@@ -51,7 +51,13 @@ __all__ = [
     "parameter_type_error",
     "check_parameters",
     "seed_int",
+    "check_unique_names",
+    "check_yaml_text",
 ]
+
+#: Largest parameter file :func:`check_yaml_text` accepts (bytes) and most YAML aliases (``*name``) in it.
+YAML_MAX_BYTES = 256 * 1024
+YAML_MAX_ALIASES = 32
 
 
 def _fmt(value: Any) -> str:
@@ -590,9 +596,14 @@ def check_sample_weight(sample_weight: Any, shape: tuple, name: str = "sample_we
         raise ValueError(f"{name} has {arr.shape[0]} rows but conf has {shape[0]}; they must match.")
     arr = arr.astype(np.float64, copy=False)
     lo = arr.min()
-    total = arr.sum(axis=-1)  # finite totals and lo >= 0: every weight is finite
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflowing total is reported below
+        total = arr.sum(axis=-1)  # finite totals and lo >= 0: every weight is finite
     if not (np.isfinite(lo) and np.all(np.isfinite(total))):
         _check_finite(arr, name)
+        # every weight finite but their total is not: the sums every weighted metric takes would be inf/NaN
+        raise ValueError(f"{name} sums to more than the largest float ({np.finfo(np.float64).max:.3g}); "
+                         f"largest weight {_fmt(float(np.max(arr)))}. Rescale the weights (divide them by their "
+                         "maximum): only their ratios matter.")
     if lo < 0:
         neg = arr < 0
         raise ValueError(f"{name} has {_values(int(neg.sum()))} below 0; {_describe_first(arr, neg)}.")
@@ -748,3 +759,79 @@ def check_enough_votes(human: Any, n_votes: Any, *, what: str | None = None,
         raise ValueError(f"{name} has {int(short.sum())} item(s) with fewer than {what or f'n_votes={n_votes}'} "
                          f"votes; first at row {i}: {int(totals[i])} votes.")
     return counts, totals
+
+
+def check_unique_names(names: Iterable[Any], name: str = "columns") -> list[str]:
+    """Return ``names`` as a list of str, refusing duplicates (a duplicated header is ambiguous).
+
+    >>> check_unique_names(["p0", "p1", "label"])
+    ['p0', 'p1', 'label']
+    >>> check_unique_names(["label", "p0", "label"])
+    Traceback (most recent call last):
+    ...
+    ValueError: columns has a duplicated name: 'label' appears 2 times (positions 0, 2); rename one of them.
+    """
+    if isinstance(names, (str, bytes)) or not isinstance(names, Iterable):
+        raise TypeError(f"{name} must be a sequence of names; got {type(names).__name__}.")
+    out = [str(n) for n in names]
+    seen: dict[str, list[int]] = {}
+    for i, n in enumerate(out):
+        seen.setdefault(n, []).append(i)
+    dup = [(n, pos) for n, pos in seen.items() if len(pos) > 1]
+    if dup:
+        n, pos = dup[0]
+        raise ValueError(f"{name} has a duplicated name: {n!r} appears {len(pos)} times "
+                         f"(positions {', '.join(map(str, pos))}); rename one of them.")
+    return out
+
+
+def check_yaml_text(text: Any, name: str = "parameters", *, max_bytes: int = YAML_MAX_BYTES,
+                    max_aliases: int = YAML_MAX_ALIASES) -> str:
+    r"""Refuse a YAML text that is too large or uses too many aliases, before anything parses it into objects.
+
+    A few hundred bytes of nested aliases (``b: [*a, *a, ...]``, "billion laughs")
+    expand to 10^8 items when loaded; the text is scanned event by event (no
+    alias is expanded) and refused when it holds more than ``max_aliases``
+    aliases or more than ``max_bytes`` bytes. Used on every parameter file
+    before papermill sees it (``calibnb.report --params``, ``calibnb.audit``).
+
+    Returns
+    -------
+    str
+        The text, unchanged.
+
+    >>> check_yaml_text("all: {seed: 0}")
+    'all: {seed: 0}'
+    >>> check_yaml_text("a: &x [1, 2]\nb: [*x, *x]", max_aliases=1)
+    Traceback (most recent call last):
+    ...
+    ValueError: parameters uses 2 YAML aliases (*name); at most 1 are allowed (aliases can expand a small file into a huge one).
+    """
+    import yaml
+
+    if isinstance(text, bytes):
+        raw = text
+        try:
+            text = text.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ValueError(f"{name} is not UTF-8 text: {exc}") from None
+    elif isinstance(text, str):
+        raw = None
+    else:
+        raise TypeError(f"{name} must be YAML text (str or bytes); got {type(text).__name__}.")
+    max_bytes = check_positive_int(max_bytes, "max_bytes")
+    max_aliases = check_positive_int(max_aliases, "max_aliases", minimum=0)
+    size = len(raw) if raw is not None else len(text.encode("utf-8", "surrogatepass"))
+    if size > max_bytes:
+        raise ValueError(f"{name} is {size:,} bytes; at most {max_bytes:,} are allowed for a parameter file.")
+    aliases = 0
+    try:
+        for event in yaml.parse(text, Loader=yaml.SafeLoader):
+            if isinstance(event, yaml.AliasEvent):
+                aliases += 1
+    except yaml.YAMLError as exc:
+        raise ValueError(f"{name} is not valid YAML: {exc}") from None
+    if aliases > max_aliases:
+        raise ValueError(f"{name} uses {aliases} YAML aliases (*name); at most {max_aliases} are allowed "
+                         "(aliases can expand a small file into a huge one).")
+    return text

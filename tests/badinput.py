@@ -324,6 +324,8 @@ OVERRIDES: dict[str, Gen] = {
     "like_for_like_cost_study:probs": _g("opaque", _models),
     "fit_annotator_noise:target": _g("unit1d", np.linspace(0.05, 0.95, N)),
     "scalar_label_correlation:target": _g("unit1d", np.linspace(0.05, 0.95, N)),
+    "check_unique_names:names": _g("opaque", ["p0", "p1", "label"]),
+    "check_yaml_text:text": _g("opaque", "all: {seed: 0}\n"),
 }
 
 #: Options given to the baseline call, to keep the harness fast or deterministic.

@@ -51,7 +51,7 @@ def multiclass_frame(n=240, k=3, seed=0, votes=True, weights=True):
 
 def binary_frame(n=200, seed=1):
     rng = np.random.default_rng(seed)
-    conf = rng.uniform(0.3, 1.0, n)
+    conf = rng.uniform(0.5, 1.0, n)  # a top-1 confidence of a binary prediction is at least 0.5
     return pd.DataFrame({"conf": conf, "correct": (rng.uniform(size=n) < conf ** 2).astype(int)})
 
 

@@ -141,25 +141,44 @@ def test_reliability_plot_draws_the_data(style, binning, n, n_bins, seed):
 
 
 @pytest.mark.parametrize("n, n_bins, seed", [(9, 3, 0), (100, 10, 1), (40, 7, 2)])
-def test_reliability_mass_bars_partition_the_unit_interval(n, n_bins, seed):
+def test_reliability_bars_span_their_bins_true_extent(n, n_bins, seed):
+    """Equal-mass bins are drawn from their smallest to their largest confidence (issue 27), never stretched."""
     conf, correct = _system(n, seed)
     conf = np.round(conf, 1)  # ties across bins
     t = reliability_diagram_data(conf, correct, n_bins=n_bins, binning="mass").table
-    assert t["bar_left"].iloc[0] == 0.0 and t["bar_right"].iloc[-1] == 1.0
-    assert_allclose(t["bar_right"].to_numpy()[:-1], t["bar_left"].to_numpy()[1:])
-    assert (t["bar_left"] <= t["lower"]).all() and (t["upper"] <= t["bar_right"]).all()
+    assert_allclose(t["bar_left"], t["lower"])
+    assert_allclose(t["bar_right"], t["upper"])
+    assert ((t["bar_left"] <= t["mean_conf"]) & (t["mean_conf"] <= t["bar_right"])).all()
     w = reliability_diagram_data(conf, correct, n_bins=n_bins, binning="width").table
     assert_allclose(w["bar_left"], w["lower"])
     assert_allclose(w["bar_right"], w["upper"])
 
 
-def test_sakai_mass_bins_are_drawn_wide():
-    """Sakai 2024 Example 1, 3 equal-mass bins at 0.4, 0.6, 0.8: bars [0, .5], [.5, .7], [.7, 1]."""
+def test_equal_mass_first_bin_sits_at_its_confidences():
+    """Issue 27: a first bin of confidences 0.8-0.9 is drawn there (not from x = 0), its interval at its mean."""
+    rng = np.random.default_rng(5)
+    conf = np.r_[rng.uniform(0.8, 0.9, 200), rng.uniform(0.9, 1.0, 200)]
+    correct = (rng.uniform(size=400) < 0.5).astype(float)  # the low bin is badly overconfident
+    d = reliability_diagram_data(conf, correct, n_bins=2, binning="mass")
+    fig, ax = plt.subplots()
+    plot_reliability_diagram(d, ax=ax)
+    first = _patches(ax, "accuracy")[0]
+    assert first.get_x() == pytest.approx(conf.min()) and first.get_x() + first.get_width() <= 0.9 + 1e-12
+    (segments,) = [c for c in ax.collections if c.get_gid() == "interval"]
+    xs = np.array(segments.get_segments())[:, 0, 0]
+    assert_allclose(xs, d.table["mean_conf"], atol=1e-12)
+    assert xs[0] > 0.8
+    plt.close(fig)
+
+
+def test_sakai_mass_bins_are_drawn_at_their_values():
+    """Sakai 2024 Example 1, 3 equal-mass bins of tied values 0.4, 0.6, 0.8: narrow bars centred on them."""
     x = [0.4, 0.4, 0.4, 0.6, 0.6, 0.6, 0.8, 0.8, 0.8]
     d = reliability_diagram_data(x, [1, 1, 0, 1, 0, 1, 1, 1, 1], n_bins=3, binning="mass")
     ax = plot_reliability_diagram(d, style="si")
-    assert_allclose([p.get_x() for p in _patches(ax, "correct")], [0, 0.5, 0.7])
-    assert_allclose([p.get_width() for p in _patches(ax, "correct")], [0.5, 0.2, 0.3])
+    bars = _patches(ax, "correct")
+    assert_allclose([p.get_x() + p.get_width() / 2 for p in bars], [0.4, 0.6, 0.8])
+    assert all(0 < p.get_width() <= 0.05 for p in bars)
 
 
 def test_reliability_plot_options():
@@ -404,8 +423,7 @@ def test_reliability_diagram_shows_intervals_counts_and_sparse_bins_by_default(s
     drawn = np.array(segments[0].get_segments())  # one vertical segment per bin: (x, low) -> (x, high)
     assert_allclose(drawn[:, 0, 1], t["acc_low"], atol=1e-12)
     assert_allclose(drawn[:, 1, 1], t["acc_high"], atol=1e-12)
-    x = t["mean_conf"] if style == "si" else (t["bar_left"] + t["bar_right"]) / 2
-    assert_allclose(drawn[:, 0, 0], x, atol=1e-12)
+    assert_allclose(drawn[:, 0, 0], t["mean_conf"], atol=1e-12)  # at the bin's mean confidence (issue 27)
     assert len(_patches(ax, "sparse")) == int(t["sparse"].sum())
     texts = _texts(ax, "count")
     assert [int(x.get_text()) for x in texts] == t["count"].astype(int).tolist()

@@ -1,4 +1,4 @@
-r"""Audit your own model: one command turns a file of predictions into a calibration report.
+r"""Audit your own model: ``calibnb.audit(df)`` or ``python -m calibnb.audit FILE`` (this is the code).
 
 Usage::
 
@@ -65,6 +65,7 @@ import re
 import shutil
 import sys
 import tempfile
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
@@ -73,8 +74,23 @@ import numpy as np
 import pandas as pd
 
 from . import summary as _summary
+from ..validation import check_unique_names
 
 __all__ = [
+    "audit",
+    "AuditResult",
+    "verdict_data",
+    "verdict_text",
+    "recommendation_data",
+    "recommendation_text",
+    "summarise_warnings",
+    "source_comparison",
+    "plot_sources",
+    "picks_frame",
+    "check_out",
+    "secure_page",
+    "render_report",
+    "write_report",
     "AuditInputError",
     "Predictions",
     "ROLE_NAMES",
@@ -103,16 +119,30 @@ __all__ = [
 #: Values (rows x used columns) above which the file is streamed in chunks.
 STREAM_THRESHOLD = 20_000_000
 
+#: Rows above which a streamed file's per-row arrays are kept for a seeded sample of this many rows only.
+MAX_ROWS = 200_000
+
+#: Per-cell timeout (s) of the audit notebook's run: a large file's bootstrap takes minutes on a busy machine.
+AUDIT_TIMEOUT = 1800
+
 #: Names that identify a role when no option is given (case-insensitive).
 ROLE_NAMES = {
-    "prob_prefix": ("p", "prob", "probs", "proba", "probability"),
-    "logit_prefix": ("logit", "logits", "z"),
-    "vote_prefix": ("h", "votes", "vote", "human"),
-    "label": ("label", "labels", "y", "target"),
+    "prob_prefix": ("p", "prob", "probs", "proba", "probability", "prob_", "proba_", "p_", "probs_"),
+    "logit_prefix": ("logit", "logits", "z", "logit_", "logits_"),
+    "vote_prefix": ("h", "votes", "vote", "human", "votes_", "h_"),
+    "label": ("label", "labels", "y", "target", "y_true", "true_label", "gold"),
+    "binary_prob": ("y_prob", "y_proba", "y_score", "proba", "prob", "probability", "p", "score", "pred_proba",
+                    "positive_prob", "prob_positive", "p_positive"),
     "conf": ("conf", "confidence"),
     "correct": ("correct", "is_correct"),
     "weight": ("weight", "weights", "sample_weight"),
 }
+
+#: Predicted-label columns: recognised so that they are not mistaken for the label, then ignored.
+PREDICTION_NAMES = ("y_pred", "pred", "prediction", "predicted", "predicted_label")
+
+#: Columns of the tidy table of ``calibnb.llm`` (one row per item, model and confidence source).
+LLM_COLUMNS = ("item_id", "model", "task", "answer", "confidence", "correct", "confidence_source")
 
 NOTEBOOK = Path(__file__).resolve().parents[2] / "notebooks" / "00_audit_your_model.ipynb"
 
@@ -150,6 +180,8 @@ class Predictions:
     sub_weights: np.ndarray | None = None
     #: Streaming: :class:`calibnb.stats.CalibrationStats` of the top-1 predictions, built chunk by chunk.
     stream_stats: Any = None
+    #: Rows of the file when only a seeded sample of them is held (:data:`MAX_ROWS`), else None.
+    n_file: int | None = None
 
     @property
     def n(self) -> int:
@@ -169,7 +201,11 @@ def _fail(column: str, problem: str, mask: np.ndarray | None = None, values=None
     mask = np.asarray(mask, dtype=bool)
     rows = np.flatnonzero(mask)
     first = int(rows[0])
-    shown = "" if values is None else f" (value {np.asarray(values)[first]!r})"
+    if values is None:
+        shown = ""
+    else:
+        v = np.asarray(values)[first]
+        shown = f" (value {v.item() if isinstance(v, np.generic) else v!r})"
     raise AuditInputError(f"column {column!r}: {problem} in {rows.size} of {mask.size} rows; "
                           f"first offending row {first}{shown} (0-based data row).")
 
@@ -181,22 +217,57 @@ def _require_pyarrow(path: Path) -> None:
     try:
         import pyarrow.parquet  # noqa: F401
     except ImportError:
-        raise AuditInputError(f"column '-': reading the Parquet file {str(path)!r} needs pyarrow, which is not "
+        raise AuditInputError(f"column '-': reading the Parquet file {path.name!r} needs pyarrow, which is not "
                               "installed: pip install 'calibnb[report]' (or give a .csv or .npz file).") from None
 
 
-def read_columns(path: str | os.PathLike) -> dict[str, np.ndarray]:
-    """All columns of a CSV, Parquet or NPZ file as 1-D arrays (2-D NPZ arrays become ``name0..``).
+def _csv_header(path: Path) -> list[str]:
+    """The header row of a CSV file as written (pandas renames a duplicated ``label`` to ``label.1``)."""
+    import csv
+    import gzip
+
+    opener = gzip.open if path.suffix.lower() == ".gz" else open
+    with opener(path, "rt", newline="", encoding="utf-8", errors="replace") as fh:
+        for row in csv.reader(fh):
+            if any(cell.strip() for cell in row):
+                return row
+    return []
+
+
+def _check_header(names, where: str) -> list[str]:
+    try:
+        return check_unique_names(names, "columns")
+    except ValueError as exc:
+        name = re.search(r"'(.*?)'", str(exc))
+        raise AuditInputError(f"column {name.group(0) if name else repr('-')}: {where} {exc} A duplicated header "
+                              "is ambiguous (which one holds the values?): rename one of the columns.") from None
+
+
+def _frame_columns(frame: pd.DataFrame, where: str) -> dict[str, np.ndarray]:
+    names = _check_header([str(c) for c in frame.columns], where)
+    return {n: frame.iloc[:, j].to_numpy() for j, n in enumerate(names)}
+
+
+def read_columns(path) -> dict[str, np.ndarray]:
+    """All columns of a CSV, Parquet or NPZ file (or a DataFrame) as 1-D arrays (2-D NPZ arrays become ``name0..``).
+
+    A duplicated column name is an error (pandas would silently rename it).
+    Parquet files are read with page-checksum verification on: a page whose
+    stored CRC does not match its bytes is an error, not a changed number.
 
     Raises
     ------
     AuditInputError
-        Unreadable file or unknown extension.
+        Unreadable file, unknown extension, duplicated header, no rows.
     """
+    if isinstance(path, pd.DataFrame):
+        return _frame_columns(path, "the DataFrame")
     path = Path(path)
     if not path.exists():
-        raise AuditInputError(f"column '-': the predictions file {str(path)!r} does not exist.")
+        raise AuditInputError(f"column '-': the predictions file {path.name!r} does not exist.")
     _require_pyarrow(path)
+    if path.is_dir():
+        raise AuditInputError(f"column '-': {path.name!r} is a folder; give a .csv, .parquet or .npz file.")
     suffix = path.suffix.lower()
     try:
         if suffix == ".npz":
@@ -213,61 +284,63 @@ def read_columns(path: str | os.PathLike) -> dict[str, np.ndarray]:
                         raise AuditInputError(f"column {name!r}: arrays must be 1-D or 2-D; got {a.ndim}-D.")
             return out
         if suffix in (".parquet", ".pq"):
-            frame = pd.read_parquet(path, engine="pyarrow")
+            import pyarrow.parquet as pq
+
+            pf = pq.ParquetFile(path, page_checksum_verification=True)
+            _check_header(pf.schema_arrow.names, f"the file {path.name!r}:")
+            frame = pf.read().to_pandas()
         elif suffix in (".csv", ".txt", ".gz"):
-            frame = pd.read_csv(path)
+            header = _csv_header(path)
+            if not header:
+                raise AuditInputError(f"column '-': the file {path.name!r} is empty (no header row).")
+            _check_header(header, f"the file {path.name!r}:")
+            frame = pd.read_csv(path, skip_blank_lines=True)
         else:
-            raise AuditInputError(f"column '-': unknown file type {suffix!r} of {str(path)!r}; "
+            raise AuditInputError(f"column '-': unknown file type {suffix!r} of {path.name!r}; "
                                   "give a .csv, .parquet or .npz file.")
     except AuditInputError:
         raise
-    except Exception as exc:  # parser errors: a malformed file
-        raise AuditInputError(f"column '-': cannot read {str(path)!r}: {type(exc).__name__}: {exc}") from None
+    except Exception as exc:  # parser errors, a corrupt Parquet page: a malformed file
+        text = str(exc).replace(str(path), path.name)
+        if "CRC" in text or "checksum" in text.lower():
+            text += " (a Parquet page's checksum does not match its bytes: the file is corrupt)"
+        raise AuditInputError(f"column '-': cannot read {path.name!r}: {type(exc).__name__}: {text}") from None
     return {str(c): frame[c].to_numpy() for c in frame.columns}
 
 
-def _groups(names) -> dict[str, int]:
-    """Prefixes P with columns P0 .. P{K-1} (K >= 2, contiguous from 0) -> K."""
+def _groups(names) -> dict[str, tuple[int, int]]:
+    """Prefixes P with columns P{b} .. P{b+K-1} (K >= 2, contiguous from b = 0 or 1) -> (K, b)."""
     found: dict[str, set] = {}
     for n in names:
         m = re.fullmatch(r"(.*?)(\d+)", n)
-        if m:
+        if m and not (len(m.group(2)) > 1 and m.group(2).startswith("0")):
             found.setdefault(m.group(1), set()).add(int(m.group(2)))
     out = {}
     for prefix, idx in found.items():
+        base = 0 if 0 in idx else 1
         k = 0
-        while k in idx:
+        while base + k in idx:
             k += 1
         if k >= 2:
-            out[prefix] = k
+            out[prefix] = (k, base)
     return out
 
 
-def _pick(role: str, given, candidates: Sequence[str], notes: list, what: str):
+def _pick(role: str, given, candidates: Sequence[str], notes: list, what: str, flag: str | None = None):
     """The name for a role: the option if given, else the unique candidate present (None if none)."""
     if given is not None:
         return given
-    lower = {c.lower(): c for c in candidates}
-    hits = [lower[n] for n in ROLE_NAMES[role] if n in lower]
+    lower: dict[str, list] = {}
+    for c in candidates:
+        lower.setdefault(c.lower(), []).append(c)
+    hits = [c for n in ROLE_NAMES[role] for c in lower.get(n, [])]
     if len(hits) > 1:
         raise AuditInputError(f"column '{hits[0]}': the {what} is ambiguous: columns {hits} all look like it; "
-                              f"choose one with --{role.replace('_', '-')}.")
+                              f"choose one with --{flag or role.replace('_', '-')}.")
     if hits:
         notes.append(f"{what}: inferred {hits[0]!r} from its name")
         return hits[0]
     return None
-
-
-def _numeric(column: str, x: np.ndarray) -> np.ndarray:
-    try:
-        a = np.asarray(x, dtype=np.float64)
-    except (TypeError, ValueError):
-        bad = np.array([not _is_number(v) for v in x])
-        _fail(column, "non-numeric value", bad, x)
-    nan = ~np.isfinite(a)
-    if nan.any():
-        _fail(column, "missing or non-finite value (NaN/inf)", nan, a)
-    return a
 
 
 def _is_number(v) -> bool:
@@ -278,15 +351,102 @@ def _is_number(v) -> bool:
         return False
 
 
-def _prefix_matrix(cols: dict, prefix: str, k: int) -> np.ndarray:
-    return np.column_stack([_numeric(f"{prefix}{j}", cols[f"{prefix}{j}"]) for j in range(k)])
+def _numeric(column: str, x: np.ndarray) -> np.ndarray:
+    x = np.asarray(x)
+    if x.dtype.kind == "c":
+        bad = np.imag(x) != 0
+        _fail(column, "complex value (calibration needs real numbers)", bad if bad.any() else np.ones(x.shape, bool),
+              x)
+    if x.dtype.kind == "b":
+        return x.astype(np.float64)
+    try:
+        a = np.asarray(x, dtype=np.float64)
+    except (TypeError, ValueError):
+        bad = np.array([not _is_number(v) or isinstance(v, complex) for v in x])
+        _fail(column, "non-numeric value", bad, x)
+    if x.dtype == object and any(isinstance(v, complex) for v in x[:1000]):
+        bad = np.array([isinstance(v, complex) for v in x])
+        _fail(column, "complex value (calibration needs real numbers)", bad, x)
+    nan = ~np.isfinite(a)
+    if nan.any():
+        _fail(column, "missing or non-finite value (NaN/inf)", nan, a)
+    return a
 
 
-def load_predictions(
-    path, *, prob_prefix=None, logit_prefix=None, label=None, conf=None, correct=None, vote_prefix=None,
-    weight=None, sum_tol: float = 1e-3, n_folds: int = 5, min_fold_rows: int = 10,
-) -> Predictions:
+def _label_keys(column: str, x: np.ndarray) -> np.ndarray:
+    """Labels as comparable text keys: integers as '3' (also 3.0 from a CSV), text as it is."""
+    x = np.asarray(x)
+    if x.dtype.kind in "biuf":
+        a = x.astype(np.float64)
+        bad = ~np.isfinite(a)
+        if bad.any():
+            _fail(column, "missing or non-finite label", bad, a)
+        if np.all(a == np.round(a)):
+            return a.astype(np.int64).astype(str)
+        return a.astype(str)
+    keys = np.array(["" if v is None or (isinstance(v, float) and np.isnan(v)) else str(v) for v in x], dtype=object)
+    bad = keys == ""
+    if bad.any():
+        _fail(column, "missing label", bad, x)
+    return keys
+
+
+def _unit_columns(names: Sequence[str], cols: dict, percent: bool, what: str) -> np.ndarray:
+    """(N, len(names)) matrix of probabilities in [0, 1] (divided by 100 with ``percent``)."""
+    mat = np.column_stack([_numeric(c, cols[c]) for c in names])
+    if percent:
+        mat = mat / 100.0
+    out = (mat < 0) | (mat > 1)
+    if out.any():
+        j = int(np.flatnonzero(out.any(axis=0))[0])
+        hint = ""
+        if not percent and mat.min() >= 0 and mat.max() <= 100:
+            hint = " (every value lies in [0, 100]: if these are percentages, pass --percent)"
+        elif percent:
+            hint = " (after dividing by 100 for --percent)"
+        _fail(names[j], f"{what} outside [0, 1]{hint}", out[:, j], mat[:, j])
+    return mat
+
+
+def _span(names: Sequence[str]) -> str:
+    if len(names) > 2:
+        m0, m1 = re.fullmatch(r"(.*?)(\d+)", names[0]), re.fullmatch(r"(.*?)(\d+)", names[-1])
+        if m0 and m1 and m0.group(1) == m1.group(1):
+            return f"{names[0]}..{names[-1]}"
+    return ", ".join(names)
+
+
+def _parse_list(value, what: str) -> list[str] | None:
+    if value is None or value == "" or (isinstance(value, (list, tuple)) and not value):
+        return None
+    if isinstance(value, str):
+        items = [v.strip() for v in value.split(",")]
+    elif isinstance(value, (list, tuple, np.ndarray, pd.Index)):
+        items = [str(v).strip() for v in value]
+    else:
+        raise AuditInputError(f"column '-': {what} must be a comma-separated list; got {type(value).__name__}.")
+    if any(not v for v in items):
+        raise AuditInputError(f"column '-': {what} has an empty entry: {value!r}.")
+    if len(set(items)) != len(items):
+        raise AuditInputError(f"column '-': {what} repeats an entry: {value!r}.")
+    return items
+
+
+def _class_named_columns(names: Sequence[str], classes: Sequence[str], used: set) -> list[tuple[str, list[str]]]:
+    """Prefixes P with a column P + c for every class c (``proba_setosa``, ...): [(P, columns in class order)]."""
+    out = []
+    prefixes = {n[: len(n) - len(c)] for n in names for c in classes if n.endswith(c) and n not in used}
+    for prefix in sorted(prefixes):
+        if prefix and all(prefix + c in names for c in classes):
+            out.append((prefix, [prefix + c for c in classes]))
+    return out
+
+
+def load_predictions(path, **options) -> Predictions:
     """Read, infer column roles and validate a predictions file (see the module docstring).
+
+    ``path`` is a CSV, Parquet or NPZ file or a pandas DataFrame; ``options``
+    are those of :func:`predictions_from_columns`.
 
     Raises
     ------
@@ -304,45 +464,81 @@ def load_predictions(
     ('multiclass', 2, [0.9, 0.8, 0.6, 0.7])
     """
     cols = read_columns(path)
-    pred = predictions_from_columns(cols, prob_prefix=prob_prefix, logit_prefix=logit_prefix, label=label,
-                                    conf=conf, correct=correct, vote_prefix=vote_prefix, weight=weight,
-                                    sum_tol=sum_tol, n_folds=n_folds, min_fold_rows=min_fold_rows)
-    pred.source = str(path)
+    pred = predictions_from_columns(cols, **options)
+    pred.source = "DataFrame" if isinstance(path, pd.DataFrame) else str(path)
     return pred
 
 
 def predictions_from_arrays(*, probs=None, logits=None, labels=None, conf=None, correct=None, votes=None,
-                            weights=None, n_folds: int = 5, min_fold_rows: int = 10) -> Predictions:
+                            weights=None, n_folds: int = 5, min_fold_rows: int = 10, **options) -> Predictions:
     """Validated :class:`Predictions` from arrays (same checks as a file).
+
+    ``probs`` of shape (N,) is the probability of the positive class of a
+    binary model (``predict_proba(X)[:, 1]``) with ``labels`` its 0/1 (or
+    two-valued) labels.
 
     Examples
     --------
     >>> d = predictions_from_arrays(conf=[.9, .6, .7, .8], correct=[1, 0, 1, 0], n_folds=2, min_fold_rows=2)
     >>> d.kind, d.n
     ('binary', 4)
+    >>> d = predictions_from_arrays(probs=[.9, .2, .3, .8], labels=[1, 0, 1, 1], n_folds=2, min_fold_rows=2)
+    >>> d.kind, d.n_classes, d.correct.tolist()
+    ('multiclass', 2, [1.0, 1.0, 0.0, 1.0])
     """
     cols: dict[str, np.ndarray] = {}
-    kw: dict[str, Any] = {}
+    kw: dict[str, Any] = dict(options)
     for name, arr, key in (("p", probs, "prob_prefix"), ("logit", logits, "logit_prefix"),
                            ("h", votes, "vote_prefix")):
-        if arr is not None:
-            arr = np.asarray(arr)
-            for k in range(arr.shape[1]):
-                cols[f"{name}{k}"] = arr[:, k]
-            kw[key] = name
+        if arr is None:
+            continue
+        arr = np.asarray(arr)
+        if arr.ndim == 1 and name == "p":
+            cols["prob"] = arr
+            kw["binary_prob"] = "prob"
+            continue
+        if arr.ndim != 2:
+            raise AuditInputError(f"column {name!r}: {'probs' if name == 'p' else name + 's'} must be 2-D "
+                                  f"(rows x classes); got shape {arr.shape}.")
+        for k in range(arr.shape[1]):
+            cols[f"{name}{k}"] = arr[:, k]
+        kw[key] = name
     for name, arr in (("label", labels), ("conf", conf), ("correct", correct), ("weight", weights)):
         if arr is not None:
             cols[name] = np.asarray(arr)
             kw[name] = name
+    lengths = {n: len(a) for n, a in cols.items()}
+    if len(set(lengths.values())) > 1:
+        raise AuditInputError(f"column '-': the arrays have different lengths: {lengths}.")
     return predictions_from_columns(cols, n_folds=n_folds, min_fold_rows=min_fold_rows, **kw)
 
 
 def predictions_from_columns(
     cols: dict, *, prob_prefix=None, logit_prefix=None, label=None, conf=None, correct=None, vote_prefix=None,
-    weight=None, sum_tol: float = 1e-3, n_folds: int = 5, min_fold_rows: int = 10, check_classes: bool = True,
+    weight=None, binary_prob=None, positive=None, prob_columns=None, classes=None, percent: bool = False,
+    low_conf: bool = False, sum_tol: float = 1e-3, n_folds: int = 5, min_fold_rows: int = 10,
+    check_classes: bool = True,
 ) -> Predictions:
-    """Infer roles and validate columns (1-D arrays by name); see :func:`load_predictions`.
+    """Infer roles and validate columns (1-D arrays by name).
 
+    Layouts (each inferred from the names, or named by its option):
+
+    * class probabilities: numbered columns ``p0..p{K-1}`` or ``p1..pK``
+      (``prob_prefix``), an explicit list (``prob_columns``), or columns named
+      after the classes of a text label (``proba_setosa``, ...; ``classes``
+      gives their order, else the file's); and a ``label`` column
+      (``label``/``y``/``target``/``y_true``...). ``classes`` also maps text
+      labels (or 1-based numbers) to numbered columns;
+    * logits ``logit0..`` and a label;
+    * binary: one probability of the positive class (``binary_prob``, or a
+      column named ``y_prob``/``proba``/``y_score``...) and a label with two
+      values (0/1, or two texts: the positive class is ``positive``, else the
+      second in sorted order, as scikit-learn's ``predict_proba[:, 1]``);
+    * top-1 ``conf`` and 0/1 ``correct``: values below 0.5 are refused unless
+      ``low_conf`` (a confidence below 0.5 is usually the probability of a
+      class, not the confidence of the prediction made).
+
+    ``percent`` divides probabilities and confidences by 100.
     ``check_classes=False`` skips the checks that need every row (a single
     class present, too few rows): a chunk of a streamed file.
     """
@@ -351,67 +547,187 @@ def predictions_from_columns(
     if not names:
         raise AuditInputError("column '-': the file has no columns.")
     n = len(next(iter(cols.values())))
+    if n == 0 and check_classes:
+        raise AuditInputError(f"column '-': the file has a header ({', '.join(names[:8])}) but no rows.")
+    sum_tol = _check_option_float(sum_tol, "--sum-tol", low=0.0, high=1.0)
+    if not isinstance(percent, (bool, np.bool_)) or not isinstance(low_conf, (bool, np.bool_)):
+        raise AuditInputError("column '-': --percent and --low-conf are switches (True/False).")
+    classes = _parse_list(classes, "--classes")
+    prob_columns = _parse_list(prob_columns, "--prob-columns")
+    for opt, col in (("--label", label), ("--conf", conf), ("--correct", correct), ("--weight", weight),
+                     ("--binary-prob", binary_prob)) + tuple(("--prob-columns", c) for c in prob_columns or ()):
+        if col is not None and col not in cols:
+            raise AuditInputError(f"column {col!r}: missing (given as {opt}); the file has {names[:20]}.")
     groups = _groups(names)
-    given = {"prob_prefix": prob_prefix, "logit_prefix": logit_prefix, "vote_prefix": vote_prefix}
     prefixes = {}
-    for role, what in (("prob_prefix", "class probabilities"), ("logit_prefix", "logits"),
-                       ("vote_prefix", "human vote counts")):
-        if given[role] is not None:
-            if given[role] not in groups:
-                raise AuditInputError(f"column '{given[role]}0': missing; --{role.replace('_', '-')} "
-                                      f"{given[role]!r} needs columns {given[role]}0, {given[role]}1, ...")
-            prefixes[role] = given[role]
-        else:
+    for role, what, given in (("prob_prefix", "class probabilities", prob_prefix),
+                              ("logit_prefix", "logits", logit_prefix),
+                              ("vote_prefix", "human vote counts", vote_prefix)):
+        if given is not None:
+            if given not in groups:
+                raise AuditInputError(f"column '{given}0': missing; --{role.replace('_', '-')} "
+                                      f"{given!r} needs columns {given}0, {given}1, ... (or {given}1, {given}2, ...)")
+            prefixes[role] = given
+        elif not (role == "prob_prefix" and prob_columns):
             p = _pick(role, None, list(groups), notes, what)
             if p is not None:
                 prefixes[role] = p
-    label = _pick("label", label, names, notes, "label column")
-    conf_c = _pick("conf", conf, names, notes, "confidence column")
-    correct_c = _pick("correct", correct, names, notes, "correctness column")
-    weight_c = _pick("weight", weight, names, notes, "weight column")
-    for role, col in (("label", label), ("conf", conf_c), ("correct", correct_c), ("weight", weight_c)):
-        if col is not None and col not in cols:
-            raise AuditInputError(f"column {col!r}: missing (given as --{role}); the file has {names}.")
+    used_prefixed = {f"{pre}{groups[pre][1] + j}" for pre in prefixes.values() for j in range(groups[pre][0])}
+    free = [c for c in names if c not in used_prefixed]
+    label = _pick("label", label, free, notes, "label column")
+    conf_c = _pick("conf", conf, free, notes, "confidence column")
+    correct_c = _pick("correct", correct, free, notes, "correctness column")
+    weight_c = _pick("weight", weight, free, notes, "weight column")
+    llm_table = "confidence_source" in cols
+    if binary_prob is None and label is not None and not prefixes and not prob_columns and not (conf_c or correct_c):
+        binary_prob = _pick("binary_prob", None, [c for c in free if c != label], notes,
+                            "probability of the positive class", flag="binary-prob")
+    preds = [c for c in names if c.lower() in PREDICTION_NAMES]
+    if preds:
+        notes.append(f"column {preds[0]!r} (predicted labels) ignored: the predictions come from the probabilities")
     roles: dict[str, Any] = {}
     probs = logits = labels = votes = weights = None
-    if "prob_prefix" in prefixes or "logit_prefix" in prefixes:
+    prob_names: list[str] | None = None
+    label_keys = None
+    if label is not None and (prefixes.get("prob_prefix") or prefixes.get("logit_prefix") or prob_columns
+                              or binary_prob is not None):
+        label_keys = _label_keys(label, cols[label])
+    elif label is not None and not (conf_c and correct_c) and classes is None:
+        # a text label and columns named after its classes (proba_setosa, ...)
+        keys = _label_keys(label, cols[label])
+        values = list(dict.fromkeys(keys.tolist()))
+        if len(values) <= 1000:
+            found = _class_named_columns(free, values, {label})
+            if len(found) > 1:
+                raise AuditInputError(f"column '{found[0][1][0]}': the class probabilities are ambiguous: prefixes "
+                                      f"{[f[0] for f in found]} each have a column per class of {label!r}; "
+                                      "choose with --prob-columns.")
+            if found:
+                prob_columns = [c for c in free if c in set(found[0][1])]  # the file's order
+                classes = [c[len(found[0][0]):] for c in prob_columns]
+                label_keys = keys
+                notes.append(f"class probabilities: inferred the columns {_span(prob_columns)} from the classes of "
+                             f"{label!r} (classes in the file's column order; --classes to set it)")
+    if classes is not None and prob_columns is None and "prob_prefix" not in prefixes \
+            and "logit_prefix" not in prefixes and label is not None:
+        found = _class_named_columns(free, classes, {label})
+        if len(found) == 1:
+            prob_columns = found[0][1]
+            notes.append(f"class probabilities: the columns {_span(prob_columns)} of --classes")
+            label_keys = _label_keys(label, cols[label])
+    multiclass = bool(prefixes.get("prob_prefix") or prefixes.get("logit_prefix") or prob_columns)
+    if multiclass or binary_prob is not None:
         if label is None:
             raise AuditInputError("column 'label': missing; class probabilities or logits need a label column "
-                                  "(name it 'label' or give --label).")
-        if "prob_prefix" in prefixes:
-            pp = prefixes["prob_prefix"]
-            k = groups[pp]
-            probs = _prefix_matrix(cols, pp, k)
-            span = f"{pp}0..{pp}{k - 1}"
-            out = (probs < 0) | (probs > 1)
-            if out.any():
-                j = int(np.flatnonzero(out.any(axis=0))[0])
-                _fail(f"{pp}{j}", "probability outside [0, 1]", out[:, j], probs[:, j])
-            s = probs.sum(axis=1)
-            bad = np.abs(s - 1.0) > sum_tol
-            if bad.any():
-                _fail(span, f"row does not sum to 1 within {sum_tol:g}", bad, s)
-            roles["probs"] = span
-            probs = probs / probs.sum(axis=1, keepdims=True)  # rows summed to 1 within sum_tol: make it exact
-            if "logit_prefix" in prefixes:
-                notes.append(f"logits {prefixes['logit_prefix']}0.. ignored: probabilities are used")
+                                  "(name it 'label', 'y_true' or 'target', or give --label).")
+        if label_keys is None:
+            label_keys = _label_keys(label, cols[label])
+        if binary_prob is not None and not multiclass:
+            values = sorted(set(label_keys.tolist()), key=lambda v: (not _is_number(v), float(v) if _is_number(v)
+                                                                     else 0.0, v))
+            if len(values) > 2:
+                _fail(label, f"{len(values)} different labels ({values[:5]}) but {binary_prob!r} is one probability "
+                      "column (a binary model's); give one probability column per class (--prob-columns or "
+                      "--prob-prefix)", np.isin(label_keys, values[2:]), cols[label])
+            if positive is not None:
+                pos = str(positive)
+                if _is_number(pos) and float(pos) == int(float(pos)):
+                    pos = str(int(float(pos)))
+                if pos not in values and check_classes:
+                    raise AuditInputError(f"column {label!r}: --positive {positive!r} is not among its values "
+                                          f"{values}.")
+            elif set(values) <= {"0", "1"}:
+                pos = "1"
+            elif len(values) == 2:
+                pos = values[1]
+                notes.append(f"positive class {pos!r} (the second of {values} in sorted order, the class of "
+                             "scikit-learn's predict_proba[:, 1]); --positive to choose the other")
+            else:
+                pos = values[-1] if values else "1"
+            p1 = _unit_columns([binary_prob], cols, percent, "probability")[:, 0]
+            probs = np.column_stack([1.0 - p1, p1])
+            labels = (label_keys == pos).astype(np.int64)
+            acc = float(np.mean((p1 >= 0.5) == (labels == 1))) if n else 1.0
+            if positive is None and len(values) == 2 and acc < 0.5 and check_classes:
+                other = values[0] if pos == values[1] else values[1]
+                raise AuditInputError(
+                    f"column {binary_prob!r}: read as the probability of {label!r} = {pos!r}, the model's accuracy "
+                    f"would be {acc:.3f}, below chance: {binary_prob!r} is most likely the probability of {other!r}. "
+                    f"Say which class it is with --positive {other} (or --positive {pos} to keep this reading).")
+            k = 2
+            roles["binary_prob"] = binary_prob
+            roles["positive"] = pos
+            notes.append(f"binary model: {binary_prob!r} is the probability of class {pos!r}; the prediction is "
+                         f"{pos!r} where it is at least 0.5, and the confidence of that prediction is max(p, 1 - p)")
         else:
-            lp = prefixes["logit_prefix"]
-            k = groups[lp]
-            logits = _prefix_matrix(cols, lp, k)
-            z = logits - logits.max(axis=1, keepdims=True)
-            probs = np.exp(z)
-            probs /= probs.sum(axis=1, keepdims=True)
-            roles["logits"] = f"{lp}0..{lp}{k - 1}"
-        lab = _numeric(label, cols[label])
-        bad = (lab != np.round(lab)) | (lab < 0) | (lab >= k)
-        if bad.any():
-            _fail(label, f"label not an integer in [0, {k})", bad, lab)
-        labels = lab.astype(np.int64)
+            if prob_columns is not None:
+                pnames = list(prob_columns)
+                base = None
+            elif "prob_prefix" in prefixes:
+                pp = prefixes["prob_prefix"]
+                k_, base = groups[pp]
+                pnames = [f"{pp}{base + j}" for j in range(k_)]
+            else:
+                lp = prefixes["logit_prefix"]
+                k_, base = groups[lp]
+                pnames = [f"{lp}{base + j}" for j in range(k_)]
+            k = len(pnames)
+            if prob_columns is not None or "prob_prefix" in prefixes:
+                probs = _unit_columns(pnames, cols, percent, "probability")
+                s_ = probs.sum(axis=1)
+                bad = np.abs(s_ - 1.0) > sum_tol
+                if bad.any():
+                    hint = " (a single column is a binary model's probability: give only it with --binary-prob)" \
+                        if k == 2 else ""
+                    _fail(_span(pnames), f"row does not sum to 1 within {sum_tol:g}{hint}", bad, s_)
+                roles["probs"] = _span(pnames)
+                probs = probs / probs.sum(axis=1, keepdims=True)  # rows summed to 1 within sum_tol: exact
+                if "logit_prefix" in prefixes:
+                    notes.append(f"logits {prefixes['logit_prefix']}.. ignored: probabilities are used")
+            else:
+                logits = np.column_stack([_numeric(c, cols[c]) for c in pnames])
+                z = logits - logits.max(axis=1, keepdims=True)
+                probs = np.exp(z)
+                probs /= probs.sum(axis=1, keepdims=True)
+                roles["logits"] = _span(pnames)
+            # labels -> column index
+            if classes is not None:
+                if len(classes) != k:
+                    raise AuditInputError(f"column {_span(pnames)!r}: --classes names {len(classes)} classes but "
+                                          f"there are {k} probability columns; give one class per column, in order.")
+                index = {c: j for j, c in enumerate(classes)}
+                lab = np.array([index.get(v, -1) for v in label_keys.tolist()], dtype=np.int64)
+                bad = lab < 0
+                if bad.any():
+                    _fail(label, f"label not among the classes {classes}", bad, cols[label])
+                labels = lab
+                roles["classes"] = ",".join(classes)
+            else:
+                numeric = all(_is_number(v) for v in label_keys[: min(n, 10000)].tolist()) and \
+                    np.all([_is_number(v) for v in np.unique(label_keys)])
+                if not numeric:
+                    vals = list(dict.fromkeys(label_keys.tolist()))[:5]
+                    raise AuditInputError(f"column {label!r}: the labels are text ({vals}) but the probability "
+                                          f"columns {_span(pnames)} are numbered; say which class each column is "
+                                          f"with --classes (e.g. --classes {','.join(map(str, sorted(vals)[:k]))}), "
+                                          "in the order of the columns.")
+                lab = label_keys.astype(np.float64)
+                if base == 1:
+                    if check_classes and (lab == 0).any():
+                        _fail(label, f"label 0 but the columns {_span(pnames)} are numbered from 1: it is not "
+                              f"clear which column is which class; give --classes (e.g. --classes "
+                              f"{','.join(str(j) for j in range(k))})", lab == 0, lab)
+                    lab = lab - 1
+                    notes.append(f"the columns {_span(pnames)} are numbered from 1: label j is column {pnames[0][:-1]}j")
+                bad = (lab != np.round(lab)) | (lab < 0) | (lab >= k)
+                if bad.any():
+                    rng_ = f"[0, {k})" if base != 1 else f"[1, {k}]"
+                    _fail(label, f"label not an integer in {rng_}", bad, label_keys)
+                labels = lab.astype(np.int64)
         roles["label"] = label
         if check_classes and np.unique(labels).size < 2:
-            _fail(label, f"a single class present (every label is {labels[0]}); calibration needs at least two",
-                  np.ones(n, bool), labels)
+            _fail(label, f"a single class present (every label is {label_keys[0]}); calibration needs at least two",
+                  np.ones(n, bool), label_keys)
         if logits is None:
             logits = np.log(np.maximum(probs, np.finfo(np.float64).tiny))
         c = probs.max(axis=1)
@@ -423,31 +739,40 @@ def predictions_from_columns(
         kind = "multiclass"
         if "vote_prefix" in prefixes:
             vp = prefixes["vote_prefix"]
-            if groups[vp] != k:
-                raise AuditInputError(f"column '{vp}0': {groups[vp]} vote columns but {k} classes; they must match.")
-            votes = _prefix_matrix(cols, vp, k)
+            kv, bv = groups[vp]
+            if kv != k:
+                raise AuditInputError(f"column '{vp}{bv}': {kv} vote columns but {k} classes; they must match.")
+            vnames = [f"{vp}{bv + j}" for j in range(k)]
+            votes = np.column_stack([_numeric(c_, cols[c_]) for c_ in vnames])
             bad = (votes < 0) | (votes != np.round(votes))
             if bad.any():
                 j = int(np.flatnonzero(bad.any(axis=0))[0])
-                _fail(f"{vp}{j}", "vote count not a non-negative integer", bad[:, j], votes[:, j])
+                _fail(vnames[j], "vote count not a non-negative integer", bad[:, j], votes[:, j])
             zero = votes.sum(axis=1) == 0
             if zero.any():
-                _fail(f"{vp}0..{vp}{k - 1}", "row without any vote", zero, votes.sum(axis=1))
-            roles["votes"] = f"{vp}0..{vp}{k - 1}"
+                _fail(_span(vnames), "row without any vote", zero, votes.sum(axis=1))
+            roles["votes"] = _span(vnames)
     else:
         if conf_c is None or correct_c is None:
             miss = "conf" if conf_c is None else "correct"
-            raise AuditInputError(f"column {miss!r}: missing; give class probabilities (p0, p1, ... and label), "
-                                  f"logits (logit0, ... and label) or conf and correct (or name them with options); "
-                                  f"the file has {names}.")
-        c = _numeric(conf_c, cols[conf_c])
-        bad = (c < 0) | (c > 1)
-        if bad.any():
-            _fail(conf_c, "confidence outside [0, 1]", bad, c)
+            raise AuditInputError(
+                f"column {miss!r}: missing; give class probabilities (p0, p1, ... and label), a binary model's "
+                f"probability of the positive class (y_prob and y_true, or --binary-prob and --label), logits "
+                f"(logit0, ... and label) or conf and correct (or name them with options); the file has "
+                f"{names[:20]}.")
+        c = _unit_columns([conf_c], cols, percent, "confidence")[:, 0]
         y = _numeric(correct_c, cols[correct_c])
         bad = (y != 0) & (y != 1)
         if bad.any():
             _fail(correct_c, "correctness not 0/1", bad, y)
+        low = c < 0.5
+        if low.any() and not (low_conf or llm_table) and low.mean() > 0.01:
+            lab_like = correct_c.lower() in ROLE_NAMES["label"]
+            _fail(conf_c, f"{low.mean():.0%} of the confidences are below 0.5: a top-1 confidence of a binary "
+                  f"prediction is at least 0.5, so {conf_c!r} looks like the probability of one class. For a binary "
+                  f"model give --binary-prob {conf_c} --label {correct_c if lab_like else 'LABEL'}; if these are "
+                  "confidences of answers that can be below 0.5 (more than two possible answers), pass --low-conf",
+                  low, c)
         if check_classes and np.unique(y).size < 2:
             _fail(correct_c, f"a single class present (every row is {int(y[0])}); calibration needs both correct "
                   "and wrong predictions", np.ones(n, bool), y)
@@ -455,27 +780,48 @@ def predictions_from_columns(
         kind = "binary"
         if "vote_prefix" in prefixes:
             notes.append("vote columns ignored: human votes need class probabilities")
+    if percent:
+        notes.append("probabilities and confidences given in percent: divided by 100 (--percent)")
     if weight_c is not None:
         weights = _numeric(weight_c, cols[weight_c])
         bad = weights < 0
         if bad.any():
             _fail(weight_c, "negative weight", bad, weights)
-        if weights.sum() <= 0:
+        with np.errstate(over="ignore"):
+            total = weights.sum()
+        if not np.isfinite(total):
+            _fail(weight_c, f"the weights sum to more than the largest float ({np.finfo(np.float64).max:.3g}); "
+                  "divide them by their maximum (only their ratios matter)", weights == weights.max(), weights)
+        if total <= 0 and check_classes:
             _fail(weight_c, "weights sum to 0", np.ones(n, bool), weights)
         roles["weight"] = weight_c
     if check_classes and n < n_folds * min_fold_rows:
         raise AuditInputError(f"column '-': too few rows for the requested splits: {n} rows, but {n_folds} folds "
                               f"need at least {n_folds * min_fold_rows} ({min_fold_rows} per fold).")
-    used = set()
-    for v in roles.values():
-        m = re.fullmatch(r"(.*?)0\.\.(.*?)(\d+)", v)
-        used |= ({f"{m.group(1)}{j}" for j in range(int(m.group(3)) + 1)} if m else {v})
-    ignored = [c_ for c_ in names if c_ not in used and not any(c_ == s for s in (conf_c, correct_c))]
+    used = {v for key, v in roles.items() if key not in ("probs", "logits", "votes", "positive", "classes")}
+    for key in ("probs", "logits", "votes"):
+        if key in roles:
+            text = roles[key]
+            m = re.fullmatch(r"(.*?)(\d+)\.\.(.*?)(\d+)", text)
+            used |= ({f"{m.group(1)}{j}" for j in range(int(m.group(2)), int(m.group(4)) + 1)} if m
+                     else set(text.split(", ")))
+    ignored = [c_ for c_ in names if c_ not in used and c_ not in (conf_c, correct_c) and c_ not in preds]
     if ignored:
         notes.append(f"columns ignored: {ignored[:10]}{' ...' if len(ignored) > 10 else ''}")
     return Predictions(kind=kind, conf=np.asarray(c, np.float64), correct=np.asarray(y, np.float64),
                        probs=probs, logits=logits if kind == "multiclass" else None, labels=labels, votes=votes,
                        weights=weights, roles=roles, notes=notes)
+
+
+def _check_option_float(value, flag: str, *, low: float, high: float) -> float:
+    """A finite float option within [low, high] (NaN is refused), else AuditInputError naming the flag."""
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise AuditInputError(f"column '-': {flag} must be a number; got {value!r}.") from None
+    if not np.isfinite(v) or not low <= v <= high:
+        raise AuditInputError(f"column '-': {flag} must be a finite number in [{low:g}, {high:g}]; got {value!r}.")
+    return v
 
 
 # ----------------------------------------------------------------- streaming
@@ -498,7 +844,7 @@ def file_size(path) -> tuple[int, int] | None:
         if suffix in (".parquet", ".pq"):
             import pyarrow.parquet as pq
 
-            meta = pq.ParquetFile(path).metadata
+            meta = pq.ParquetFile(path, page_checksum_verification=True).metadata
             return int(meta.num_rows), int(meta.num_columns)
         if suffix in (".csv", ".txt"):
             columns = len(pd.read_csv(path, nrows=0).columns)
@@ -510,25 +856,42 @@ def file_size(path) -> tuple[int, int] | None:
                     last = block[-1:]
             return lines - 1 + (last != b"\n"), columns
     except Exception as exc:
-        raise AuditInputError(f"column '-': cannot read {str(path)!r}: {type(exc).__name__}: {exc}") from None
+        raise AuditInputError(f"column '-': cannot read {path.name!r}: {type(exc).__name__}: "
+                              f"{str(exc).replace(str(path), path.name)}") from None
     return None
 
 
 def _chunks(path: Path, chunk_rows: int):
+    try:
+        yield from _read_chunks(path, chunk_rows)
+    except AuditInputError:
+        raise
+    except Exception as exc:  # a corrupt page (CRC), a parser error in a later chunk
+        text = str(exc).replace(str(path), path.name)
+        if "CRC" in text or "checksum" in text.lower():
+            text += " (a Parquet page's checksum does not match its bytes: the file is corrupt)"
+        raise AuditInputError(f"column '-': cannot read {path.name!r}: {type(exc).__name__}: {text}") from None
+
+
+def _read_chunks(path: Path, chunk_rows: int):
     if path.suffix.lower() in (".parquet", ".pq"):
         import pyarrow.parquet as pq
 
-        for batch in pq.ParquetFile(path).iter_batches(batch_size=chunk_rows):
+        pf = pq.ParquetFile(path, page_checksum_verification=True)
+        _check_header(pf.schema_arrow.names, f"the file {path.name!r}:")
+        for batch in pf.iter_batches(batch_size=chunk_rows):
             frame = batch.to_pandas()
             yield {str(c): frame[c].to_numpy() for c in frame.columns}
     else:
-        for frame in pd.read_csv(path, chunksize=chunk_rows):
+        _check_header(_csv_header(path), f"the file {path.name!r}:")
+        for frame in pd.read_csv(path, chunksize=chunk_rows, skip_blank_lines=True):
             yield {str(c): frame[c].to_numpy() for c in frame.columns}
 
 
 def stream_predictions(path, *, chunk_rows: int = 100_000, subsample: int = 20_000, seed: int = 0,
                        n_bins: int = 15, scalar_values=None, progress: bool = True, sum_tol: float = 1e-3,
-                       n_folds: int = 5, min_fold_rows: int = 10, **options) -> Predictions:
+                       n_folds: int = 5, min_fold_rows: int = 10, max_rows: int | None = None,
+                       **options) -> Predictions:
     """Read a large CSV/Parquet file in chunks: validate each, keep a few numbers per row and a subsample.
 
     Every chunk is validated as :func:`load_predictions` does (a bad value
@@ -537,6 +900,12 @@ def stream_predictions(path, *, chunk_rows: int = 100_000, subsample: int = 20_0
     seeded subsample of ``subsample`` rows are kept whole (for the
     recalibration comparison and the class-wise metrics). A tqdm progress bar
     counts rows on stderr.
+
+    Above ``max_rows`` rows (default :data:`MAX_ROWS`) the per-row arrays are
+    kept only for a seeded sample of ``max_rows`` rows, so that memory does
+    not grow with the file: the top-1 metrics of every row are in
+    ``stream_stats`` (exact), the intervals and the other metrics come from
+    the sample (``n_file`` gives the file's rows).
     """
     from tqdm import tqdm
 
@@ -548,7 +917,15 @@ def stream_predictions(path, *, chunk_rows: int = 100_000, subsample: int = 20_0
     if size is None:
         raise AuditInputError(f"column '-': only CSV and Parquet files can be streamed; got {str(path)!r}.")
     n_total = size[0]
-    idx = np.sort(np.random.default_rng(seed).choice(n_total, min(subsample, n_total), replace=False))
+    max_rows = MAX_ROWS if max_rows is None else int(max_rows)
+    rng = np.random.default_rng(seed)
+    rowkeep = None
+    if n_total > max_rows:  # memory bounded by max_rows, not by the file
+        rowkeep = np.sort(rng.choice(n_total, max_rows, replace=False))
+        idx_pos = np.sort(rng.choice(max_rows, min(subsample, max_rows), replace=False))
+        idx = rowkeep[idx_pos]
+    else:
+        idx = idx_pos = np.sort(rng.choice(n_total, min(subsample, n_total), replace=False))
     conf, correct, weights, reds = [], [], [], []
     keep: dict[str, list] = {"probs": [], "logits": [], "labels": [], "votes": [], "weights": []}
     first = None
@@ -566,15 +943,25 @@ def stream_predictions(path, *, chunk_rows: int = 100_000, subsample: int = 20_0
             msg = re.sub(r"in (\d+) of (\d+) rows", rf"in \1 of the {n} rows {start}..{start + n - 1}", msg)
             bar.close()
             raise AuditInputError(msg) from None
-        first = first or part
+        if first is None:
+            first = part
+            # later chunks map labels and columns as the first did (a chunk may lack a class)
+            for key, opt in (("positive", "positive"), ("binary_prob", "binary_prob"), ("classes", "classes")):
+                if key in part.roles and options.get(opt) is None:
+                    options[opt] = part.roles[key]
+            if "probs" in part.roles and options.get("prob_columns") is None and options.get("prob_prefix") is None \
+                    and "classes" in part.roles:
+                options["prob_columns"] = part.roles["probs"].split(", ")
         stats.update(part.conf, part.correct, sample_weight=part.weights)
-        conf.append(part.conf)
-        correct.append(part.correct)
+        rows_ = slice(None) if rowkeep is None else rowkeep[(rowkeep >= start) & (rowkeep < start + n)] - start
+        conf.append(part.conf[rows_])
+        correct.append(part.correct[rows_])
         if part.weights is not None:
-            weights.append(part.weights)
+            weights.append(part.weights[rows_])
         if part.kind == "multiclass":
-            reds.append(row_reductions(part.probs, part.labels, part.votes, scalar_values=scalar_values,
-                                       n_bins=n_bins))
+            reds.append(row_reductions(part.probs[rows_], part.labels[rows_],
+                                       None if part.votes is None else part.votes[rows_],
+                                       scalar_values=scalar_values, n_bins=n_bins))
             labels_seen |= set(np.unique(part.labels).tolist())
             local = idx[(idx >= start) & (idx < start + n)] - start
             for key, arr in (("probs", part.probs), ("logits", part.logits), ("labels", part.labels),
@@ -584,7 +971,13 @@ def stream_predictions(path, *, chunk_rows: int = 100_000, subsample: int = 20_0
         start += n
         bar.update(n)
     bar.close()
+    if first is None:
+        raise AuditInputError(f"column '-': the file {path.name!r} has a header but no rows.")
     c, y = np.concatenate(conf), np.concatenate(correct)
+    if start != n_total:  # quoted fields spanning lines made the line count differ from the row count
+        n_total = start
+        idx = idx[idx < start]
+        idx_pos = idx_pos[idx_pos < c.size]
     w = np.concatenate(weights) if weights else None
     roles, notes = first.roles, list(first.notes)
     if first.kind == "multiclass":
@@ -596,18 +989,24 @@ def stream_predictions(path, *, chunk_rows: int = 100_000, subsample: int = 20_0
     if c.size < n_folds * min_fold_rows:
         raise AuditInputError(f"column '-': too few rows for the requested splits: {c.size} rows.")
     notes.append(f"large file ({n_total} rows x {size[1]} columns): read in chunks of {chunk_rows} rows")
+    n_file = None
+    if rowkeep is not None:
+        n_file = n_total
+        notes.append(f"more than {max_rows:,} rows: the top-1 metrics of all {n_total:,} rows come from the "
+                     f"streamed statistics (exact); the intervals, the verdict's tests, the figures and the other "
+                     f"metrics use a seeded sample of {max_rows:,} rows, so that memory does not grow with the file")
     if first.kind == "binary":
         return Predictions(kind="binary", conf=c, correct=y, weights=w, roles=roles, notes=notes,
-                           source=str(path), subsample_index=idx, sub_weights=None if w is None else w[idx],
-                           stream_stats=stats)
+                           source=str(path), subsample_index=idx_pos,
+                           sub_weights=None if w is None else w[idx_pos], stream_stats=stats, n_file=n_file)
 
     def cat(key):
         return np.concatenate(keep[key]) if keep[key] else None
 
     return Predictions(kind="multiclass", conf=c, correct=y, probs=cat("probs"), logits=cat("logits"),
                        labels=cat("labels"), votes=cat("votes"), weights=w, roles=roles, notes=notes,
-                       source=str(path), derived=concat_reductions(reds), subsample_index=idx,
-                       sub_weights=cat("weights"), stream_stats=stats)
+                       source=str(path), derived=concat_reductions(reds), subsample_index=idx_pos,
+                       sub_weights=cat("weights"), stream_stats=stats, n_file=n_file)
 
 
 # ------------------------------------------------------------------- the audit
@@ -629,25 +1028,307 @@ DISAGREEMENT_NOTES = [
 ]
 
 
+def _wmean_rows(x: np.ndarray, w) -> float:
+    return float(np.mean(x)) if w is None else float(np.average(x, weights=w))
+
+
+def _mean_interval(d: np.ndarray, w, n_resamples: int, level: float, seed: int):
+    """Percentile bootstrap (rows resampled with their weights) of the (weighted) mean of ``d``: (low, high)."""
+    if n_resamples == 0 or d.size < 2:
+        return None, None
+    rng = np.random.default_rng(seed)
+    n = d.size
+    step = max(1, 2_000_000 // n)
+    out = []
+    for start in range(0, n_resamples, step):
+        size = min(step, n_resamples - start)
+        idx = rng.integers(0, n, (size, n))
+        if w is None:
+            out.append(d[idx].mean(axis=1))
+        else:
+            ww = w[idx]
+            out.append((d[idx] * ww).sum(axis=1) / ww.sum(axis=1))
+    lo, hi = np.quantile(np.concatenate(out), [(1 - level) / 2, (1 + level) / 2])
+    return float(lo), float(hi)
+
+
+def _top1_scores(conf: np.ndarray, correct: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per-row top-1 log loss (inf where a confidence of 0 or 1 is wrong) and Brier score of the correctness."""
+    with np.errstate(divide="ignore"):
+        nll = -np.where(correct > 0.5, np.log(conf), np.log1p(-conf))
+    return nll, (conf - correct) ** 2
+
+
+def _gap_interval(conf, correct, w, level: float):
+    """Mean confidence minus accuracy with a normal-approximation interval (a mean of N per-row differences)."""
+    from scipy import stats as _st
+
+    d = conf - correct
+    gap = _wmean_rows(d, w)
+    if w is None:
+        se = float(np.std(d, ddof=1) / np.sqrt(d.size)) if d.size > 1 else np.nan
+    else:
+        wn = w / w.sum()
+        n_eff = 1.0 / np.sum(wn ** 2)
+        se = float(np.sqrt(np.sum(wn * (d - gap) ** 2) / max(n_eff - 1, 1)))
+    z = _st.norm.ppf((1 + level) / 2)
+    return gap, gap - z * se, gap + z * se
+
+
+def verdict_data(pred: Predictions, reliability: pd.DataFrame, *, level: float = 0.95) -> dict:
+    """The audit's verdict: over-, under- or well calibrated, by two tests and the reliability diagram.
+
+    ``reliability`` is the equal-mass reliability table with Wilson intervals
+    (:func:`calibnb.summary.reliability_intervals`). A bin is overconfident
+    when its whole accuracy interval lies below its mean confidence,
+    underconfident when above. The tests (Spiegelhalter's Z and the
+    cumulative KS test of Arrieta-Ibarra et al. 2022) are two-sided, at
+    ``1 - level``, unweighted.
+    """
+    import calibnb as cn
+
+    w = pred.weights
+    acc = _wmean_rows(pred.correct, w)
+    mean_conf = _wmean_rows(pred.conf, w)
+    gap, gap_lo, gap_hi = _gap_interval(pred.conf, pred.correct, w, level)
+    alpha = 1 - level
+    spiegel = cn.spiegelhalter_test(pred.conf, pred.correct)
+    ks = cn.cumulative_ks_test(pred.conf, pred.correct)
+    t = reliability
+    over = t[t["acc_high"] < t["mean_conf"]]
+    under = t[t["acc_low"] > t["mean_conf"]]
+    rejected = min(spiegel.p_value, ks.p_value) < alpha
+    gap_sig = gap_lo > 0 or gap_hi < 0
+    # A bin outside its interval is expected by chance in about (1 - level) of the bins: the verdict rests on
+    # the two tests and the overall gap, and the bins say where.
+    if not rejected and not gap_sig:
+        label = "well calibrated"
+    elif not over.empty and not under.empty and rejected:
+        label = "mixed"
+    elif gap_sig or rejected:
+        label = "overconfident" if gap > 0 else "underconfident"
+    else:  # pragma: no cover (gap_sig or rejected holds here)
+        label = "miscalibrated"
+    flagged = pd.concat([over, under])
+    pick = flagged if not flagged.empty else t
+    worst = pick.loc[(pick["mean_conf"] - pick["accuracy"]).abs().idxmax()]
+    region = {"low": float(worst["lower"]), "high": float(worst["upper"]), "count": int(worst["count"]),
+              "accuracy": float(worst["accuracy"]), "acc_low": float(worst["acc_low"]),
+              "acc_high": float(worst["acc_high"]), "mean_conf": float(worst["mean_conf"]),
+              "beyond_noise": not flagged.empty}
+
+    def regions(frame):
+        return [_range_text(r.lower, r.upper) for r in frame.itertuples()]
+
+    return {"label": label, "accuracy": acc, "n_bins": int(len(t)), "mean_confidence": mean_conf, "gap": gap, "gap_low": gap_lo,
+            "gap_high": gap_hi, "level": level, "spiegelhalter_z": float(spiegel.statistic),
+            "spiegelhalter_p": float(spiegel.p_value), "ks_statistic": float(ks.statistic),
+            "ks_p": float(ks.p_value), "overconfident_bins": regions(over), "underconfident_bins": regions(under),
+            "worst_region": region, "weighted": w is not None}
+
+
+def _range_text(low: float, high: float) -> str:
+    """'0.80-0.90', with as many decimals as it takes to tell the two ends apart (up to 6)."""
+    d = 2
+    while d < 6 and round(low, d) == round(high, d) and low != high:
+        d += 1
+    return f"{low:.{d}f}-{high:.{d}f}"
+
+
+def _p_text(p: float) -> str:
+    return "p < 0.001" if p < 0.001 else f"p = {p:.3f}"
+
+
+def verdict_text(v: dict) -> str:
+    """The verdict paragraph in words (Markdown, no user strings)."""
+    lvl = f"{v['level']:.0%}"
+    gap = (f"mean confidence {v['mean_confidence']:.3f} against accuracy {v['accuracy']:.3f}: a gap of "
+           f"{v['gap']:+.3f} ({lvl} interval {v['gap_low']:+.3f} to {v['gap_high']:+.3f})")
+    tests = (f"Spiegelhalter's test {_p_text(v['spiegelhalter_p'])}, cumulative KS test {_p_text(v['ks_p'])}")
+    r = v["worst_region"]
+    region = (f"confidences {_range_text(r['low'], r['high'])} ({r['count']} predictions): accuracy {r['accuracy']:.3f} "
+              f"({lvl} interval {r['acc_low']:.3f} to {r['acc_high']:.3f}) at mean confidence {r['mean_conf']:.3f}")
+    bins = ""
+    for key, where in (("overconfident_bins", "below"), ("underconfident_bins", "above")):
+        b = v[key]
+        if b:
+            listed = ", ".join(b) if len(b) <= 4 else f"{', '.join(b[:2])}, ..., {b[-1]}"
+            bins += (f" {len(b)} of the {v['n_bins']} equal-mass bins have their accuracy interval {where} their "
+                     f"mean confidence ({listed}).")
+    head = {
+        "overconfident": "The model is **overconfident**: it is less often right than it claims.",
+        "underconfident": "The model is **underconfident**: it is more often right than it claims.",
+        "well calibrated": "The model is **well calibrated** as far as these data can tell: neither test rejects "
+                           "calibration and the overall gap is within noise.",
+        "mixed": "The model is **miscalibrated both ways**: overconfident in some confidence regions, "
+                 "underconfident in others.",
+        "miscalibrated": "The model is **miscalibrated**, though not on average: the tests reject calibration.",
+    }[v["label"]]
+    return (f"{head} Overall: {gap}; {tests} (two-sided, unweighted). Worst region"
+            f"{'' if r['beyond_noise'] else ' (within noise)'}: {region}.{bins}")
+
+
+def recommendation_data(scores: dict, comparison: pd.DataFrame, *, n_resamples: int, level: float, seed: int,
+                        weights=None) -> dict:
+    """The one recalibration method to use: the largest cross-fitted improvement of a proper score, beyond noise.
+
+    ``scores`` maps each method to its cross-fitted (conf, correct) on the
+    same rows. The score is the top-1 log loss (NLL of the correctness); when
+    it is infinite for any method (a confidence of exactly 0 or 1 that is
+    wrong), the top-1 Brier score. Each method is compared with
+    ``uncalibrated`` by a paired percentile bootstrap of the mean per-row
+    difference (rows resampled jointly).
+    """
+    per = {m: _top1_scores(c, y) for m, (c, y) in scores.items()}
+    use_nll = bool(np.all(np.isfinite(per["uncalibrated"][0])))
+    which = 0 if use_nll else 1
+    score = "NLL" if use_nll else "Brier"
+    base = per["uncalibrated"][which]
+    rows = []
+    for m, v in per.items():
+        if m == "uncalibrated":
+            continue
+        d = v[which] - base
+        if not np.all(np.isfinite(d)):  # a confidence of exactly 0 or 1 on a wrong prediction: infinite NLL
+            rows.append({"method": m, "change": np.inf, "low": np.inf, "high": np.inf, "better": False,
+                         "worse": True})
+            continue
+        lo, hi = _mean_interval(d, weights, n_resamples, level, seed)
+        rows.append({"method": m, "change": _wmean_rows(d, weights), "low": lo, "high": hi,
+                     "better": hi is not None and hi < 0, "worse": lo is not None and lo > 0})
+    table = pd.DataFrame(rows, columns=["method", "change", "low", "high", "better", "worse"])
+    better = table[table.better].sort_values("change", kind="stable")
+    method = None if better.empty else str(better.iloc[0]["method"])
+    tied = []
+    for m in better["method"].iloc[1:]:  # as good as the pick? a paired interval of their difference
+        lo, hi = _mean_interval(per[m][which] - per[method][which], weights, n_resamples, level, seed)
+        if lo is not None and lo <= 0 <= hi:
+            tied.append(str(m))
+    ece = comparison[comparison.key == "ece_width"].set_index("method")["estimate"]
+    out = {"score": score, "uncalibrated_score": _wmean_rows(base, weights), "method": method,
+           "methods": table, "worse": table.loc[table.worse, "method"].tolist(), "level": level,
+           "within_noise_of_pick": tied,
+           "n_resamples": n_resamples,
+           "ece_before": float(ece.get("uncalibrated", np.nan)),
+           "ece_after": None if method is None else float(ece.get(method, np.nan))}
+    out["nll_undefined_for"] = [m for m, v in per.items() if not np.all(np.isfinite(v[0]))]
+    return out
+
+
+def recommendation_text(r: dict) -> str:
+    """The recommendation in words (Markdown; method names are calibnb's own)."""
+    lvl = f"{r['level']:.0%}"
+    name = "top-1 log loss (NLL)" if r["score"] == "NLL" else "top-1 Brier score"
+    why = ""
+    if r["score"] == "Brier":
+        why = (" (the model's own NLL is undefined: it gives a confidence of exactly 1 to a prediction that is "
+               "wrong, so the Brier score decides)")
+    if r["n_resamples"] == 0:
+        return (f"**No recommendation**: intervals are off (n_resamples = 0), so no method can be told apart from "
+                f"leaving the model as it is.")
+    t = r["methods"].set_index("method")
+    if r["method"] is None:
+        text = (f"**Recommendation: none distinguishable.** No recalibration method improves the {name}{why} "
+                f"beyond noise under cross-fitting: every {lvl} paired interval against leaving the model as it is "
+                "includes 0 or lies above it.")
+    else:
+        m = r["method"]
+        text = (f"**Recommendation: {m}.** Under cross-fitting it changes the {name}{why} by {t.loc[m, 'change']:+.4f} "
+                f"({lvl} paired interval {t.loc[m, 'low']:+.4f} to {t.loc[m, 'high']:+.4f}) against leaving the "
+                f"model as it is ({r['uncalibrated_score']:.4f}), the largest improvement beyond noise; its "
+                f"equal-width ECE goes from {r['ece_before']:.3f} to {r['ece_after']:.3f}.")
+        if r.get("within_noise_of_pick"):
+            text += (f" Within noise of it (paired {lvl} interval of the difference includes 0): "
+                     f"{', '.join(r['within_noise_of_pick'])}.")
+    if r["worse"]:
+        parts = [f"{m} (infinite: it gives a confidence of exactly 0 or 1 to a prediction that is then wrong)"
+                 if not np.isfinite(t.loc[m, "change"]) else
+                 f"{m} ({t.loc[m, 'change']:+.4f}, interval {t.loc[m, 'low']:+.4f} to {t.loc[m, 'high']:+.4f})"
+                 for m in r["worse"]]
+        text += f" **Makes the model worse** on the {name}: {'; '.join(parts)}."
+    return text
+
+
+#: Plain-words summaries of the warnings the libraries raise during an audit (pattern, what to tell the reader).
+WARNING_TEXTS = [
+    (r"max_iter|converge", "an iterative fit stopped before converging (its result is used as it is; a method "
+                           "that did not converge is not to be trusted more than its cross-fitted scores show)"),
+    (r"bound", "a fitted parameter sits on its search bound (e.g. a temperature at its limit): the method's "
+               "optimum may lie outside the range searched"),
+    (r"divide by zero|invalid value|overflow", "a numerical edge case (division by zero or overflow) in a metric, "
+                                                "typically an empty bin or a confidence of exactly 0 or 1"),
+    (r"Degrees of freedom|ddof", "too few rows in some group for a variance"),
+]
+
+
+def summarise_warnings(caught) -> list[str]:
+    """Caught warnings as a few sentences: one per kind, with how often it happened; no file paths."""
+    counts: dict[str, int] = {}
+    for w in caught:
+        msg = str(getattr(w, "message", w))
+        cat = getattr(getattr(w, "category", None), "__name__", "Warning")
+        text = None
+        who = re.match(r"(uncalibrated|TS \(NLL\)|TS \(ECE\)|vector scaling|Platt|spline|isotonic|"
+                       r"histogram binning): ", msg)
+        for pattern, words in WARNING_TEXTS:
+            if re.search(pattern, msg, flags=re.IGNORECASE):
+                text = (f"{who.group(1)}: " if who else "") + words
+                break
+        if text is None:
+            first = re.sub(r"(/[^\s:]+)+", "<path>", msg.splitlines()[0] if msg else "")[:160]
+            text = f"{cat}: {first}"
+        counts[text] = counts.get(text, 0) + 1
+    return [f"{text} ({n} time{'s' if n > 1 else ''})" for text, n in counts.items()]
+
+
+def _flags(summary: pd.DataFrame) -> list[str]:
+    """Estimates clipped at a bound and percentile intervals that exclude their estimate, in words."""
+    out = []
+    for r in summary.itertuples():
+        if r.key == "debiased_ece" and r.estimate <= 0:
+            out.append(f"{r.metric} is clipped at 0: the debiasing removed more than the binned estimate, so the "
+                       "true value is small but not known to be 0.")
+        if r.low is not None and not pd.isna(r.low) and not (r.low <= r.estimate <= r.high):
+            out.append(f"{r.metric}: the percentile interval [{r.low:.4f}, {r.high:.4f}] excludes the estimate "
+                       f"{r.estimate:.4f} (the bootstrap of a binned or clipped metric is biased); read the interval "
+                       "as the size of the noise, not as a range around the estimate.")
+    return out
+
+
 def run_audit(pred: Predictions, *, n_bins: int = 15, n_resamples: int = 200, heavy_resamples: int = 50,
               n_folds: int = 5, level: float = 0.95, seed: int = 0, scalar_values=None,
               subsample: int = 20_000) -> dict:
-    """Every number of the report: summary, reliability tables, recalibration comparison, picks, notes.
+    """Every number of the report: verdict, recommendation, summary, reliability tables, comparison, picks.
 
     The recalibration methods are cross-fitted with ``n_folds`` seeded folds
-    (:func:`calibnb.summary.cross_fit`); above ``subsample`` rows they are
-    fitted and scored on a seeded subsample of that many rows (stated in
-    ``settings``). The summary is the comparison's ``uncalibrated`` rows when
-    no subsample is drawn, else computed on every row.
+    (:func:`calibnb.cross_fit`); above ``subsample`` rows they are fitted and
+    scored on a seeded subsample of that many rows (stated in ``settings``).
+    The summary is the comparison's ``uncalibrated`` rows when no subsample is
+    drawn, else computed on every row. Warnings raised on the way are caught
+    and summarised in words (``warnings``).
 
     Returns
     -------
     dict
-        ``inputs`` (kind, rows, classes, roles, notes, source), ``settings``,
-        ``summary`` (DataFrame), ``reliability`` ({"width", "mass"}: DataFrames),
-        ``recalibration`` (DataFrame), ``picks`` (DataFrame), ``disagreements``
-        (list of dicts), ``accuracy_change`` (DataFrame).
+        ``inputs``, ``settings``, ``verdict``, ``recommendation``, ``summary``
+        (DataFrame), ``flags``, ``reliability`` ({"width", "mass"}: DataFrames),
+        ``recalibration`` (DataFrame), ``picks`` (DataFrame), ``disagreements``,
+        ``accuracy_change`` (DataFrame), ``warnings``, ``streaming_stats``.
     """
+    import warnings as _warnings
+
+    with _warnings.catch_warnings(record=True) as caught:
+        _warnings.simplefilter("always")
+        out = _run_audit(pred, n_bins=n_bins, n_resamples=n_resamples, heavy_resamples=heavy_resamples,
+                         n_folds=n_folds, level=level, seed=seed, scalar_values=scalar_values, subsample=subsample)
+    out["warnings"] = summarise_warnings(caught)
+    return out
+
+
+def _run_audit(pred: Predictions, *, n_bins, n_resamples, heavy_resamples, n_folds, level, seed, scalar_values,
+               subsample) -> dict:
+    import warnings as _warnings
+
     common = dict(n_bins=n_bins, n_resamples=n_resamples, heavy_resamples=heavy_resamples, level=level,
                   seed=seed, scalar_values=scalar_values)
     idx = pred.subsample_index
@@ -659,15 +1340,34 @@ def run_audit(pred: Predictions, *, n_bins: int = 15, n_resamples: int = 200, he
         rec = {k: (a if a is None or idx is None else a[idx]) for k, a in
                (("logits", pred.logits), ("labels", pred.labels), ("votes", pred.votes),
                 ("sample_weight", pred.weights))}
-    comparison = _summary.recalibration_comparison(
-        pred.conf if idx is None else pred.conf[idx], pred.correct if idx is None else pred.correct[idx],
-        n_folds=n_folds, **rec, **common)
+    conf_r = pred.conf if idx is None else pred.conf[idx]
+    correct_r = pred.correct if idx is None else pred.correct[idx]
+    k = None if rec["logits"] is None else int(rec["logits"].shape[1])
+    frames, scores = [], {}
+    for m in _summary.applicable_methods(k):
+        with _warnings.catch_warnings(record=True) as caught:
+            _warnings.simplefilter("always")
+            r = _summary.cross_fit(m, conf_r, correct_r, logits=rec["logits"], labels=rec["labels"],
+                                   n_folds=n_folds, seed=seed)
+        for w in caught:  # re-raised with the method's name, for the summary in words
+            _warnings.warn(f"{m}: {w.message}", w.category if isinstance(w.category, type) else UserWarning,
+                           stacklevel=1)
+        t = _summary.metric_summary(r.conf, r.correct, probs=r.probs,
+                                    labels=r.labels if r.probs is not None else None,
+                                    votes=rec["votes"] if r.probs is not None else None,
+                                    sample_weight=rec["sample_weight"], **common)
+        t.insert(0, "method", m)
+        frames.append(t)
+        scores[m] = (np.clip(r.conf, 0.0, 1.0), r.correct)
+    comparison = pd.concat(frames, ignore_index=True)
     if idx is None:
         summary = comparison[comparison.method == "uncalibrated"].drop(columns="method").reset_index(drop=True)
     else:
         summary = _summary.metric_summary(pred.conf, pred.correct, probs=pred.probs, labels=pred.labels,
                                           votes=pred.votes, sample_weight=pred.weights, derived=pred.derived,
                                           class_weight=pred.sub_weights, **common)
+    if pred.n_file is not None and pred.stream_stats is not None:
+        summary = _whole_file_estimates(summary, pred.stream_stats, n_bins, pred.n_file)
     picks = _summary.metric_picks(comparison)
     pick = dict(zip(picks.key, picks.pick))
     disagreements = []
@@ -680,9 +1380,15 @@ def run_audit(pred: Predictions, *, n_bins: int = 15, n_resamples: int = 200, he
     # unweighted, as the diagrams: binomial intervals need integer counts per bin
     reliability = {b: _summary.reliability_intervals(pred.conf, pred.correct, n_bins=n_bins, binning=b, level=level)
                    for b in ("width", "mass")}
+    verdict = verdict_data(pred, reliability["mass"], level=level)
+    verdict["text"] = verdict_text(verdict)
+    recommendation = recommendation_data(scores, comparison, n_resamples=n_resamples, level=level, seed=seed,
+                                         weights=rec["sample_weight"])
+    recommendation["text"] = recommendation_text(recommendation)
     return {
-        "inputs": {"kind": pred.kind, "rows": pred.n, "classes": pred.n_classes, "roles": dict(pred.roles),
-                   "notes": list(pred.notes), "source": os.path.basename(pred.source) if pred.source else "",
+        "inputs": {"kind": pred.kind, "rows": pred.n if pred.n_file is None else pred.n_file,
+                   "sample_rows": None if pred.n_file is None else pred.n, "classes": pred.n_classes, "roles": dict(pred.roles),
+                   "notes": list(pred.notes), "source": _display_name(pred.source),
                    "weighted": pred.weights is not None, "votes": pred.votes is not None},
         "settings": {"n_bins": n_bins, "n_resamples": n_resamples, "heavy_resamples": heavy_resamples,
                      "n_folds": n_folds, "level": level, "seed": seed,
@@ -690,7 +1396,10 @@ def run_audit(pred: Predictions, *, n_bins: int = 15, n_resamples: int = 200, he
                      "recalibration_rows": pred.n if idx is None else int(idx.size),
                      "subsampled": idx is not None, "streamed": pred.derived is not None or (
                          pred.subsample_index is not None)},
+        "verdict": verdict,
+        "recommendation": recommendation,
         "summary": summary,
+        "flags": _flags(summary),
         "reliability": reliability,
         "recalibration": comparison,
         "picks": picks,
@@ -698,6 +1407,29 @@ def run_audit(pred: Predictions, *, n_bins: int = 15, n_resamples: int = 200, he
         "disagreements": disagreements,
         "streaming_stats": _stream_estimates(pred.stream_stats, n_bins),
     }
+
+
+def _whole_file_estimates(summary: pd.DataFrame, stats, n_bins: int, n_file: int) -> pd.DataFrame:
+    """The summary with the top-1 metrics of every row of the file (from the streamed statistics)."""
+    one = stats.reliability_table(n_bins=1)
+    exact = {"accuracy": float(one["accuracy"].iloc[0]), "ice": stats.ice(), "macro_ce": stats.macro_ce(),
+             "r_o": stats.rewards().r_o, "r_u": stats.rewards().r_u, "hmr": stats.hmr(),
+             "brier_top1": stats.brier_top()}
+    if stats.n_cells % n_bins == 0:
+        exact.update(ece_width=stats.ece(n_bins=n_bins), mce=stats.mce(n_bins=n_bins))
+    out = summary.copy()
+    for key, value in exact.items():
+        hit = out["key"] == key
+        out.loc[hit, "estimate"] = float(value)
+        out.loc[hit, "rows"] = int(n_file)
+    return out
+
+
+def _display_name(source) -> str:
+    """A file's base name (never a folder path) for pages and JSON."""
+    if not source:
+        return ""
+    return os.path.basename(str(source))
 
 
 def _stream_estimates(stats, n_bins: int) -> dict | None:
@@ -821,10 +1553,15 @@ def plot_rewards(pred: Predictions, result: dict):
     fig, axes = plt.subplots(1, 2, figsize=(11, 3.8))
     wrong = pred.correct == 0
     bins = np.linspace(0, 1, 21)
-    axes[0].hist(pred.conf[wrong], bins=bins, color="tab:red", alpha=0.7, label=f"wrong ({wrong.sum()})")
-    axes[0].hist(pred.conf[~wrong], bins=bins, color="tab:green", alpha=0.5, label=f"correct ({(~wrong).sum()})")
+    # each group as a share of its own predictions: 23 wrong beside 570 correct stay visible (seaborn's
+    # stat="probability", common_norm=False)
+    for mask, color, name in ((wrong, "tab:red", "wrong"), (~wrong, "tab:green", "correct")):
+        if mask.any():
+            axes[0].hist(pred.conf[mask], bins=bins, weights=np.full(int(mask.sum()), 1.0 / mask.sum()),
+                         color=color, alpha=0.45, edgecolor=color, linewidth=1.2, histtype="stepfilled",
+                         label=f"{name} ({int(mask.sum())})", gid=f"hist-{name}")
     axes[0].set_xlabel("confidence")
-    axes[0].set_ylabel("predictions")
+    axes[0].set_ylabel("share of the group's predictions")
     axes[0].legend()
     axes[0].set_title("confidence of wrong vs correct predictions")
     t = result["recalibration"]
@@ -870,6 +1607,620 @@ def plot_human(pred: Predictions):
     return fig
 
 
+# ------------------------------------------------------------- several confidence sources (calibnb.llm's table)
+
+def source_comparison(frame: pd.DataFrame, *, n_resamples: int = 200, level: float = 0.95, seed: int = 0,
+                      n_bins: int = 15) -> dict | None:
+    """Compare the confidence sources of calibnb.llm's tidy table on the same items (None if only one).
+
+    Per source: accuracy, mean confidence, ECE, MacroCE (Si 2022), HMR
+    (Sakai 2024) and the top-1 Brier score. Each source after the first is
+    compared with the first on the items both have (joined on ``item_id``,
+    ``model`` and ``task`` where present), with a paired percentile bootstrap
+    interval of the difference (:func:`calibnb.paired_bootstrap_ci`).
+    """
+    import calibnb as cn
+
+    if "confidence_source" not in frame.columns:
+        return None
+    sources = list(dict.fromkeys(frame["confidence_source"].astype(str)))
+    if len(sources) < 2:
+        return None
+    keys = [c for c in ("item_id", "model", "task") if c in frame.columns]
+    if not keys:
+        raise AuditInputError("column 'item_id': several confidence sources need item_id (and model, task) to "
+                              "pair the same items.")
+    parts = {}
+    for s_ in sources:
+        g = frame[frame["confidence_source"].astype(str) == s_]
+        if g.duplicated(keys).any():
+            row = int(np.flatnonzero(g.duplicated(keys).to_numpy())[0])
+            raise AuditInputError(f"column 'item_id': source {s_!r} has the same {'/'.join(keys)} twice "
+                                  f"(row {row} of that source); each item needs one confidence per source.")
+        c = _unit_columns(["confidence"], {"confidence": g["confidence"].to_numpy()}, False, "confidence")[:, 0]
+        y = _numeric("correct", g["correct"].to_numpy())
+        parts[s_] = pd.DataFrame({**{k: g[k].astype(str).to_numpy() for k in keys}, "conf": c, "correct": y})
+    metrics = {"accuracy": lambda c, y, sample_weight=None: np.average(y, axis=-1, weights=sample_weight),
+               "mean confidence": lambda c, y, sample_weight=None: np.average(c, axis=-1, weights=sample_weight),
+               f"ECE ({n_bins} bins)": cn.ece, "MacroCE": cn.macro_ce, "HMR": cn.hmr, "top-1 Brier": cn.brier_top}
+    rows = []
+    for s_, g in parts.items():
+        c, y = g["conf"].to_numpy(), g["correct"].to_numpy()
+        row = {"source": s_, "items": len(g)}
+        for name, fn in metrics.items():
+            row[name] = float(fn(c, y, n_bins=n_bins) if name.startswith("ECE") else fn(c, y))
+        rows.append(row)
+    diffs = []
+    first = sources[0]
+    for s_ in sources[1:]:
+        m = parts[first].merge(parts[s_], on=keys, suffixes=("_a", "_b"))
+        if len(m) < 2:
+            continue
+        a = (m["conf_a"].to_numpy(), m["correct_a"].to_numpy())
+        b = (m["conf_b"].to_numpy(), m["correct_b"].to_numpy())
+        for name in ("accuracy", f"ECE ({n_bins} bins)", "MacroCE", "HMR", "top-1 Brier"):
+            fn = metrics[name]
+            opts = {"n_bins": n_bins} if name.startswith("ECE") else {}
+            est = float(fn(*b, **opts) - fn(*a, **opts))
+            lo = hi = None
+            if n_resamples:
+                r = cn.paired_bootstrap_ci(fn, b, a, n_resamples=n_resamples, level=level, seed=seed,
+                                           vectorized=name in ("accuracy",) or None, **opts)
+                lo, hi = float(r.low), float(r.high)
+            diffs.append({"comparison": f"{s_} - {first}", "metric": name, "items": len(m), "difference": est,
+                          "low": lo, "high": hi,
+                          "beyond noise": None if lo is None else bool(lo > 0 or hi < 0)})
+    return {"sources": sources, "keys": keys, "table": pd.DataFrame(rows), "differences": pd.DataFrame(diffs),
+            "parts": {s_: (g["conf"].to_numpy(), g["correct"].to_numpy()) for s_, g in parts.items()}}
+
+
+def plot_sources(comparison: dict, *, n_bins: int = 10, level: float = 0.95):
+    """One equal-mass reliability diagram per confidence source (same axes)."""
+    import matplotlib.pyplot as plt
+
+    from ..plots import plot_reliability_diagram, reliability_diagram_data
+
+    k = len(comparison["parts"])
+    fig, axes = plt.subplots(1, k, figsize=(4.6 * k, 4.4), squeeze=False)
+    for ax, (s_, (c, y)) in zip(axes[0], comparison["parts"].items()):
+        d = reliability_diagram_data(c, y, n_bins=min(n_bins, max(1, c.size // 10)), binning="mass",
+                                     interval="wilson", level=level)
+        plot_reliability_diagram(d, ax=ax)
+        ax.set_title(f"source: {s_[:40]}")
+    fig.tight_layout()
+    return fig
+
+
+# ------------------------------------------------------------------- the Python API
+
+#: Settings of an audit (keyword arguments of :func:`audit`, notebook parameters of the same names).
+SETTINGS = {"n_bins": 15, "n_resamples": 200, "heavy_resamples": 50, "n_folds": 5, "level": 0.95, "seed": 0,
+            "sum_tol": 1e-3, "subsample": 20_000, "stream_threshold": STREAM_THRESHOLD, "chunk_rows": 100_000,
+            "max_rows": MAX_ROWS}
+
+
+def _check_settings(s: dict) -> dict:
+    """Validate the settings before any work (AuditInputError naming the option)."""
+    def integer(name, minimum):
+        v = s[name]
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < minimum:
+            raise AuditInputError(f"column '-': --{name.replace('_', '-')} must be an integer >= {minimum}; "
+                                  f"got {v!r}.")
+        return int(v)
+
+    out = dict(s)
+    for name, minimum in (("n_bins", 1), ("n_resamples", 0), ("heavy_resamples", 0), ("n_folds", 2), ("seed", 0),
+                          ("subsample", 10), ("stream_threshold", 1), ("chunk_rows", 1), ("max_rows", 100)):
+        out[name] = integer(name, minimum)
+    out["level"] = _check_option_float(s["level"], "--level", low=0.5, high=0.999)
+    out["sum_tol"] = _check_option_float(s["sum_tol"], "--sum-tol", low=0.0, high=1.0)
+    if out["n_bins"] > 1000:
+        raise AuditInputError(f"column '-': --n-bins must be at most 1000; got {out['n_bins']}.")
+    if out["n_resamples"] > 100_000 or out["heavy_resamples"] > 100_000:
+        raise AuditInputError("column '-': --n-resamples and --heavy-resamples must be at most 100000.")
+    return out
+
+
+class AuditResult:
+    """The result of :func:`calibnb.audit`: verdict, recommendation, every metric, and the report.
+
+    In a notebook it shows itself (verdict, recommendation, summary table).
+    ``.verdict`` and ``.recommendation`` are dicts whose ``"text"`` is the
+    paragraph the report opens with; ``.summary`` is the metric table
+    (DataFrame); ``.to_json(path)`` writes every number and ``.to_html(path)``
+    the report page (notebook 00 run with papermill on the same input and
+    settings: the page ``python -m calibnb.audit`` writes).
+    """
+
+    def __init__(self, predictions: Predictions, result: dict, parameters: dict, *, frame=None,
+                 sources: dict | None = None):
+        self.predictions = predictions
+        self.result = result
+        self.parameters = dict(parameters)
+        self.sources = sources
+        self._frame = frame
+        if sources is not None:
+            result["sources"] = {k: v for k, v in sources.items() if k != "parts"}
+
+    @property
+    def verdict(self) -> dict:
+        return self.result["verdict"]
+
+    @property
+    def recommendation(self) -> dict:
+        return self.result["recommendation"]
+
+    @property
+    def summary(self) -> pd.DataFrame:
+        return self.result["summary"]
+
+    @property
+    def comparison(self) -> pd.DataFrame:
+        return self.result["recalibration"]
+
+    @property
+    def picks(self) -> pd.DataFrame:
+        return self.result["picks"]
+
+    def __repr__(self) -> str:
+        v = self.verdict
+        return (f"<AuditResult: {v['label']}, accuracy {v['accuracy']:.3f}, mean confidence "
+                f"{v['mean_confidence']:.3f}; recommendation: {self.recommendation['method'] or 'none distinguishable'}>")
+
+    def to_dict(self) -> dict:
+        """Every number as plain JSON types (what ``audit.json`` holds)."""
+        return audit_json(self.result)
+
+    def to_json(self, path) -> Path:
+        """Write :meth:`to_dict` atomically to ``path``."""
+        return write_audit_json(self.result, path)
+
+    # --- HTML (every string escaped; Markdown-style **bold** of our own texts only)
+    def verdict_html(self) -> str:
+        v, r, inp = self.verdict, self.recommendation, self.result["inputs"]
+        table = pd.DataFrame({
+            "": ["accuracy", "mean confidence", "gap (confidence - accuracy)", "Spiegelhalter's test",
+                 "cumulative KS test"],
+            "value": [f"{v['accuracy']:.4f}", f"{v['mean_confidence']:.4f}",
+                      f"{v['gap']:+.4f} [{v['gap_low']:+.4f}, {v['gap_high']:+.4f}]",
+                      f"z = {v['spiegelhalter_z']:.2f}, {_p_text(v['spiegelhalter_p'])}",
+                      f"{_p_text(v['ks_p'])}"]})
+        what = (f"{inp['rows']:,} predictions, " + (f"{inp['classes']} classes" if inp["classes"] else
+                                                     "confidence and correctness only"))
+        return ("<div class='calibnb-verdict'>"
+                f"<p><b>Verdict: {_esc(v['label'])}</b> ({_esc(what)})</p>"
+                f"<p>{_md(v['text'])}</p>{table.to_html(index=False, escape=True, border=0)}"
+                f"<p>{_md(r['text'])}</p></div>")
+
+    def inputs_html(self) -> str:
+        inp = self.result["inputs"]
+        roles = "; ".join(f"{k}: {v}" for k, v in inp["roles"].items())
+        items = "".join(f"<li>{_esc(n)}</li>" for n in inp["notes"])
+        st = self.result["settings"]
+        settings = (f"Settings (given once, here): {st['n_bins']} bins, {st['n_resamples']} bootstrap resamples "
+                    f"({min(st['n_resamples'], st['heavy_resamples'])} for the heavy metrics), {st['n_folds']} "
+                    f"cross-fitting folds, {st['level']:.0%} intervals, seed {st['seed']}.")
+        return (f"<p>Columns used: {_esc(roles)}.</p>" + (f"<ul>{items}</ul>" if items else "")
+                + f"<p>{_esc(settings)}</p>")
+
+    def warnings_html(self) -> str:
+        w, f = self.result.get("warnings") or [], self.result.get("flags") or []
+        out = ""
+        if w:
+            out += ("<p><b>Warnings raised while auditing</b> (caught; in words):</p><ul>"
+                    + "".join(f"<li>{_esc(x)}</li>" for x in w) + "</ul>")
+        if f:
+            out += "<p><b>Read with care:</b></p><ul>" + "".join(f"<li>{_esc(x)}</li>" for x in f) + "</ul>"
+        return out
+
+    def summary_html(self) -> str:
+        return summary_frame(self.summary, self.result["settings"]["level"]).to_html(index=False, escape=True,
+                                                                                     border=0)
+
+    def comparison_html(self) -> str:
+        return comparison_frame(self.comparison).to_html(escape=True, border=0)
+
+    def picks_html(self) -> str:
+        return picks_frame(self.picks).to_html(index=False, escape=True, border=0)
+
+    def sources_html(self) -> str:
+        if self.sources is None:
+            return ""
+        t = self.sources["table"].copy()
+        d = self.sources["differences"].copy()
+        for col in t.columns[2:]:
+            t[col] = t[col].map(lambda x: f"{x:.4f}")
+        if not d.empty:
+            d["interval"] = [("no interval" if lo is None or pd.isna(lo) else f"[{lo:+.4f}, {hi:+.4f}]")
+                             for lo, hi in zip(d["low"], d["high"])]
+            d["difference"] = d["difference"].map(lambda x: f"{x:+.4f}")
+            d["beyond noise"] = d["beyond noise"].map({True: "yes", False: "within noise", None: "-"})
+            d = d[["comparison", "metric", "items", "difference", "interval", "beyond noise"]]
+        return (t.to_html(index=False, escape=True, border=0)
+                + "<p>Paired differences (same items; percentile bootstrap):</p>"
+                + d.to_html(index=False, escape=True, border=0))
+
+    def _repr_html_(self) -> str:
+        return self.verdict_html() + self.inputs_html() + self.warnings_html() + self.summary_html()
+
+    # --- figures
+    def plot_reliability(self):
+        return plot_reliability(self.predictions, self.result)
+
+    def plot_ks(self):
+        return plot_ks(self.predictions)
+
+    def plot_rewards(self):
+        return plot_rewards(self.predictions, self.result)
+
+    def plot_human(self):
+        return None if self.predictions.votes is None else plot_human(self.predictions)
+
+    def plot_sources(self):
+        return None if self.sources is None else plot_sources(self.sources, level=self.result["settings"]["level"])
+
+    # --- the report page
+    def to_html(self, path) -> Path:
+        """Write the report page (notebook 00 run on the same input and settings, code hidden) to ``path``."""
+        path = Path(path)
+        _check_out_file(path)
+        params = dict(self.parameters)
+        with tempfile.TemporaryDirectory(prefix=".calibnb-audit-") as tmp:
+            if self._frame is not None:
+                data = Path(tmp) / "data.parquet"
+                _frame_for_parquet(self._frame).to_parquet(data)
+                # read whole, as the in-memory audit was (no streaming, no sample)
+                params.update(predictions_path=str(data), stream_threshold=2 ** 62, max_rows=2 ** 62)
+            files = render_report(params, Path(tmp) / "run")
+            from ..record.reproduction import write_text_atomic
+
+            write_text_atomic(path, files["audit.html"].read_text(encoding="utf-8"))
+        return path
+
+
+def _frame_for_parquet(frame: pd.DataFrame) -> pd.DataFrame:
+    out = frame.copy(deep=False)
+    out.columns = [str(c) for c in out.columns]
+    return out.reset_index(drop=True)
+
+
+def _esc(text) -> str:
+    import html
+
+    return html.escape(str(text), quote=True)
+
+
+def _md(text: str) -> str:
+    """Escape, then render our own **bold** (no links, no other Markdown)."""
+    return re.sub(r"\*\*(.+?)\*\*", r"<b>\1</b>", _esc(text))
+
+
+def picks_frame(picks: pd.DataFrame) -> pd.DataFrame:
+    """The method each metric would pick, with the picks within noise of the runner-up marked."""
+    sep = picks["separated"]
+    return pd.DataFrame({
+        "metric": picks["metric"], "pick": picks["pick"], "estimate": picks["estimate"].map(_fmt),
+        "tied with": picks["tied_with"].fillna(""),
+        "runner-up": picks["runner_up"].fillna(""),
+        "beyond noise?": ["no interval" if s is None or pd.isna(s) else ("yes" if s else "within noise")
+                          for s in sep]})
+
+
+def _frame_input(data, options: dict, settings: dict):
+    """(columns, frame to keep for to_html or None, path or None) of the data given to :func:`audit`."""
+    if isinstance(data, pd.DataFrame):
+        return read_columns(data), data, None
+    if isinstance(data, dict):
+        known = {"probs", "logits", "labels", "conf", "correct", "votes", "weights"}
+        if not data or not set(data) <= known:
+            raise AuditInputError(f"column '-': a dict of arrays must use the keys {sorted(known)}; got "
+                                  f"{sorted(map(str, data))}.")
+        pred = predictions_from_arrays(**data, n_folds=settings["n_folds"])  # validates, names the arrays
+        frame = pd.DataFrame(_arrays_columns(data))
+        return None, frame, pred
+    if isinstance(data, (str, os.PathLike)):
+        return None, None, Path(data)
+    raise AuditInputError(f"column '-': data must be a pandas DataFrame, a path to a CSV/Parquet/NPZ file or a dict "
+                          f"of arrays (probs/logits, labels, conf, correct, votes, weights); got "
+                          f"{type(data).__name__}.")
+
+
+def _arrays_columns(data: dict) -> dict:
+    cols = {}
+    for key, name in (("probs", "p"), ("logits", "logit"), ("votes", "h")):
+        if data.get(key) is not None:
+            a = np.asarray(data[key])
+            if a.ndim == 1:
+                cols["y_prob"] = a
+            else:
+                cols.update({f"{name}{j}": a[:, j] for j in range(a.shape[1])})
+    for key, name in (("labels", "label"), ("conf", "conf"), ("correct", "correct"), ("weights", "weight")):
+        if data.get(key) is not None:
+            cols[name] = np.asarray(data[key])
+    return cols
+
+
+def audit(data=None, *, prob_prefix=None, logit_prefix=None, label=None, conf=None, correct=None, vote_prefix=None,
+          weight=None, binary_prob=None, positive=None, prob_columns=None, classes=None, percent: bool = False,
+          low_conf: bool = False, log_format=None, source=None, scalar_values=None, n_bins: int = 15,
+          n_resamples: int = 200, heavy_resamples: int = 50, n_folds: int = 5, level: float = 0.95, seed: int = 0,
+          sum_tol: float = 1e-3, subsample: int = 20_000, stream_threshold: int = STREAM_THRESHOLD,
+          chunk_rows: int = 100_000, max_rows: int = MAX_ROWS, progress: bool = False,
+          name: str | None = None) -> AuditResult:
+    r"""Audit a model's calibration: a verdict with a test, one recommendation, every metric with an interval.
+
+    ``calibnb.audit(df)`` in a notebook shows the verdict; ``python -m
+    calibnb.audit FILE`` is the same call on a file and writes the report.
+
+    Parameters
+    ----------
+    data : pandas.DataFrame, path, or dict of arrays
+        One row per prediction (see :func:`predictions_from_columns` for the
+        layouts: class probabilities and a label, a binary model's
+        ``predict_proba[:, 1]`` and its label, logits, or ``conf`` and
+        ``correct``; calibnb.llm's tidy table with ``confidence_source``);
+        a CSV, Parquet or NPZ file; or a dict with keys ``probs`` (N, K) or
+        (N,), ``logits``, ``labels``, ``conf``, ``correct``, ``votes``,
+        ``weights``. ``None`` audits the CIFAR-10 ResNet-20 demo.
+    prob_prefix, logit_prefix, label, conf, correct, vote_prefix, weight, binary_prob, positive, prob_columns, \
+classes, percent, low_conf : optional
+        Column roles (inferred from the names when not given).
+    log_format : {"openai", "lm-eval", "helm", "inspect", "verbalized"}, optional
+        ``data`` is a language model's evaluation log, read by ``calibnb.llm.read_log``.
+    source : str, optional
+        With several confidence sources, the one the verdict is about (default: the first).
+    n_bins, n_resamples, heavy_resamples, n_folds, level, seed, sum_tol, subsample, stream_threshold, chunk_rows
+        As the command's options (``python -m calibnb.audit --help``).
+
+    Returns
+    -------
+    AuditResult
+
+    Raises
+    ------
+    AuditInputError
+        (a ``ValueError``) Any malformed input or option, naming the column or the option.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=300); y = (rng.uniform(size=300) < p ** 2).astype(int)   # overconfident
+    >>> r = audit(pd.DataFrame({"y_prob": p, "y_true": y}), n_resamples=50, heavy_resamples=10, n_folds=3)
+    >>> r.verdict["label"], r.summary.set_index("key").loc["accuracy", "estimate"] == np.mean((p >= .5) == y)
+    ('overconfident', True)
+    """
+    settings = _check_settings(dict(n_bins=n_bins, n_resamples=n_resamples, heavy_resamples=heavy_resamples,
+                                    n_folds=n_folds, level=level, seed=seed, sum_tol=sum_tol, subsample=subsample,
+                                    stream_threshold=stream_threshold, chunk_rows=chunk_rows, max_rows=max_rows))
+    options = dict(prob_prefix=prob_prefix, logit_prefix=logit_prefix, label=label, conf=conf, correct=correct,
+                   vote_prefix=vote_prefix, weight=weight, binary_prob=binary_prob, positive=positive,
+                   prob_columns=prob_columns, classes=classes)
+    for key, value in options.items():
+        if value is not None and not isinstance(value, (str, list, tuple)):
+            raise AuditInputError(f"column '-': {key} must be a column name (str); got {type(value).__name__}.")
+    if isinstance(prob_columns, (list, tuple)):
+        options["prob_columns"] = ",".join(map(str, prob_columns))
+    if isinstance(classes, (list, tuple)):
+        options["classes"] = ",".join(map(str, classes))
+    values = parse_scalar_values(",".join(map(str, scalar_values)) if isinstance(scalar_values, (list, tuple))
+                                 else (scalar_values or ""))
+    params = {"predictions_path": "", **{k: (v or "") for k, v in options.items()},
+              "percent": bool(percent), "low_conf": bool(low_conf), "log_format": log_format or "",
+              "source": source or "", "source_name": name or "",
+              "scalar_values": "" if values is None else ",".join(map(str, values)), **settings}
+    frame = None
+    if data is None:  # the demo: a real network's outputs on the CIFAR-10 test set
+        from .. import data as _data
+
+        outputs = _data.load_cifar("cifar10", "resnet20")
+        data = {"logits": outputs.logits, "labels": outputs.labels}
+        name = name or "CIFAR-10 ResNet-20 (demo)"
+        params["source_name"] = name
+    if log_format:
+        if not isinstance(data, (str, os.PathLike)):
+            raise AuditInputError("column '-': log_format needs a path to the log file.")
+        data = _read_log_frame(data, log_format)
+        params["log_format"] = ""
+    cols, frame, pathish = _frame_input(data, options, settings)
+    sources = None
+    llm_table = cols is not None and "confidence_source" in cols
+    if llm_table:  # calibnb.llm's tidy table
+        table = frame if frame is not None else pd.DataFrame(cols)
+        sources = source_comparison(table, n_resamples=settings["n_resamples"], level=settings["level"],
+                                    seed=settings["seed"], n_bins=min(settings["n_bins"], 15))
+        names_ = list(dict.fromkeys(table["confidence_source"].astype(str)))
+        chosen = source or names_[0]
+        if chosen not in names_:
+            raise AuditInputError(f"column 'confidence_source': --source {chosen!r} is not among {names_}.")
+        sub = table[table["confidence_source"].astype(str) == chosen]
+        keep = [c for c in sub.columns if c not in ("item_id", "model", "task", "answer", "confidence_source")]
+        cols = read_columns(sub[keep].reset_index(drop=True))
+        options.setdefault("conf", None)
+        options["conf"] = options["conf"] or "confidence"
+        options["correct"] = options["correct"] or "correct"
+    read = dict(sum_tol=settings["sum_tol"], n_folds=settings["n_folds"], percent=bool(percent),
+                low_conf=bool(low_conf) or llm_table, **options)
+    if cols is not None:
+        pred = predictions_from_columns(cols, **read)
+        pred.source = name or "DataFrame"
+        if llm_table:
+            pred.notes.append(f"calibnb.llm's table: confidences below 0.5 accepted (answers with more than two "
+                              "possible values)")
+        if sources is not None:
+            pred.notes.append(f"confidence source {chosen!r} of {len(sources['sources'])} "
+                              f"({', '.join(sources['sources'])}); the sources are compared below")
+    elif isinstance(pathish, Predictions):
+        pred = pathish
+        pred.source = name or "arrays"
+    else:
+        path = pathish
+        params["predictions_path"] = str(path.absolute())
+        pred = load_from_parameters({**params, "predictions_path": str(path)}, progress=progress)
+        if name:
+            pred.source = name
+    if values is not None and pred.n_classes is not None and len(values) != pred.n_classes:
+        raise AuditInputError(f"column '-': --scalar-values has {len(values)} values but there are "
+                              f"{pred.n_classes} classes.")
+    result = run_audit(pred, n_bins=settings["n_bins"], n_resamples=settings["n_resamples"],
+                       heavy_resamples=settings["heavy_resamples"], n_folds=settings["n_folds"],
+                       level=settings["level"], seed=settings["seed"], scalar_values=values,
+                       subsample=settings["subsample"])
+    if not params["source_name"] and pred.source:
+        params["source_name"] = _display_name(pred.source)
+    return AuditResult(pred, result, params, frame=frame, sources=sources)
+
+
+# ------------------------------------------------------------------- writing the report
+
+def _check_out_file(path: Path) -> None:
+    if path.exists() and path.is_dir():
+        raise AuditInputError(f"column '-': {path.name!r} is a folder; give a file name for the page.")
+    parent = path.parent if str(path.parent) else Path(".")
+    if not parent.is_dir():
+        raise AuditInputError(f"column '-': the folder of {path.name!r} does not exist.")
+    if not os.access(parent, os.W_OK):
+        raise AuditInputError(f"column '-': cannot write into the folder of {path.name!r} (no permission).")
+
+
+def check_out(out) -> Path:
+    """Validate ``--out`` before any work: a folder (or a new name in a writable folder), not a file."""
+    out = Path(out)
+    if str(out).strip() == "":
+        raise AuditInputError("column '-': --out is empty; give a folder.")
+    out = out.absolute()
+    if out.exists() and not out.is_dir():
+        raise AuditInputError(f"column '-': --out {out.name!r} is a file, not a folder; give a folder for "
+                              "audit.html and audit.json.")
+    parent = out if out.exists() else out.parent
+    while not parent.exists():
+        parent = parent.parent
+    if not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
+        raise AuditInputError(f"column '-': --out {out.name!r} cannot be written (no permission on its folder).")
+    if out.exists() and not os.access(out, os.W_OK | os.X_OK):
+        raise AuditInputError(f"column '-': --out {out.name!r} cannot be written (no permission).")
+    return out
+
+
+#: Files of one audit, swapped into --out together.
+OUTPUT_FILES = ("audit.html", "audit.json", "audit.ipynb")
+
+#: The page's Content-Security-Policy: no script, no network, images only as data: URLs.
+CONTENT_SECURITY_POLICY = ("default-src 'none'; img-src data:; style-src 'unsafe-inline'; font-src data:; "
+                           "script-src 'none'; base-uri 'none'; form-action 'none'")
+
+
+def secure_page(page: str, *, paths=()) -> str:
+    """Add the Content-Security-Policy meta tag; replace any given machine path by its base name."""
+    meta = f'<meta http-equiv="Content-Security-Policy" content="{CONTENT_SECURITY_POLICY}">'
+    page = re.sub(r"<head([^>]*)>", lambda m: f"<head{m.group(1)}>\n{meta}", page, count=1)
+    for p in sorted({str(p) for p in paths if p}, key=len, reverse=True):
+        page = page.replace(p, os.path.basename(p.rstrip("/")) or "-")
+    return page
+
+
+def _hide_code(nb_path: Path, out_path: Path) -> None:
+    """A copy of the executed notebook whose code cells' inputs are removed at export (nbconvert's
+    ``transient.remove_source``, as its TagRemovePreprocessor does); the cells and outputs stay."""
+    import nbformat
+
+    nb = nbformat.read(str(nb_path), as_version=4)
+    for cell in nb.cells:
+        if "injected-parameters" in cell.metadata.get("tags", []):
+            cell["id"] = "injected-parameters"  # papermill draws a random id: the page would differ run to run
+        if cell.cell_type == "code":
+            cell.metadata["transient"] = {"remove_source": True}  # what TagRemovePreprocessor sets
+            cell.pop("execution_count", None)
+            cell["execution_count"] = None
+            cell["outputs"] = [o for o in cell.get("outputs", []) if o.get("output_type") != "stream"
+                               or o.get("name") != "stderr"]
+    nbformat.write(nb, str(out_path))
+
+
+def render_report(params: dict, folder: Path, *, timeout: float = AUDIT_TIMEOUT) -> dict:
+    """Run notebook 00 with ``params`` into ``folder``: {"audit.ipynb", "audit.json", "audit.html": path}."""
+    from .report import notebook_to_html, run_notebook
+
+    folder.mkdir(parents=True, exist_ok=True)
+    run = run_notebook(NOTEBOOK, folder / "audit.ipynb", parameters=params, results_path=folder / "audit.json",
+                       cwd=NOTEBOOK.parent, timeout=timeout)
+    if not run.ok or run.results is None:
+        if run.error and run.error.startswith("AuditInputError: "):  # bad input found by the kernel's read
+            raise AuditInputError(run.error[len("AuditInputError: "):])
+        raise RuntimeError(f"the audit notebook failed: {run.error}\n{run.traceback or ''}")
+    hidden = folder / "hidden.ipynb"
+    _hide_code(folder / "audit.ipynb", hidden)
+    name = params.get("source_name") or _display_name(params.get("predictions_path")) or "predictions"
+    page = notebook_to_html(hidden, title=f"Calibration audit of {name}")
+    page = secure_page(page, paths=[params.get("predictions_path"), str(folder), str(folder.parent),
+                                    str(NOTEBOOK.parent), str(Path.home())])
+    (folder / "audit.html").write_text(page, encoding="utf-8")
+    hidden.unlink()
+    return {n: folder / n for n in OUTPUT_FILES}
+
+
+class _OutLock:
+    """An exclusive lock on ``--out`` (a file beside it): a second audit on the same folder fails clearly."""
+
+    def __init__(self, out: Path):
+        self.path = out.parent / f".{out.name}.calibnb-audit.lock"
+        self.fd = None
+
+    def __enter__(self):
+        for _ in range(2):
+            try:
+                self.fd = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+                os.write(self.fd, str(os.getpid()).encode())
+                return self
+            except FileExistsError:
+                if not self._stale():
+                    raise AuditInputError(
+                        f"column '-': another audit is writing to --out {self.path.name[1:-len('.calibnb-audit.lock')]!r} "
+                        f"right now (lock {self.path.name}); wait for it to finish or choose another --out.") from None
+                self.path.unlink(missing_ok=True)
+        raise AuditInputError(f"column '-': cannot lock --out (lock {self.path.name}).")
+
+    def _stale(self) -> bool:
+        try:
+            pid = int(self.path.read_text() or "0")
+        except (OSError, ValueError):
+            return False
+        if pid <= 0:
+            return False
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        except PermissionError:
+            return False
+        return False
+
+    def __exit__(self, *exc):
+        if self.fd is not None:
+            os.close(self.fd)
+        self.path.unlink(missing_ok=True)
+        return False
+
+
+def write_report(params: dict, out, *, timeout: float = AUDIT_TIMEOUT) -> Path:
+    """Run the audit notebook and swap its three files into ``out`` together, under a lock on ``out``."""
+    out = check_out(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with _OutLock(out):
+        tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+        try:
+            files = render_report(params, tmp / "run", timeout=timeout)
+            out.mkdir(parents=True, exist_ok=True)
+            stage = Path(tempfile.mkdtemp(prefix=".incoming.", dir=out))
+            for n in OUTPUT_FILES:
+                shutil.copyfile(files[n], stage / n)
+            for n in OUTPUT_FILES:
+                os.replace(stage / n, out / n)
+            stage.rmdir()
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+    return out
+
+
 # ----------------------------------------------------------------------- CLI
 
 def _parser() -> argparse.ArgumentParser:
@@ -885,6 +2236,20 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--correct", help="0/1 correctness column (binary input)")
     p.add_argument("--vote-prefix", help="prefix of the human vote-count columns")
     p.add_argument("--weight", help="per-row weight column")
+    p.add_argument("--binary-prob", help="a binary model's probability of the positive class "
+                   "(predict_proba[:, 1]; default: inferred from y_prob, proba, y_score, ... with a two-valued label)")
+    p.add_argument("--positive", help="the label value of the positive class of --binary-prob (default: 1, or the "
+                   "second of two text labels in sorted order, as scikit-learn)")
+    p.add_argument("--prob-columns", help="the class-probability columns, comma-separated, in class order")
+    p.add_argument("--classes", help="the label value of each probability column, comma-separated, in column order "
+                   "(text labels, 1-based columns, class-named columns such as proba_setosa)")
+    p.add_argument("--percent", action="store_true", help="probabilities and confidences are in percent (0-100)")
+    p.add_argument("--low-conf", action="store_true", help="accept --conf values below 0.5 (confidences of answers "
+                   "with more than two possible values, e.g. a language model's stated confidence)")
+    p.add_argument("--source", help="with several confidence sources (calibnb.llm's table), the one the verdict is "
+                   "about (default: the first); all are compared")
+    p.add_argument("--format", choices=LOG_FORMATS, help="an evaluation log of a language model, read by "
+                   "calibnb.llm.read_log (one row per item and confidence source)")
     p.add_argument("--scalar-values", help="class values f_k for psi_f, comma-separated (default 1..0)")
     p.add_argument("--n-bins", type=int, default=15)
     p.add_argument("--n-resamples", type=int, default=200, help="bootstrap resamples (0: no intervals)")
@@ -900,6 +2265,11 @@ def _parser() -> argparse.ArgumentParser:
                    help="values (rows x columns) above which a CSV/Parquet file is read in chunks "
                         f"(default {STREAM_THRESHOLD:,})")
     p.add_argument("--chunk-rows", type=int, default=100_000, help="rows per chunk when streaming")
+    p.add_argument("--timeout", type=float, default=AUDIT_TIMEOUT,
+                   help=f"seconds a notebook cell may run (default {AUDIT_TIMEOUT}); a cell over it fails the audit")
+    p.add_argument("--max-rows", type=int, default=MAX_ROWS,
+                   help="rows above which a streamed file's per-row metrics and intervals use a seeded sample of this "
+                        f"many rows (top-1 metrics stay exact over every row; default {MAX_ROWS:,}): bounds memory")
     return p
 
 
@@ -910,28 +2280,67 @@ def notebook_parameters(args: argparse.Namespace) -> dict:
         "prob_prefix": args.prob_prefix or "", "logit_prefix": args.logit_prefix or "",
         "label": args.label or "", "conf": args.conf or "", "correct": args.correct or "",
         "vote_prefix": args.vote_prefix or "", "weight": args.weight or "",
+        "binary_prob": args.binary_prob or "", "positive": args.positive or "", "prob_columns": args.prob_columns or "",
+        "classes": args.classes or "", "percent": bool(args.percent), "low_conf": bool(args.low_conf),
+        "log_format": args.format or "", "source": args.source or "",
+        "source_name": os.path.basename(str(args.predictions)),
         "scalar_values": args.scalar_values or "", "n_bins": args.n_bins, "n_resamples": args.n_resamples,
         "heavy_resamples": args.heavy_resamples, "n_folds": args.n_folds, "level": args.level, "seed": args.seed,
         "sum_tol": args.sum_tol, "subsample": args.subsample, "stream_threshold": args.stream_threshold,
-        "chunk_rows": args.chunk_rows,
+        "chunk_rows": args.chunk_rows, "max_rows": args.max_rows,
     }
 
 
 def load_from_parameters(params: dict, *, progress: bool = True) -> Predictions:
     """:func:`load_predictions`, or :func:`stream_predictions` above ``stream_threshold`` values, with the
     notebook's parameters ("" = infer)."""
-    opt = {k: (params.get(k) or None) for k in ("prob_prefix", "logit_prefix", "label", "conf", "correct",
-                                                 "vote_prefix", "weight")}
+    opt = {k: (params.get(k) or None) for k in INPUT_OPTIONS}
+    opt.update(percent=bool(params.get("percent", False)), low_conf=bool(params.get("low_conf", False)))
     path = params["predictions_path"]
+    if params.get("log_format"):
+        return load_predictions(_read_log_frame(path, params["log_format"]), sum_tol=params.get("sum_tol", 1e-3),
+                                n_folds=params.get("n_folds", 5), **opt)
     size = file_size(path) if Path(path).exists() else None
-    if size is not None and size[0] * size[1] > params.get("stream_threshold", STREAM_THRESHOLD):
+    max_rows = params.get("max_rows") or MAX_ROWS
+    if size is not None and (size[0] * size[1] > params.get("stream_threshold", STREAM_THRESHOLD)
+                             or size[0] > max_rows):
         return stream_predictions(path, chunk_rows=params.get("chunk_rows", 100_000),
                                   subsample=params.get("subsample", 20_000), seed=params.get("seed", 0),
                                   n_bins=params.get("n_bins", 15),
                                   scalar_values=parse_scalar_values(params.get("scalar_values", "")),
                                   progress=progress, sum_tol=params.get("sum_tol", 1e-3),
-                                  n_folds=params.get("n_folds", 5), **opt)
+                                  n_folds=params.get("n_folds", 5), max_rows=params.get("max_rows"), **opt)
     return load_predictions(path, sum_tol=params.get("sum_tol", 1e-3), n_folds=params.get("n_folds", 5), **opt)
+
+
+#: The options of the column roles (notebook parameters of the same names; "" = infer).
+INPUT_OPTIONS = ("prob_prefix", "logit_prefix", "label", "conf", "correct", "vote_prefix", "weight", "binary_prob",
+                 "positive", "prob_columns", "classes")
+
+#: Evaluation-log formats of language models, read by ``calibnb.llm.read_log``.
+LOG_FORMATS = ("openai", "lm-eval", "helm", "inspect", "verbalized")
+
+
+def _read_log_frame(path, log_format: str) -> pd.DataFrame:
+    """A language model's evaluation log as calibnb.llm's tidy table (``calibnb.llm.read_log``, imported lazily)."""
+    if log_format not in LOG_FORMATS:
+        raise AuditInputError(f"column '-': --format must be one of {list(LOG_FORMATS)}; got {log_format!r}.")
+    try:
+        import importlib
+
+        llm = importlib.import_module("calibnb.llm")
+        read_log = llm.read_log
+    except (ImportError, AttributeError):
+        raise AuditInputError(f"column '-': --format {log_format} needs calibnb.llm.read_log, which this "
+                              "installation does not have.") from None
+    try:
+        frame = read_log(path, format=log_format)
+    except (ValueError, TypeError, OSError) as exc:
+        raise AuditInputError(f"column '-': cannot read {Path(str(path)).name!r} as a {log_format} log: "
+                              f"{str(exc).replace(str(path), Path(str(path)).name)}") from None
+    if not isinstance(frame, pd.DataFrame):
+        raise AuditInputError(f"column '-': calibnb.llm.read_log returned {type(frame).__name__}, not a DataFrame.")
+    return frame
 
 
 def parse_scalar_values(text: str):
@@ -945,48 +2354,100 @@ def parse_scalar_values(text: str):
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the audit; 0 on success, 2 on bad input or usage (nothing written), 1 if the notebook failed."""
-    from .report import notebook_to_html, run_notebook
-    from ..record.reproduction import write_text_atomic
+    """Run the audit; 0 on success, 2 on bad input or usage (nothing written), 1 if the notebook failed.
 
+    Every option, ``--out`` and the whole input are validated before the
+    notebook starts; the three output files are written to a temporary folder
+    and swapped into ``--out`` together, under a lock (a second audit on the
+    same ``--out`` fails with status 2 while the first runs).
+    """
     parser = _parser()
     args = parser.parse_args(argv)
     params = notebook_parameters(args)
     try:
-        for name in ("n_bins", "n_folds"):
-            if getattr(args, name) < (2 if name == "n_folds" else 1):
-                raise AuditInputError(f"column '-': --{name.replace('_', '-')} must be >= "
-                                      f"{2 if name == 'n_folds' else 1}; got {getattr(args, name)}.")
-        if args.n_resamples < 0 or args.heavy_resamples < 0:
-            raise AuditInputError("column '-': --n-resamples and --heavy-resamples must be >= 0.")
-        parse_scalar_values(args.scalar_values)
-        pred = load_from_parameters(params)  # validate fully before running anything
-        if args.scalar_values and pred.n_classes is not None and len(parse_scalar_values(args.scalar_values)) != pred.n_classes:
-            raise AuditInputError(f"column '-': --scalar-values has {len(parse_scalar_values(args.scalar_values))} "
-                                  f"values but there are {pred.n_classes} classes.")
+        out = check_out(args.out)
+        if not (np.isfinite(args.timeout) and args.timeout > 0):
+            raise AuditInputError(f"column '-': --timeout must be a positive number of seconds; got {args.timeout}.")
+        params.update(_check_settings({k: params[k] for k in SETTINGS}))
+        values = parse_scalar_values(args.scalar_values)
+        pred = _validate_input(params)
+        if values is not None and pred.n_classes is not None and len(values) != pred.n_classes:
+            raise AuditInputError(f"column '-': --scalar-values has {len(values)} values but there are "
+                                  f"{pred.n_classes} classes.")
     except AuditInputError as exc:
         print(f"calibnb.audit: error: {exc}", file=sys.stderr)
         return 2
-    print(f"calibnb.audit: {pred.n} rows, {pred.kind}" + (f", {pred.n_classes} classes" if pred.n_classes else "")
-          + "; " + "; ".join(pred.notes), file=sys.stderr)
-    out = Path(args.out).absolute()
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    print(f"calibnb.audit: {pred.n_file or pred.n} rows, {pred.kind}"
+          + (f", {pred.n_classes} classes" if pred.n_classes else "") + "; " + "; ".join(pred.notes), file=sys.stderr)
+    del pred  # the notebook reads the file again: keep one copy in memory at a time
+    _release_memory()
+    start = time.perf_counter()
     try:
-        run = run_notebook(NOTEBOOK, tmp / "audit.ipynb", parameters=params, results_path=tmp / "audit.json",
-                           cwd=NOTEBOOK.parent)
-        if not run.ok or run.results is None:
-            print(f"calibnb.audit: the audit notebook failed: {run.error}\n{run.traceback or ''}", file=sys.stderr)
-            return 1
-        write_text_atomic(tmp / "audit.html", notebook_to_html(tmp / "audit.ipynb",
-                                                               title=f"Calibration audit of {Path(args.predictions).name}"))
-        out.mkdir(parents=True, exist_ok=True)
-        for name in ("audit.ipynb", "audit.json", "audit.html"):
-            os.replace(tmp / name, out / name)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    print(f"calibnb.audit: wrote {out / 'audit.html'} and {out / 'audit.json'} ({run.elapsed:.0f} s)")
+        write_report(params, out, timeout=args.timeout)
+    except AuditInputError as exc:
+        print(f"calibnb.audit: error: {exc}", file=sys.stderr)
+        return 2
+    except RuntimeError as exc:
+        print(f"calibnb.audit: {exc}", file=sys.stderr)
+        return 1
+    print(f"calibnb.audit: wrote {out.name}/audit.html and {out.name}/audit.json ({time.perf_counter() - start:.0f} s)")
     return 0
+
+
+def _release_memory() -> None:
+    """Give the freed heap back to the system (glibc keeps it otherwise) before the notebook's kernel starts."""
+    import gc
+
+    gc.collect()
+    try:  # Arrow's own allocator (jemalloc/mimalloc) keeps freed Parquet buffers too
+        import pyarrow as pa
+
+        pa.default_memory_pool().release_unused()
+    except (ImportError, AttributeError):
+        pass
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):  # not glibc: nothing to do
+        pass
+
+
+def _validate_input(params: dict) -> Predictions:
+    """Read and validate the input as the notebook will (nothing computed): AuditInputError naming the column.
+
+    A file that the notebook will stream (more than ``max_rows`` rows or ``stream_threshold`` values) is checked
+    here on its header and first rows only, so that the command never holds it twice; the notebook checks every
+    chunk, and a bad value there still ends the command with status 2 and nothing written.
+    """
+    path = Path(params["predictions_path"])
+    size = file_size(path) if not params.get("log_format") and path.is_file() else None
+    if size is not None and (size[0] > (params.get("max_rows") or MAX_ROWS)
+                             or size[0] * size[1] > params.get("stream_threshold", STREAM_THRESHOLD)):
+        opt = {k: (params.get(k) or None) for k in INPUT_OPTIONS}
+        first = next(iter(_chunks(path, min(int(params.get("chunk_rows", 100_000)), 10_000))), None)
+        if first is None:
+            raise AuditInputError(f"column '-': the file {path.name!r} has a header but no rows.")
+        pred = predictions_from_columns(first, sum_tol=params["sum_tol"], check_classes=False,
+                                        percent=bool(params.get("percent")), low_conf=bool(params.get("low_conf")),
+                                        **opt)
+        pred.n_file = size[0]
+        pred.notes.append("large file: the first rows checked here, every chunk checked as it is read")
+        return pred
+    if params.get("log_format"):
+        frame = _read_log_frame(params["predictions_path"], params["log_format"])
+        if "confidence_source" in frame.columns:
+            names_ = list(dict.fromkeys(frame["confidence_source"].astype(str)))
+            chosen = params.get("source") or names_[0]
+            if chosen not in names_:
+                raise AuditInputError(f"column 'confidence_source': --source {chosen!r} is not among {names_}.")
+            frame = frame[frame["confidence_source"].astype(str) == chosen]
+            frame = frame[[c for c in frame.columns if c not in ("item_id", "model", "task", "answer",
+                                                                 "confidence_source")]].reset_index(drop=True)
+        return load_predictions(frame, sum_tol=params["sum_tol"], n_folds=params["n_folds"],
+                                low_conf=True, percent=bool(params.get("percent")),
+                                **{k: (params.get(k) or None) for k in INPUT_OPTIONS})
+    return load_from_parameters(params)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -453,9 +453,14 @@ def load_params_file(path: str | os.PathLike) -> dict[str, dict[str, Any]]:
     """
     import yaml
 
+    from ..validation import check_yaml_text
+
     path = Path(path)
     try:
-        data = yaml.load(path.read_text(encoding="utf-8"), Loader=_yaml12_loader())  # noqa: S506 (a SafeLoader)
+        # size- and alias-limited before anything is built from it (a few hundred bytes of aliases expand to 10^8
+        # items); calibnb.validation.check_yaml_text raises ValueError naming the file
+        text = check_yaml_text(path.read_bytes(), f"params file {path.name}")
+        data = yaml.load(text, Loader=_yaml12_loader())  # noqa: S506 (a SafeLoader)
     except OSError as exc:
         raise ValueError(f"params file {path} cannot be read: {exc}") from None
     except yaml.YAMLError as exc:

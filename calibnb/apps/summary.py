@@ -111,7 +111,7 @@ def _specs(n_bins: int) -> list[_Spec]:
 
 
 #: Elements of a (resamples x rows) weight block drawn at once (memory bound of the bootstraps).
-_BLOCK = 4_000_000
+_BLOCK = 1_000_000  # 8 MB per float64 block: an audit's peak memory stays below 1 GiB (benchmarks/bench_audit.py)
 
 
 def _weight_blocks(n: int, n_resamples: int, seed: int):

@@ -30,6 +30,13 @@ def check_default(results):
     assert (acc.drop("vector scaling") == 0).all()
     picks = pd.DataFrame(**results["picks"])
     assert set(picks.key) == set(s.index)
+    # the verdict (issue 27): the network is overconfident, by both tests, and one recommendation is named
+    v = results["verdict"]
+    assert v["label"] == "overconfident" and v["gap_low"] > 0
+    assert v["spiegelhalter_p"] < 0.001 and v["ks_p"] < 0.001
+    r = results["recommendation"]
+    assert r["score"] == "NLL" and r["method"] in set(rec.method) - {"uncalibrated"}
+    assert r["text"].startswith(f"**Recommendation: {r['method']}.**")
 
 
 def check_more_bins(results, default):
