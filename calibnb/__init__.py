@@ -63,7 +63,7 @@ from .training import train_softmax_regression, training_dynamics  # noqa: E402
 from .stats import CalibrationStats  # noqa: E402,F401
 
 # --- reproduction record (calibnb.reproduction) ------------------------------
-from .reproduction import Claim, LedgerError, Reproduction, ReproductionError, load_ledger  # noqa: E402,F401
+from .reproduction import LedgerError, Reproduction, ReproductionError, load_ledger  # noqa: E402,F401
 
 # --- notebook parameters (calibnb.validation) ---------------------------------
 from .validation import check_parameters  # noqa: E402
@@ -102,7 +102,7 @@ __all__ = [
     # mergeable statistics of large prediction streams (calibnb.dask is imported on its own)
     "CalibrationStats",
     # reproduction record
-    "Claim", "Reproduction", "ReproductionError", "LedgerError", "load_ledger",
+    "Reproduction", "ReproductionError", "LedgerError", "load_ledger",
     # notebooks: check the parameters papermill injected (first statement of the import cell)
     "check_parameters",
 ]
