@@ -71,7 +71,7 @@ def check_default(results):
     assert any(k.startswith("mnli | ") for k in r["ood_mnli"])
     agreement = _frame(r["votes_stability"])
     assert agreement.loc[100, "agreement"] == 1.0 and agreement.loc[1, "agreement"] <= agreement.loc[100, "agreement"]
-    assert results["counts"]["checkable"] + results["counts"]["identity"] == len(results["claims"])
+    assert results["counts"]["checkable"] + results["counts"]["by-construction"] == len(results["claims"])
 
 
 def check_no_temperature(results, default):
