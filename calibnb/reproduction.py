@@ -100,6 +100,7 @@ __all__ = [
     "SourceRecord",
     "claim_status",
     "claims_table_html",
+    "rule_target",
     "clopper_pearson",
     "criterion_text",
     "decide",
@@ -107,9 +108,14 @@ __all__ = [
     "findings_markdown",
     "interval_outcome",
     "load_ledger",
+    "paper_summary",
+    "restatus",
+    "seed_split",
+    "stability_text",
     "status_counts",
     "status_mismatches",
     "to_jsonable",
+    "unmarked_flips",
     "from_json_float",
     "write_json_atomic",
     "write_text_atomic",
@@ -319,6 +325,8 @@ def claim_status(kind: str, outcomes: Sequence[str], *, by_construction: bool = 
     ('partly', 'by-construction')
     """
     kind = check_choice(kind, KINDS, "kind")
+    if not _is_bool(by_construction):
+        raise TypeError(f"by_construction must be a bool; got {type(by_construction).__name__} {by_construction!r}.")
     if kind == "identity" or by_construction:
         return "by-construction"
     if kind == "not-checkable":
@@ -426,7 +434,10 @@ def interval_outcome(interval: tuple[float, float], target: tuple[float, float])
     'inconclusive'
     """
     lo, hi = _interval_pair(interval, "interval")
-    t_lo, t_hi = (float(v) for v in target)
+    try:
+        t_lo, t_hi = (float(v) for v in target)
+    except (TypeError, ValueError):
+        raise TypeError(f"target must be a pair (low, high) of numbers; got {target!r}.") from None
     if math.isnan(t_lo) or math.isnan(t_hi) or t_lo > t_hi:
         raise ValueError(f"target must be a pair (low, high) with low <= high; got {target!r}.")
     if _inside(lo, t_lo, t_hi) and _inside(hi, t_lo, t_hi):
@@ -448,13 +459,25 @@ def _interval_pair(value: Any, name: str) -> tuple[float, float]:
 
 
 def rule_target(item: "LedgerClaim") -> tuple[float, float] | None:
-    """The bounds a magnitude claim's measure must lie in (phrase table or the ledger's quoted threshold)."""
-    if item.rule != "magnitude":
-        return None
-    if item.threshold is not None:
-        return item.threshold
-    _, lo, hi = PHRASES[item.phrase]
-    return lo, hi
+    """The bounds our measure must lie in for ``item`` to hold, or None where the rule has none.
+
+    magnitude: the phrase table's bounds or the ledger's quoted threshold;
+    direction: ``(0, inf)`` (paper ``higher``) or ``(-inf, 0)``; value of a
+    number: the paper's value ± tol; count and verdicts: None (a count's bound
+    is our interval, a verdict has no range).
+    """
+    if not isinstance(item, LedgerClaim):
+        raise TypeError(f"item must be a LedgerClaim (an entry of a loaded ledger); got {type(item).__name__}.")
+    if item.rule == "magnitude":
+        if item.threshold is not None:
+            return item.threshold
+        _, lo, hi = PHRASES[item.phrase]
+        return lo, hi
+    if item.rule == "direction":
+        return (0.0, math.inf) if item.paper == "higher" else (-math.inf, 0.0)
+    if item.rule == "value" and item.kind == "number":
+        return item.paper - item.tol, item.paper + item.tol
+    return None
 
 
 def decide(item: "LedgerClaim", ours: Any, interval: tuple[float, float] | None = None) -> str:
@@ -543,7 +566,7 @@ _KIND_RULES = {"number": ("value",), "verdict": ("value",), "range": ("direction
 
 _REQUIRED_FIELDS = ("id", "quote", "locator", "kind", "expected", "reason")
 _OPTIONAL_FIELDS = ("paper", "tol", "tol_reason", "sources", "rule", "phrase", "threshold", "threshold_quote",
-                    "refuted_by", "by_construction", "seed_sensitive")
+                    "refuted_by", "by_construction", "seed_sensitive", "table")
 _ID = re.compile(r"^[a-z][a-z0-9_]*$")
 
 
@@ -575,6 +598,7 @@ class LedgerClaim:
     refuted_by: Any = None
     by_construction: str | None = None
     seed_sensitive: dict | None = None
+    table: str | None = None
 
     @property
     def checkable(self) -> bool:
@@ -591,7 +615,7 @@ class LedgerClaim:
                             "tol": self.tol, "tol_reason": self.tol_reason, "sources": list(self.sources),
                             "refuted_by": list(self.refuted_by) if isinstance(self.refuted_by, tuple)
                             else self.refuted_by, "by_construction": self.by_construction,
-                            "seed_sensitive": self.seed_sensitive,
+                            "seed_sensitive": self.seed_sensitive, "table": self.table,
                             "expected": self.expected, "reason": self.reason}, f"claim {self.id!r}")
 
 
@@ -791,11 +815,14 @@ def _parse_ledger_claim(entry: Any, index: int, path: Path) -> LedgerClaim:
             raise LedgerError(f"{where}, field 'seed_sensitive': must map two or more statuses to the number of "
                               f"seeds that gave them (the measured split); got {seed_sensitive!r}.")
         seed_sensitive = {str(s): int(v) for s, v in seed_sensitive.items()}
+    table = entry.get("table")
+    if table is not None:
+        table = _ledger_text(table, where, "table")
     item = LedgerClaim(id=cid, quote=quote, locator=locator, kind=kind, paper=paper, tol=tol,
                        tol_reason=None if tol_reason is None else str(tol_reason).strip(), sources=sources,
                        expected=expected, reason=reason, rule=rule, phrase=phrase, threshold=threshold,
                        threshold_quote=threshold_quote, by_construction=by_construction,
-                       seed_sensitive=seed_sensitive)
+                       seed_sensitive=seed_sensitive, table=table)
     # refuted_by: what we would have to observe for the claim to be false; the rule must reject it
     refuted = entry.get("refuted_by")
     if kind in _KIND_RULES and not by_construction:
@@ -842,8 +869,9 @@ def load_ledger(path: str | os.PathLike) -> Ledger:
     check on a simulation built to exhibit the mechanism, or on a quantity
     unchanged in expectation: why; status ``by-construction``),
     ``seed_sensitive`` (the measured split of statuses over seeds, e.g.
-    ``{reproduces: 3, does-not-reproduce: 2}``), ``expected`` (a status of
-    :data:`STATUSES`) and ``reason``.
+    ``{reproduces: 3, does-not-reproduce: 2}``), ``table`` (the claim is one
+    cell of this printed table; the index counts the table as one claim),
+    ``expected`` (a status of :data:`STATUSES`) and ``reason``.
 
     Parameters
     ----------
@@ -1522,6 +1550,13 @@ class Reproduction:
                                     by_construction=bool(item.by_construction)) if complete else None
         return out
 
+    def target(self, id: str) -> tuple[float, float] | None:
+        """The bounds our measure must lie in for claim ``id`` (:func:`rule_target`), e.g. to shade a figure."""
+        self._require_ledger("target")
+        if id not in self.ledger.claims:
+            raise ValueError(f"claim {id!r} is not in ledger {self.ledger.path}.")
+        return rule_target(self.ledger.claims[id])
+
     def value(self, id: str, source: str | None = None) -> Any:
         """Our recorded value of claim ``id`` on ``source`` (for result sentences generated from the run)."""
         self._require_ledger("value")
@@ -1655,3 +1690,163 @@ class Reproduction:
         else:
             print(self.headline())
             print(self.summary().to_string())
+
+
+# ------------------------------------------------------------ seed stability and the per-paper index
+
+
+def restatus(results: dict, ledger: Ledger | str | os.PathLike) -> dict[str, str | None]:
+    """Statuses of a results JSON's claims re-decided under ``ledger``'s current rules.
+
+    Each source's outcome is recomputed from its recorded ``ours`` and
+    ``interval`` by :func:`decide` (a count's interval is recomputed from
+    ``(k, n)``), so a table of runs stays valid when a rule or threshold
+    changes. A claim of the ledger that the results do not have gets ``None``.
+    """
+    if not isinstance(ledger, Ledger):
+        ledger = load_ledger(ledger)
+    if not isinstance(results, dict) or not isinstance(results.get("claims"), list):
+        raise ValueError("results must be a results JSON object with a 'claims' list.")
+    by_id = {c.get("id"): c for c in results["claims"] if isinstance(c, dict)}
+    out: dict[str, str | None] = {}
+    for cid, item in ledger.claims.items():
+        c = by_id.get(cid)
+        if c is None:
+            out[cid] = None
+            continue
+        outcomes = []
+        for src in c.get("sources") or []:
+            if not item.checkable:
+                outcomes.append(src.get("outcome"))
+                continue
+            ours, interval = src.get("ours"), src.get("interval")
+            if item.kind == "count":
+                outcomes.append(decide(item, (int(ours[0]), int(ours[1]))))
+            elif item.kind == "verdict":
+                outcomes.append(decide(item, bool(ours)))
+            else:
+                outcomes.append(decide(item, from_json_float(ours),
+                                       None if interval is None else tuple(from_json_float(v) for v in interval)))
+        out[cid] = claim_status(item.kind, outcomes, by_construction=bool(item.by_construction)) \
+            if (outcomes or not item.checkable) else None
+    return out
+
+
+def seed_split(statuses: Sequence[str | None]) -> dict[str, int]:
+    """How many seeds gave each status (``None``, not recorded at that seed, is left out).
+
+    >>> seed_split(["reproduces", "reproduces", "partly"])
+    {'reproduces': 2, 'partly': 1}
+    """
+    out: dict[str, int] = {}
+    for s in statuses:
+        if s is not None:
+            out[s] = out.get(s, 0) + 1
+    return out
+
+
+def stability_text(split: dict[str, int] | None) -> str:
+    """``"stable 5/5"`` or ``"flips: reproduces 3/5, does-not-reproduce 2/5"``; ``""`` when not measured.
+
+    >>> stability_text({"reproduces": 5}), stability_text({"reproduces": 3, "partly": 2})
+    ('stable 5/5', 'flips: reproduces 3/5, partly 2/5')
+    """
+    if not split:
+        return ""
+    n = sum(split.values())
+    if len(split) == 1:
+        return f"stable {n}/{n}"
+    ranked = sorted(split.items(), key=lambda kv: (-kv[1], STATUSES.index(kv[0]) if kv[0] in STATUSES else 99))
+    return "flips: " + ", ".join(f"{s} {k}/{n}" for s, k in ranked)
+
+
+def unmarked_flips(splits: dict[str, dict[str, int]], ledger: Ledger | str | os.PathLike) -> list[str]:
+    """Claims whose status differs between seeds while the ledger does not mark them ``seed_sensitive``.
+
+    ``splits`` maps a claim id to its :func:`seed_split`. A claim marked
+    ``seed_sensitive`` that turns out stable is reported too (the mark must be
+    the measured split).
+    """
+    if not isinstance(ledger, Ledger):
+        ledger = load_ledger(ledger)
+    problems = []
+    for cid, split in splits.items():
+        item = ledger.claims.get(cid)
+        if item is None or not split:
+            continue
+        if len(split) > 1 and not item.seed_sensitive:
+            problems.append(f"claim {cid!r} of {ledger.path}: its status flips between seeds ({stability_text(split)}) "
+                            "but the ledger does not mark it seed_sensitive with the measured split.")
+    return problems
+
+
+def paper_summary(results: dict, stability: dict[str, dict[str, int]] | None = None) -> dict:
+    """One paper's line of the index: statuses by claim, with a printed table as one claim.
+
+    Parameters
+    ----------
+    results : dict
+        A results JSON (or the claims.json entry) with ``paper`` and ``claims``.
+    stability : dict, optional
+        Claim id -> :func:`seed_split` over the seeds of the committed seed table.
+
+    Returns
+    -------
+    dict
+        ``{"paper", "claims": [{"id", "status", "cells", "stability", "seed_sensitive", "expected_differs"}],
+        "counts": {status: n}, "seed_sensitive": [...], "mismatches": [...], "line": str}``. A claim with
+        ``table`` set is one cell; the cells of one table make one claim whose status is theirs when all agree,
+        ``partly`` when some reproduce and some do not, and whose ``cells`` is ``[k reproduce, n]``. ``counts``
+        counts only seed-stable (or not measured) decided claims; seed-sensitive ones are listed apart.
+    """
+    claims = [c for c in results.get("claims") or [] if isinstance(c, dict)]
+    units: dict[str, list[dict]] = {}
+    for c in claims:
+        key = f"table:{c['table']}" if c.get("table") else c["id"]
+        units.setdefault(key, []).append(c)
+    stability = stability or {}
+    rows = []
+    for key, members in units.items():
+        statuses = [m.get("status") for m in members]
+        if len(members) == 1:
+            status = statuses[0]
+        elif len(set(statuses)) == 1:
+            status = statuses[0]
+        elif any(s == "reproduces" for s in statuses) and any(s in ("does-not-reproduce", "partly") for s in statuses):
+            status = "partly"
+        elif any(s == "does-not-reproduce" for s in statuses):
+            status = "does-not-reproduce"
+        else:
+            status = "inconclusive"
+        splits = [stability.get(m["id"]) for m in members if stability.get(m["id"])]
+        flips = [sp for sp in splits if len(sp) > 1]
+        if len(members) == 1:
+            stab = stability_text(splits[0]) if splits else ""
+        else:
+            stab = (f"flips in {len(flips)} of {len(members)} cells" if flips else
+                    (stability_text(splits[0]) if splits else ""))
+        rows.append({"id": key.removeprefix("table:") if len(members) > 1 else key, "status": status,
+                     "cells": [sum(s == "reproduces" for s in statuses), len(members)] if len(members) > 1 else None,
+                     "stability": stab, "seed_sensitive": bool(flips),
+                     "expected_differs": [m["id"] for m in members if m.get("expected") and
+                                          m.get("status") != m.get("expected")]})
+    counts = {s: 0 for s in STATUSES}
+    for r in rows:
+        if r["status"] in counts and not (r["seed_sensitive"] and r["status"] in CHECKABLE_STATUSES):
+            counts[r["status"]] += 1
+    sensitive = [r for r in rows if r["seed_sensitive"] and r["status"] in CHECKABLE_STATUSES]
+    mismatches = [cid for r in rows for cid in r["expected_differs"]]
+    decided = sum(counts[s] for s in CHECKABLE_STATUSES)
+    line = (f"{results.get('paper', '?')}: {counts['reproduces']} of {decided} seed-stable decided claims reproduce, "
+            f"{counts['partly']} partly, {counts['does-not-reproduce']} do not, {counts['inconclusive']} could not "
+            f"be decided; {len(sensitive)} seed-sensitive"
+            + (f" ({'; '.join(r['id'] + ' ' + r['stability'] for r in sensitive)})" if sensitive else "")
+            + f"; {counts['not-checkable']} not checkable; {counts['by-construction']} by construction (not counted)")
+    tables = [r for r in rows if r["cells"]]
+    if tables:
+        line += "; tables counted once: " + ", ".join(f"{r['id']} ({r['cells'][0]} of {r['cells'][1]} cells "
+                                                      "reproduce)" for r in tables)
+    if mismatches:
+        line += f"; differs from the ledger's expectation: {', '.join(mismatches)}"
+    return {"paper": results.get("paper"), "claims": rows, "counts": counts,
+            "seed_sensitive": [r["id"] for r in sensitive], "mismatches": mismatches, "line": line + "."}

@@ -47,9 +47,10 @@ EXCLUDED = {
         "comparison_frame", "parse_scalar_values")},
     # the claims ledger: writes result files; its own validation is tested in tests/test_reproduction.py
     **{f"calibnb.reproduction.{n}": "claims ledger record (writes files); tested in tests/test_reproduction.py"
-       for n in ("Reproduction", "Claim", "to_jsonable", "from_json_float", "write_json_atomic",
+       for n in ("Reproduction", "to_jsonable", "from_json_float", "write_json_atomic",
                  "write_text_atomic", "load_ledger", "claims_table_html", "did_not_reproduce_markdown",
-                 "status_counts", "status_mismatches")},
+                 "status_counts", "status_mismatches", "decide", "criterion_text", "findings_markdown",
+                 "clopper_pearson", "rule_target")},
     **{f"calibnb.report.{n}": "report helper over result files/claims entries; tested in tests/test_report.py"
        for n in ("copy_mathjax", "collect_claims", "claims_summary", "summary_sentence")},
     "calibnb.data.scan_predictions": "reads prediction files from a path; tested in tests/test_stats.py",
