@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 RUN = """
 import json, sys
-from calibnb.report import run_notebook
+from calibnb.apps.report import run_notebook
 r = run_notebook(sys.argv[1], sys.argv[2], parameters={})
 print(json.dumps({"ok": r.ok, "error": r.error, "elapsed": r.elapsed}))
 """

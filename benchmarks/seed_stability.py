@@ -7,7 +7,7 @@
 Each notebook with a claims ledger (``notebooks/claims/<stem>.yaml``) runs once per seed with papermill, with the
 parameters of the preset (``params/quick.yaml`` by default: smaller sizes, the same checks) and ``seed`` set; its
 results JSON is kept in ``--runs``. The statuses are then re-decided from the recorded values under the current
-ledger (:func:`calibnb.reproduction.restatus`, so a rule change does not need a re-run) and written, per claim, to
+ledger (:func:`calibnb.record.reproduction.restatus`, so a rule change does not need a re-run) and written, per claim, to
 ``data/seed_stability.json``::
 
     {"preset": "params/quick.yaml", "seeds": [0, 1, 2, 3, 4], "generated": "...",
@@ -59,7 +59,7 @@ def ledger_stems(notebooks_dir: Path) -> list[str]:
 
 def run_all(stems, seeds, preset, runs_dir: Path, notebooks_dir: Path, timeout: float) -> dict:
     """Run every (notebook, seed); return {stem: {seed: error or None}}."""
-    from calibnb.report import load_params_file, params_for, run_notebook, _declared_parameters
+    from calibnb.apps.report import load_params_file, params_for, run_notebook, _declared_parameters
 
     file_params = load_params_file(preset) if preset else {}
     status: dict[str, dict[int, str | None]] = {}
@@ -79,7 +79,7 @@ def run_all(stems, seeds, preset, runs_dir: Path, notebooks_dir: Path, timeout: 
 
 def build_table(stems, seeds, preset, runs_dir: Path, notebooks_dir: Path) -> dict:
     """The seed table from the stored runs, re-decided under the current ledgers."""
-    from calibnb.reproduction import load_ledger, restatus, seed_split, stability_text
+    from calibnb.record.reproduction import load_ledger, restatus, seed_split, stability_text
 
     out = {"preset": preset, "seeds": list(seeds), "generated": _dt.datetime.now().isoformat(timespec="seconds"),
            "command": "python benchmarks/seed_stability.py " + " ".join(sys.argv[1:]), "notebooks": {}}
@@ -137,7 +137,7 @@ def main(argv=None) -> int:
             old["notebooks"].update(table["notebooks"])
             old["generated"] = table["generated"]
             table = old
-    from calibnb.reproduction import unmarked_flips, write_json_atomic
+    from calibnb.record.reproduction import unmarked_flips, write_json_atomic
 
     write_json_atomic(out, table)
     problems = []

@@ -76,7 +76,7 @@ class Case:
 
 def assert_complete_record(results: dict, ledger_path: str | Path, what: str) -> None:
     """Every claim of the ledger is in the ledger-based results JSON, with one of the statuses."""
-    from calibnb.reproduction import STATUSES, load_ledger
+    from calibnb.record.reproduction import STATUSES, load_ledger
 
     ledger = load_ledger(ledger_path)
     assert "ledger" in results, (f"{what}: the results JSON is not a ledger record; build the record with "
@@ -92,7 +92,7 @@ def assert_complete_record(results: dict, ledger_path: str | Path, what: str) ->
 
 def assert_statuses_match_ledger(results: dict, ledger_path: str | Path, what: str = "default run") -> None:
     """Fail, naming each claim, both statuses and the ledger file, if a computed status differs from ``expected``."""
-    from calibnb.reproduction import status_mismatches
+    from calibnb.record.reproduction import status_mismatches
 
     assert_complete_record(results, ledger_path, what)
     problems = status_mismatches(results, ledger_path)
@@ -122,7 +122,7 @@ def comparable_claims(results: dict, default: dict) -> list[str]:
 
 def assert_no_unmarked_flip(results: dict, default: dict, ledger_path: str | Path, what: str) -> None:
     """Fail on a claim whose status differs between two seeds while the ledger does not mark it seed_sensitive."""
-    from calibnb.reproduction import load_ledger, seed_split, unmarked_flips
+    from calibnb.record.reproduction import load_ledger, seed_split, unmarked_flips
 
     a = {c["id"]: c["status"] for c in results["claims"]}
     b = {c["id"]: c["status"] for c in default["claims"]}

@@ -1,4 +1,4 @@
-"""Tests of calibnb.reproduction: ledgers, decision rules, statuses, JSON and the generated section."""
+"""Tests of calibnb.record.reproduction: ledgers, decision rules, statuses, JSON and the generated section."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from calibnb.reproduction import (
+from calibnb.record.reproduction import (
     PHRASES,
     STATUSES,
     LedgerError,
@@ -52,7 +52,7 @@ def test_constructor_errors():
 def test_deprecated_record_is_gone():
     """The ledger-free record (claim/known_gap, Claim) was removed (issue 26): only the ledger path is left."""
     import calibnb
-    import calibnb.reproduction as module
+    import calibnb.record.reproduction as module
 
     assert not hasattr(Reproduction, "claim") and not hasattr(Reproduction, "known_gap")
     assert not hasattr(module, "Claim") and not hasattr(calibnb, "Claim")
@@ -618,7 +618,7 @@ def test_finish_writes_statuses_and_json(tmp_path, capsys):
     assert {c["status"] for c in data["claims"]} <= set(STATUSES)
     hmr = claims["hmr_x"]
     assert set(hmr) == {"id", "quote", "locator", "kind", "rule", "phrase", "threshold", "threshold_quote", "paper",
-                        "tol", "tol_reason", "refuted_by", "by_construction", "seed_sensitive", "sources",
+                        "tol", "tol_reason", "refuted_by", "by_construction", "seed_sensitive", "table", "sources",
                         "expected", "reason", "criterion", "status"}
     assert hmr["rule"] == "value" and hmr["refuted_by"] == 0.56 and hmr["criterion"].startswith("our rule (value)")
     assert hmr["sources"] == [{"source": "example1", "ours": 0.5573, "interval": None, "outcome": "holds"},
