@@ -797,3 +797,30 @@ def test_no_ledger_compares_another_network_with_the_papers():
     for c in ledger.claims.values():
         if c.kind == "number":
             assert "different trained network" not in (c.tol_reason or ""), c.id
+
+
+def test_readme_tables_are_the_records():
+    """The tables of notebooks/README.md (statuses, rules, phrases) are the ones the record uses, row for row."""
+    import re
+
+    from calibnb.record.reproduction import RULES, STATUS_TEXT
+
+    text = (LEDGER_DIR.parent / "README.md").read_text(encoding="utf-8")
+
+    def rows(heading):
+        section = text.split(f"### {heading}\n", 1)[1].split("\n### ", 1)[0]
+        return [[cell.strip() for cell in line.strip().strip("|").split("|")]
+                for line in section.splitlines() if line.startswith("| ") and not line.startswith("| ---")][1:]
+
+    statuses = rows("Statuses")
+    assert [r[0].strip("`") for r in statuses] == list(STATUS_TEXT)
+    assert [r[1] for r in statuses] == list(STATUS_TEXT.values())
+    rules = rows("Decision rules")
+    assert [r[0].strip("`") for r in rules] == list(RULES) and [r[2] for r in rules] == list(RULES.values())
+    phrases = rows("Phrase table")
+    assert [r[0] for r in phrases] == list(PHRASES)
+    for (name, measure, bounds), (m, lo, hi) in zip(phrases, PHRASES.values()):
+        assert measure == m, name
+        lo_t, hi_t = re.match(r"\[(.*), (.*)\]", bounds).groups()
+        parse = lambda t: math.inf if t == "∞" else (-math.inf if t == "−∞" else float(t))  # noqa: E731
+        assert (parse(lo_t), parse(hi_t)) == (lo, hi), name

@@ -353,7 +353,7 @@ def claim_status(kind: str, outcomes: Sequence[str], *, by_construction: bool = 
 RULES = {
     "value": "a value the paper prints: holds when the paper's value lies within our 95% interval widened by "
              "half a unit of the paper's last printed digit (tol), fails when outside; without an interval, "
-             "|ours - paper| <= tol (the printed precision alone). A verdict the paper states about a value we "
+             "abs(ours - paper) <= tol (the printed precision alone). A verdict the paper states about a value we "
              "compute exactly (its own data) is a value too: holds iff ours equals it.",
     "direction": "'A lowers B', 'A beats B': ours is the difference the paper signs, with its paired bootstrap "
                  "95% interval; the interval excludes 0 the paper's way -> holds, the other way -> fails, "
