@@ -50,7 +50,8 @@ EXCLUDED = {
        for n in ("Reproduction", "to_jsonable", "from_json_float", "write_json_atomic",
                  "write_text_atomic", "load_ledger", "claims_table_html", "did_not_reproduce_markdown",
                  "status_counts", "status_mismatches", "decide", "criterion_text", "findings_markdown",
-                 "clopper_pearson", "rule_target")},
+                 "clopper_pearson", "rule_target", "paper_summary", "restatus", "seed_split",
+                 "stability_text", "unmarked_flips")},
     **{f"calibnb.apps.report.{n}": "report helper over result files/claims entries; tested in tests/test_report.py"
        for n in ("copy_mathjax", "collect_claims", "claims_summary", "summary_sentence", "load_seed_stability")},
     "calibnb.scale.scan.scan_predictions": "reads prediction files from a path; tested in tests/test_stats.py",
