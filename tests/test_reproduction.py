@@ -695,7 +695,7 @@ def test_claims_table_html(tmp_path):
                    "status", "expected", "reason"):
         assert f"<th>{header}</th>" in page
     # the criterion is labelled as ours, never as the paper's ("paper within [..]" was the mislabelled form)
-    assert "paper within" not in page and "our rule (value): the paper&#x27;s 0.557 within our interval" in page
+    assert "paper within" not in page and "our rule (value): the paper&#x27;s 0.557 within ± 0.0005 (half a printed unit) of our value" in page
     assert "our rule (magnitude, phrase “stable”)" in page and "our rule (count): the paper&#x27;s 9 of 13" in page
     assert "example1: 0.5573<br>example2: 0.61" in page and "cifar10: 1/8 = 0.125" in page
     assert "context: resnet56 (ours) 0.03" in page

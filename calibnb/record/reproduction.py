@@ -537,8 +537,8 @@ def criterion_text(item: "LedgerClaim | dict") -> str:
     if rule == "value":
         if isinstance(paper, bool):
             return f"our rule (value): ours is {_fmt_short(paper)}"
-        return (f"our rule (value): the paper's {_fmt_short(paper)} within our interval ± {_fmt_short(get('tol'))} "
-                "(half a printed unit)")
+        return (f"our rule (value): the paper's {_fmt_short(paper)} within ± {_fmt_short(get('tol'))} (half a printed "
+                "unit) of our value, or of our 95% interval when we have one")
     if rule == "direction":
         return f"our rule (direction): our difference {'> 0' if paper == 'higher' else '< 0'}, its interval " \
                "excluding 0"
