@@ -377,6 +377,9 @@ def test_index_leads_with_one_line_per_paper_and_writes_claims_json(tmp_path):
     assert "Seed stability from the committed table of 5 seeds (0, 1, 2, 3, 4) run with preset params/quick.yaml" \
         in index
     assert "class='bar'" in index and "seg seed-sensitive" in index
+    # each claim of the per-notebook table shows its seed stability under its status
+    assert "does-not-reproduce<br><small>stable 5/5</small>" in index
+    assert "does-not-reproduce<br><small>flips: does-not-reproduce 3/5, reproduces 2/5</small>" in index
     assert "No results from: l3_broken." in index
     for head in ("reproduces", "partly", "does not reproduce", "inconclusive", "not checkable", "by construction"):
         assert f"<th>{head}</th>" in index

@@ -601,11 +601,13 @@ def _title(path: Path) -> str:
 # ---------------------------------------------------------------------------- index
 
 
-def _claims_table(results: dict | None) -> str:
-    """The claims of one notebook's results JSON as a collapsible HTML table."""
+def _claims_table(results: dict | None, splits: dict | None = None) -> str:
+    """The claims of one notebook's results JSON as a collapsible HTML table (with each claim's seed stability)."""
     if not _is_ledger_record(results) or not results.get("claims"):
         return ""
-    return "<details><summary>claims</summary>" + claims_table_html(results["claims"]) + "</details>"
+    splits = splits or {}
+    claims = [dict(c, seed_stability={"text": stability_text(splits.get(c.get("id")))}) for c in results["claims"]]
+    return "<details><summary>claims</summary>" + claims_table_html(claims) + "</details>"
 
 
 def _is_ledger_record(results: dict | None) -> bool:
@@ -751,7 +753,7 @@ def render_index(entries: Sequence[dict], *, generated: str | None = None, prese
             f"<td class='run'>{status}</td>{_status_cells(e.get('results'))}"
             f"<td>{e['elapsed']:.1f} s</td><td><code>{html.escape(params)}</code></td></tr>"
         )
-        details = error + _claims_table(e.get("results"))
+        details = error + _claims_table(e.get("results"), (stability or {}).get("notebooks", {}).get(e["stem"]))
         if details:
             rows.append(f"<tr class='details'><td colspan='{len(STATUSES) + 4}'>{details}</td></tr>")
     n_ok = sum(e["ok"] for e in entries)

@@ -1094,7 +1094,8 @@ def claims_table_html(claims: Sequence[dict]) -> str:
 
     One row per claim, non-reproducing claims first (order of
     :data:`STATUS_ORDER`, then ledger order); the per-source columns list one
-    line per source. The criterion column names our rule (labelled as ours).
+    line per source. The criterion column names our rule (labelled as ours); a
+    claim with ``seed_stability`` (the report's claims) shows it under its status.
     Cells wrap (``table-layout: fixed``, ``overflow-wrap``), so the table fits
     its container (no column cut off at 1280 px).
     """
@@ -1124,7 +1125,10 @@ def claims_table_html(claims: Sequence[dict]) -> str:
             f"<tr class='{html.escape(status)}'>"
             + cell(f"<b>{html.escape(str(c.get('id')))}</b><br>{html.escape(str(c.get('quote', '')))}")
             + cell(html.escape(str(c.get("locator", "")))) + cell(html.escape(criterion)) + cell(ours)
-            + cell(interval) + cell(outcome) + cell(html.escape(status), f"status {mismatch}".strip())
+            + cell(interval) + cell(outcome)
+            + cell(html.escape(status) + (f"<br><small>{html.escape(c['seed_stability']['text'])}</small>"
+                                          if (c.get("seed_stability") or {}).get("text") else ""),
+                   f"status {mismatch}".strip())
             + cell(html.escape(expected), mismatch) + cell(html.escape(str(c.get("reason", "")))) + "</tr>")
     cols = "".join(f"<col style='width: {w}%'>" for _, w in _TABLE_COLUMNS)
     head = "".join(f"<th>{name}</th>" for name, _ in _TABLE_COLUMNS)
