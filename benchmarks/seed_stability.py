@@ -1,16 +1,17 @@
 """Seed stability of every claim status: run each paper notebook at several seeds, write the table.
 
-    python benchmarks/seed_stability.py                      # seeds 0-4, quick preset, every ledger notebook
+    python benchmarks/seed_stability.py                      # seeds 0-4, the notebooks' defaults, every ledger notebook
+    python benchmarks/seed_stability.py --params params/quick.yaml --out /tmp/quick.json   # a faster preset
     python benchmarks/seed_stability.py --seeds 0-1 --notebooks 04_sakai2024_hmr
     python benchmarks/seed_stability.py --rescore            # re-decide the stored runs under the current ledgers
 
-Each notebook with a claims ledger (``notebooks/claims/<stem>.yaml``) runs once per seed with papermill, with the
-parameters of the preset (``params/quick.yaml`` by default: smaller sizes, the same checks) and ``seed`` set; its
-results JSON is kept in ``--runs``. The statuses are then re-decided from the recorded values under the current
+Each notebook with a claims ledger (``notebooks/claims/<stem>.yaml``) runs once per seed with papermill, at its
+default parameters (the ones the ledgers' expected statuses refer to; ``--params`` gives a preset such as
+``params/quick.yaml`` instead) and ``seed`` set; its results JSON is kept in ``--runs``. The statuses are then re-decided from the recorded values under the current
 ledger (:func:`calibnb.record.reproduction.restatus`, so a rule change does not need a re-run) and written, per claim, to
 ``data/seed_stability.json``::
 
-    {"preset": "params/quick.yaml", "seeds": [0, 1, 2, 3, 4], "generated": "...",
+    {"preset": null, "seeds": [0, 1, 2, 3, 4], "generated": "...",
      "notebooks": {"<stem>": {"paper": "...", "ran": [0, 1, ...], "failed": {"<seed>": "error"},
                               "claims": {"<id>": {"statuses": ["reproduces", ...], "split": {"reproduces": 5},
                                                   "text": "stable 5/5"}}}}}
@@ -105,8 +106,8 @@ def build_table(stems, seeds, preset, runs_dir: Path, notebooks_dir: Path) -> di
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python benchmarks/seed_stability.py", description=__doc__.split("\n")[0])
     parser.add_argument("--seeds", default="0-4", help="seeds, e.g. 0-4 or 0,2 (default: %(default)s)")
-    parser.add_argument("--params", default="params/quick.yaml", metavar="FILE.yaml",
-                        help="parameter preset (default: %(default)s; '' for the notebooks' defaults)")
+    parser.add_argument("--params", default="", metavar="FILE.yaml",
+                        help="parameter preset (default: none, the notebooks' defaults)")
     parser.add_argument("--notebooks", nargs="*", help="notebook stems (default: every notebook with a ledger)")
     parser.add_argument("--runs", default="reports/seed_runs", help="folder of the runs (default: %(default)s)")
     parser.add_argument("--out", default="data/seed_stability.json", help="the table (default: %(default)s)")
