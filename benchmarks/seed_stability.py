@@ -83,7 +83,8 @@ def build_table(stems, seeds, preset, runs_dir: Path, notebooks_dir: Path) -> di
     from calibnb.record.reproduction import load_ledger, restatus, seed_split, stability_text
 
     out = {"preset": preset, "seeds": list(seeds), "generated": _dt.datetime.now().isoformat(timespec="seconds"),
-           "command": "python benchmarks/seed_stability.py " + " ".join(sys.argv[1:]), "notebooks": {}}
+           "command": "python benchmarks/seed_stability.py --seeds " + ",".join(map(str, seeds))
+           + (f" --params {preset}" if preset else ""), "notebooks": {}}
     for stem in stems:
         ledger = load_ledger(notebooks_dir / "claims" / f"{stem}.yaml")
         per_seed, ran, failed = {}, [], {}
