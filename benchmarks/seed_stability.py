@@ -137,7 +137,7 @@ def main(argv=None) -> int:
         old = json.loads(out.read_text())
         if old.get("seeds") == table["seeds"] and old.get("preset") == table["preset"]:
             old["notebooks"].update(table["notebooks"])
-            old["generated"] = table["generated"]
+            old["generated"], old["command"] = table["generated"], table["command"]
             table = old
     from calibnb.record.reproduction import unmarked_flips, write_json_atomic
 
