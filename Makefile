@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 PARAMS ?=
 JOBS ?= 2
 
-.PHONY: report test bench venv clean
+.PHONY: report test bench venv clean seed-stability
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -19,6 +19,11 @@ venv: $(VENV)/.installed
 
 report: venv
 	$(PY) -m calibnb.report $(if $(PARAMS),--params $(PARAMS),)
+
+# Every paper notebook at seeds 0-4 (tens of minutes on two cores): rewrites the committed
+# data/seed_stability.json that `make report` reads (see benchmarks/seed_stability.py).
+seed-stability: venv
+	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 $(PY) benchmarks/seed_stability.py --seeds 0-4 --params '$(PARAMS)' --check
 
 # One BLAS thread per process: pytest-xdist already runs one worker per core, and
 # oversubscribed OpenBLAS threads made the spline least squares ~20x slower.

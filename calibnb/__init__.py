@@ -71,7 +71,7 @@ from .plots import RiskCoverageData, plot_risk_coverage, risk_coverage_data  # n
 from .scale.stats import CalibrationStats  # noqa: E402,F401
 
 # --- reproduction record (calibnb.record) ------------------------------------
-from .record import Claim, LedgerError, Reproduction, ReproductionError, load_ledger  # noqa: E402,F401
+from .record import LedgerError, Reproduction, ReproductionError, load_ledger  # noqa: E402,F401
 
 # --- notebook parameters (calibnb.validation) ---------------------------------
 from .validation import check_parameters  # noqa: E402
@@ -129,7 +129,7 @@ __all__ = [
     # mergeable statistics of large prediction streams (calibnb.dask is imported on its own)
     "CalibrationStats",
     # reproduction record
-    "Claim", "Reproduction", "ReproductionError", "LedgerError", "load_ledger",
+    "Reproduction", "ReproductionError", "LedgerError", "load_ledger",
     # notebooks: check the parameters papermill injected (first statement of the import cell)
     "check_parameters",
     # audit your own model: calibnb.audit(df) -> AuditResult (also python -m calibnb.audit FILE)

@@ -35,7 +35,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-__all__ = ["Case", "assert_statuses_match_ledger", "assert_complete_record"]
+__all__ = ["Case", "assert_statuses_match_ledger", "assert_complete_record", "assert_no_unmarked_flip",
+           "comparable_claims"]
 
 _ID = re.compile(r"^[A-Za-z0-9_.=+-]+$")
 
@@ -74,7 +75,7 @@ class Case:
 
 
 def assert_complete_record(results: dict, ledger_path: str | Path, what: str) -> None:
-    """Every claim of the ledger is in the ledger-based results JSON, with one of the five statuses."""
+    """Every claim of the ledger is in the ledger-based results JSON, with one of the statuses."""
     from calibnb.record.reproduction import STATUSES, load_ledger
 
     ledger = load_ledger(ledger_path)
@@ -98,3 +99,36 @@ def assert_statuses_match_ledger(results: dict, ledger_path: str | Path, what: s
     if problems:
         raise AssertionError(f"{what}: {len(problems)} computed status(es) differ from ledger {ledger_path}:\n  "
                              + "\n  ".join(problems))
+
+
+def comparable_claims(results: dict, default: dict) -> list[str]:
+    """Claims recorded on the same sources, over the same number of units, in both runs.
+
+    A quick-size seed case may drop sources (fewer networks) or count over fewer units; a status can then differ
+    for a reason other than the seed, so such claims are not compared.
+    """
+    def shape(c: dict):
+        out = []
+        for s in c.get("sources") or []:
+            ours = s.get("ours")
+            n = ours[1] if c.get("kind") == "count" and isinstance(ours, list) and len(ours) == 2 else None
+            out.append((s.get("source"), n))
+        return out
+
+    a = {c["id"]: c for c in results["claims"]}
+    b = {c["id"]: c for c in default["claims"]}
+    return [cid for cid in a if cid in b and shape(a[cid]) == shape(b[cid])]
+
+
+def assert_no_unmarked_flip(results: dict, default: dict, ledger_path: str | Path, what: str) -> None:
+    """Fail on a claim whose status differs between two seeds while the ledger does not mark it seed_sensitive."""
+    from calibnb.record.reproduction import load_ledger, seed_split, unmarked_flips
+
+    a = {c["id"]: c["status"] for c in results["claims"]}
+    b = {c["id"]: c["status"] for c in default["claims"]}
+    splits = {cid: seed_split([b[cid], a[cid]]) for cid in comparable_claims(results, default)}
+    problems = unmarked_flips(splits, load_ledger(ledger_path))
+    if problems:
+        raise AssertionError(f"{what}: {len(problems)} status(es) flip between the default seed and this seed:\n  "
+                             + "\n  ".join(problems) + "\n  Mark them seed_sensitive in the ledger with the split "
+                             "measured by benchmarks/seed_stability.py, or make the criterion stable.")

@@ -53,11 +53,13 @@ EXCLUDED = {
     "calibnb.audit": "the audit module is also the call calibnb.audit(df); tested in tests/test_audit_api.py",
     # the claims ledger: writes result files; its own validation is tested in tests/test_reproduction.py
     **{f"calibnb.record.reproduction.{n}": "claims ledger record (writes files); tested in tests/test_reproduction.py"
-       for n in ("Reproduction", "Claim", "to_jsonable", "from_json_float", "write_json_atomic",
+       for n in ("Reproduction", "to_jsonable", "from_json_float", "write_json_atomic",
                  "write_text_atomic", "load_ledger", "claims_table_html", "did_not_reproduce_markdown",
-                 "status_counts", "status_mismatches")},
+                 "status_counts", "status_mismatches", "decide", "criterion_text", "findings_markdown",
+                 "clopper_pearson", "rule_target", "paper_summary", "restatus", "seed_split",
+                 "stability_text", "unmarked_flips")},
     **{f"calibnb.apps.report.{n}": "report helper over result files/claims entries; tested in tests/test_report.py"
-       for n in ("copy_mathjax", "collect_claims", "claims_summary", "summary_sentence")},
+       for n in ("copy_mathjax", "collect_claims", "claims_summary", "summary_sentence", "load_seed_stability")},
     "calibnb.scale.scan.scan_predictions": "reads prediction files from a path; tested in tests/test_stats.py",
     "calibnb.scale.scan.open_predictions": "opens prediction files from a path; tested in tests/test_stats.py",
     "calibnb.scale.dask.scan_parquet": "reads prediction files from a path on a Dask cluster; tested in tests/test_dask.py",

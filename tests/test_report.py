@@ -18,11 +18,20 @@ PARAMS_CELL = (
     "scale: float = 1.0  # a method setting\n"
 )
 
+TINY_LEDGER = """paper: tiny
+notebook: tiny
+claims:
+  - {id: doubling, quote: "2 x = 2", locator: "Eq. 1", kind: number, rule: value, paper: 2.0, tol: 0.0,
+     tol_reason: exact, refuted_by: 3.0, sources: [a], expected: reproduces, reason: "arithmetic"}
+  - {id: lost_table, quote: "Table 7", locator: "Table 7", kind: not-checkable, expected: not-checkable,
+     reason: "not in our copy"}
+"""
+
 PASSING = (
     "from calibnb import Reproduction\n"
-    "rep = Reproduction('tiny', results_path=results_path)\n"
-    "rep.claim('doubling', paper=2.0 * scale, ours=2 * scale, tol=0.0)\n"
-    "rep.known_gap('lost table', paper=1.0, ours=None, reason='not in our copy')\n"
+    "rep = Reproduction.from_ledger('claims/tiny.yaml', results_path=results_path)\n"
+    "rep.check('doubling', ours=2 * scale / scale, source='a')\n"
+    "rep.not_checkable('lost_table')\n"
     "rep.add_result('seed', seed)\n"
     "rep.add_result('scale', scale)\n"
     "import matplotlib.pyplot as plt\n"
@@ -32,10 +41,10 @@ PASSING = (
     "rep.finish()\n"
 )
 
-FAILING_CLAIM = (
+FAILING_CLAIM = (  # a real error of the record: a ledger claim not recorded (a failing claim is a finding)
     "from calibnb import Reproduction\n"
-    "rep = Reproduction('tiny', results_path=results_path)\n"
-    "rep.claim('wrong', paper=1.0, ours=1.5, tol=0.1)\n"
+    "rep = Reproduction.from_ledger('claims/tiny.yaml', results_path=results_path)\n"
+    "rep.check('doubling', ours=2.5, source='a')\n"
     "rep.finish()\n"
 )
 
@@ -53,6 +62,9 @@ def make_notebook(folder: Path, stem: str, body: str) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{stem}.ipynb"
     nbformat.write(nb, str(path))
+    (folder / "claims").mkdir(exist_ok=True)
+    if not (folder / "claims" / "tiny.yaml").exists():
+        (folder / "claims" / "tiny.yaml").write_text(TINY_LEDGER, encoding="utf-8")
     return path
 
 
@@ -129,7 +141,8 @@ def test_run_notebook_collects_results_and_errors(nb_dir, tmp_path):
                              results_path=tmp_path / "a.json")
     assert ok.ok and ok.error is None
     assert ok.results["results"] == {"seed": 0, "scale": 3.0}
-    assert ok.claim_counts() == {"holds": 1, "fails": 0, "known_gaps": 1, "total": 1}
+    assert ok.claim_counts() == {"reproduces": 1, "partly": 0, "does-not-reproduce": 0, "inconclusive": 0,
+                                 "not-checkable": 1, "by-construction": 0, "checkable": 1}
     bad = report.run_notebook(nb_dir / "b_raise.ipynb", tmp_path / "out_b.ipynb", parameters={"seed": 4},
                               results_path=tmp_path / "b.json")
     assert not bad.ok
@@ -154,7 +167,7 @@ def test_cli_runs_all_reports_failures_and_continues(nb_dir, tmp_path, capsys):
     assert files == [
         "a_pass.html", "a_pass.ipynb", "a_pass.results.json",
         "b_raise.failed.html", "b_raise.failed.ipynb",
-        "c_claim_fails.failed.html", "c_claim_fails.failed.ipynb", "c_claim_fails.failed.results.json",
+        "c_claim_fails.failed.html", "c_claim_fails.failed.ipynb",
         "claims.json", "index.html", "index.json", "mathjax",
     ]  # no temporary files or folders left behind (mathjax/: the offline copy the pages load)
     entries = {e["stem"]: e for e in json.loads((out / "index.json").read_text())}
@@ -162,16 +175,17 @@ def test_cli_runs_all_reports_failures_and_continues(nb_dir, tmp_path, capsys):
     # -p beats the notebook's own file entry, which beats "all".
     assert entries["a_pass"]["parameters"] == {"scale": 2.0, "seed": 9}
     assert json.loads((out / "a_pass.results.json").read_text())["results"] == {"seed": 9, "scale": 2.0}
-    assert entries["a_pass"]["claims"] == {"holds": 1, "fails": 0, "known_gaps": 1, "total": 1}
+    assert entries["a_pass"]["claims"]["reproduces"] == 1 and entries["a_pass"]["claims"]["not-checkable"] == 1
     assert entries["b_raise"]["ok"] is False and entries["b_raise"]["error"] == "RuntimeError: boom 9"
-    assert entries["c_claim_fails"]["error"].startswith("ReproductionError: 1 of 1 claims of tiny do not hold")
-    assert entries["c_claim_fails"]["claims"] == {"holds": 0, "fails": 1, "known_gaps": 0, "total": 1}
+    assert entries["c_claim_fails"]["error"].startswith("ReproductionError: 1 claim(s) or source(s) of ledger")
+    assert entries["c_claim_fails"]["claims"] is None
 
     index = (out / "index.html").read_text()
     assert "1 of 3 notebooks ran without error" in index
     assert "href='a_pass.html'" in index and "href='b_raise.failed.html'" in index
     assert "RuntimeError: boom 9" in index
-    assert "1 / 1" in index and "0 / 1" in index
+    assert "Ran with parameter preset " in index and str(params) in index  # the preset is named
+    assert "tiny: 1 of 1 seed-stable decided claims reproduce" in index
     assert "Tiny a_pass" in index and "not in our copy" in index
     page = (out / "a_pass.html").read_text()
     assert "data:image/png;base64" in page  # figure embedded: self-contained
@@ -291,11 +305,31 @@ def test_render_index_escapes_html():
 
 # ------------------------------------------------------------ ledgers in the index
 
+def ledger_yaml(stem: str, paper: str) -> str:
+    return f"""paper: "{paper}"
+notebook: {stem}
+claims:
+  - {{id: value, quote: "x = 0.5", locator: "Table 1", kind: number, rule: value, paper: 0.5, tol: 0.005,
+     tol_reason: "2 decimals", refuted_by: 0.6, sources: [a, b], expected: partly, reason: "fails on b",
+     table: "Table 1"}}
+  - {{id: value2, quote: "y = 0.7", locator: "Table 1", kind: number, rule: value, paper: 0.7, tol: 0.005,
+     tol_reason: "2 decimals", refuted_by: 0.8, sources: [a], expected: reproduces, reason: "as printed",
+     table: "Table 1"}}
+  - {{id: better, quote: "A beats B", locator: "§3", kind: verdict, rule: value, paper: true, refuted_by: false,
+     sources: [a], expected: does-not-reproduce, reason: "B wins at scale 1"}}
+  - {{id: half, quote: "MacroCE = 50.00", locator: "Table 2", kind: identity, expected: by-construction,
+     reason: "(1 - a + a)/2"}}
+  - {{id: study, quote: "users trust it", locator: "§5", kind: not-checkable, expected: not-checkable,
+     reason: "the user study's answers are not public"}}
+"""
+
+
 LEDGER_NB = (
     "from calibnb import Reproduction\n"
     "rep = Reproduction.from_ledger('claims/{stem}.yaml', results_path=results_path)\n"
     "rep.check('value', ours=0.5 * scale, source='a')\n"
     "rep.check('value', ours=0.7, source='b')\n"
+    "rep.check('value2', ours=0.7, source='a')\n"
     "rep.check('better', ours=scale > 1, source='a')\n"
     "rep.identity('half', ours=0.5, expected=0.5)\n"
     "rep.not_checkable('study')\n"
@@ -304,88 +338,87 @@ LEDGER_NB = (
 )
 
 
-def ledger_yaml(stem: str, paper: str) -> str:
-    return f"""paper: "{paper}"
-notebook: {stem}
-claims:
-  - {{id: value, quote: "x = 0.5", locator: "Table 1", kind: number, paper: 0.5, tol: 0.005,
-     tol_reason: "2 decimals", sources: [a, b], expected: partly, reason: "fails on b"}}
-  - {{id: better, quote: "A beats B", locator: "§3", kind: verdict, paper: true, sources: [a],
-     expected: does-not-reproduce, reason: "B wins at scale 1"}}
-  - {{id: half, quote: "MacroCE = 50.00", locator: "Table 2", kind: identity, expected: identity,
-     reason: "(1 - a + a)/2"}}
-  - {{id: study, quote: "users trust it", locator: "§5", kind: not-checkable, expected: not-checkable,
-     reason: "the user study's answers are not public"}}
-"""
-
-
 def make_ledger_notebook(folder: Path, stem: str, paper: str, body: str = LEDGER_NB) -> Path:
     (folder / "claims").mkdir(parents=True, exist_ok=True)
     (folder / "claims" / f"{stem}.yaml").write_text(ledger_yaml(stem, paper), encoding="utf-8")
     return make_notebook(folder, stem, body.format(stem=stem))
 
 
-def test_index_counts_statuses_per_paper_and_writes_claims_json(tmp_path):
+def _seed_table(path: Path, splits: dict) -> Path:
+    path.write_text(json.dumps({"preset": "params/quick.yaml", "seeds": [0, 1, 2, 3, 4], "notebooks": {
+        stem: {"claims": {cid: {"split": sp} for cid, sp in claims.items()}} for stem, claims in splits.items()}}))
+    return path
+
+
+def test_index_leads_with_one_line_per_paper_and_writes_claims_json(tmp_path):
     folder = tmp_path / "nbs"
     make_ledger_notebook(folder, "l1_first", "First 2021")
     make_ledger_notebook(folder, "l2_second", "Second 2022")
     make_ledger_notebook(folder, "l3_broken", "Broken 2023", "raise RuntimeError('before any record')\n")
-    make_notebook(folder, "l4_old", PASSING)  # still on the deprecated record
+    (tmp_path / "data").mkdir()
+    # the committed five-seed table: 'better' flips in l2_second, is stable in l1_first
+    _seed_table(tmp_path / "data" / "seed_stability.json", {
+        "l1_first": {"better": {"does-not-reproduce": 5}, "value": {"partly": 5}},
+        "l2_second": {"better": {"does-not-reproduce": 3, "reproduces": 2}}})
     out = tmp_path / "reports"
     status = report.main(["--notebooks", str(folder / "*.ipynb"), "--out", str(out), "--no-progress", "--no-html"])
     assert status == 1  # l3_broken failed
     index = (out / "index.html").read_text()
-    # the cross-paper summary at the top: 2 ledger papers x (value partly, better does not) = 0 of 4 reproduce
-    sentence = ("0 of 4 checkable claims of two papers reproduce (2 partly, 2 do not); 2 claims are not checkable "
-                "with public data; 2 identities hold by construction and are not counted.")
-    assert sentence in index
-    assert index.index(sentence) < index.index("l1_first")
-    assert "Not counted: l4_old (deprecated record without a ledger)." in index
+    # one line per paper, never a cross-paper sum; the table of two cells is one claim
+    first = ("First 2021: 0 of 2 seed-stable decided claims reproduce, 1 partly, 1 do not, 0 could not be decided; "
+             "0 seed-sensitive; 1 not checkable; 1 by construction (not counted); tables counted once: Table 1 "
+             "(1 of 2 cells reproduce).")
+    second = ("Second 2022: 0 of 1 seed-stable decided claims reproduce, 1 partly, 0 do not, 0 could not be decided; "
+              "1 seed-sensitive (better flips: does-not-reproduce 3/5, reproduces 2/5)")
+    assert first in index and second in index
+    assert index.index(first) < index.index("<table class='index'>")
+    assert "checkable claims of two papers" not in index
+    assert "Ran with the notebooks&#x27; default parameters." in index
+    assert "Seed stability from the committed table of 5 seeds (0, 1, 2, 3, 4) run with preset params/quick.yaml" \
+        in index
+    assert "class='bar'" in index and "seg seed-sensitive" in index
+    # each claim of the per-notebook table shows its seed stability under its status
+    assert "does-not-reproduce<br><small>stable 5/5</small>" in index
+    assert "does-not-reproduce<br><small>flips: does-not-reproduce 3/5, reproduces 2/5</small>" in index
     assert "No results from: l3_broken." in index
-    for head in ("reproduces", "partly", "does not reproduce", "not checkable", "identity"):
+    for head in ("reproduces", "partly", "does not reproduce", "inconclusive", "not checkable", "by construction"):
         assert f"<th>{head}</th>" in index
-    # per paper: one cell per status, in the order of the header
-    row = index[index.index("l1_first"):]
+    # per notebook: one cell per status (claims as recorded), in the order of the header
+    row = index[index.index("l1_first</a>") if "l1_first</a>" in index else index.index("<td>l1_first"):]
     row = row[:row.index("</tr>")]
-    assert "<b>First 2021</b>" in row
     cells = [c.split("</td>")[0].split(">")[-1] for c in row.split("<td class='count")[1:]]
-    assert cells == ["0", "1", "1", "1", "1"]
-    assert "deprecated record: 1 / 1 claims hold; 1 known gaps" in index
+    assert cells == ["1", "1", "1", "0", "1", "1"]
     # the claims table of each ledger notebook, non-reproducing first
     assert "table-layout: fixed" in index and "the user study&#x27;s answers are not public" in index
-    first_table = index[index.index("l1_first"):]
-    assert first_table.index("<b>better</b>") < first_table.index("<b>value</b>") < first_table.index("<b>study</b>")
 
     claims = json.loads((out / "claims.json").read_text())
-    assert claims["summary"]["sentence"].startswith(sentence)
-    assert claims["summary"]["counts"] == {"reproduces": 0, "partly": 2, "does-not-reproduce": 2,
-                                           "not-checkable": 2, "identity": 2, "checkable": 4}
+    assert claims["preset"] is None and claims["seeds"] == [0, 1, 2, 3, 4]
+    assert claims["summary"]["lines"][0] == first and claims["summary"]["papers"] == 2
     nbs = {n["stem"]: n for n in claims["notebooks"]}
-    assert set(nbs) == {"l1_first", "l2_second", "l3_broken", "l4_old"}
-    first = nbs["l1_first"]
-    assert first["paper"] == "First 2021" and first["ran"] is True and first["ledger"] == "claims/l1_first.yaml"
-    assert {c["id"]: c["status"] for c in first["claims"]} == {
-        "value": "partly", "better": "does-not-reproduce", "half": "identity", "study": "not-checkable"}
-    value = next(c for c in first["claims"] if c["id"] == "value")
-    assert [s["outcome"] for s in value["sources"]] == ["holds", "fails"] and value["quote"] == "x = 0.5"
-    # a notebook that failed before recording: its ledger is listed, statuses not computed
+    assert set(nbs) == {"l1_first", "l2_second", "l3_broken"}
+    one = nbs["l1_first"]
+    assert one["paper"] == "First 2021" and one["ran"] is True and one["ledger"] == "claims/l1_first.yaml"
+    assert {c["id"]: c["status"] for c in one["claims"]} == {
+        "value": "partly", "value2": "reproduces", "better": "does-not-reproduce", "half": "by-construction",
+        "study": "not-checkable"}
+    better = {c["id"]: c for c in nbs["l2_second"]["claims"]}["better"]
+    assert better["seed_stability"] == {"split": {"does-not-reproduce": 3, "reproduces": 2},
+                                        "text": "flips: does-not-reproduce 3/5, reproduces 2/5"}
+    assert {c["id"]: c for c in one["claims"]}["better"]["seed_stability"]["text"] == "stable 5/5"
     broken = nbs["l3_broken"]
     assert broken["ran"] is False and "before any record" in broken["error"]
-    assert broken["paper"] == "Broken 2023" and [c["status"] for c in broken["claims"]] == [None] * 4
-    assert nbs["l4_old"]["claims"] == [] and "deprecated" in nbs["l4_old"]["error"]
+    assert broken["paper"] == "Broken 2023" and [c["status"] for c in broken["claims"]] == [None] * 5
     # what the notebook shows: the claims table (finish) and the generated section (did_not_reproduce)
     executed = nbformat.read(str(out / "l1_first.ipynb"), as_version=4)
     outputs = [o for cell in executed.cells if cell.cell_type == "code" for o in cell.get("outputs", [])]
     shown_html = [o["data"]["text/html"] for o in outputs if "text/html" in o.get("data", {})]
     shown_md = [o["data"]["text/markdown"] for o in outputs if "text/markdown" in o.get("data", {})]
-    assert any("calibnb-claims" in h and "0 of 2 checkable claims reproduce" in h for h in shown_html)
+    assert any("calibnb-claims" in h and "1 of 3 decided claims reproduce" in h for h in shown_html)
     assert any(m.startswith("## What did not reproduce") and "**better**" in m for m in shown_md)
-    entries = {e["stem"]: e for e in json.loads((out / "index.json").read_text())}
-    assert entries["l1_first"]["claims"]["partly"] == 1 and entries["l1_first"]["claims"]["checkable"] == 2
 
 
-def test_index_counts_follow_the_run(tmp_path):
-    """Another parameter value changes a status, and the counts and summary follow."""
+def test_index_flags_a_status_that_differs_from_the_ledger(tmp_path):
+    """Another parameter value changes statuses; the paper's line follows and flags them."""
     folder = tmp_path / "nbs"
     make_ledger_notebook(folder, "l1_first", "First 2021")
     out = tmp_path / "reports"
@@ -395,17 +428,21 @@ def test_index_counts_follow_the_run(tmp_path):
     statuses = {c["id"]: c["status"] for c in claims["notebooks"][0]["claims"]}
     # scale 2: value is 1.0 on source a (fails there too), better holds
     assert statuses["value"] == "does-not-reproduce" and statuses["better"] == "reproduces"
-    assert claims["summary"]["sentence"].startswith("1 of 2 checkable claims of one paper reproduce (0 partly, 1 do not)")
+    line = claims["summary"]["lines"][0]
+    assert line.startswith("First 2021: 1 of 2 seed-stable decided claims reproduce, 1 partly")
+    assert line.endswith("differs from the ledger's expectation: value, better.")
+    index = (out / "index.html").read_text()
+    assert "class='flag'>status differs from the ledger's expectation: value, better" in index
+    assert "Seed stability: not measured" in index
 
 
 def test_summary_sentence_and_render_without_ledgers():
     page = report.render_index([], generated="now")
-    assert "0 of 0 checkable claims of no papers reproduce" in page
+    assert "No paper notebook wrote a claims record." in page
     assert report.claims_summary([])["counts"]["checkable"] == 0
     assert report.collect_claims([], generated="now") == {
-        "generated": "now", "summary": {"sentence": report.summary_sentence(report.claims_summary([])),
-                                        "papers": 0, "counts": report.claims_summary([])["counts"]},
-        "notebooks": []}
+        "generated": "now", "preset": None, "seeds": None, "summary": {"lines": [], "papers": 0}, "notebooks": []}
+    assert report.load_seed_stability(None) == {}
 
 
 def _chromium():
@@ -444,7 +481,7 @@ def test_claims_table_fits_1280_px_in_a_browser(tmp_path):
                 tables = page.evaluate(measure)
                 assert tables, name
                 for t in tables:
-                    assert t["rows"] == 5, (name, t)  # header + 4 claims
+                    assert t["rows"] == 6, (name, t)  # header + 5 claims
                     assert t["right"] <= 1280 and t["overflowing"] == 0, (name, t)
                 assert page.evaluate("document.documentElement.scrollWidth") <= 1280, name
         finally:

@@ -12,11 +12,15 @@ notebook's folder, the notebook's ``results_path`` parameter pointed at
 ``<out>/<stem>.results.json``), writes the executed notebook to
 ``<out>/<stem>.ipynb`` and a self-contained HTML page to ``<out>/<stem>.html``,
 and finally writes ``<out>/index.html`` (and ``<out>/index.json``): at the top
-"N of M checkable claims of five papers reproduce", then each notebook with its
-claims counted per status (reproduces, partly, does not reproduce, not
-checkable, identity), its parameters, a link to its page, for a failed notebook
-the error, and its claims table; and ``<out>/claims.json``, every claims ledger
-with the statuses computed in this run (:func:`collect_claims`).
+the parameter preset that ran and **one line per paper** (:func:`calibnb.record.reproduction.paper_summary`:
+its status bar, a printed table counted as one claim, inconclusive, by-construction and
+seed-sensitive claims apart, seed stability from the committed five-seed table
+``data/seed_stability.json`` (``benchmarks/seed_stability.py``), every status
+that differs from the ledger's expectation flagged), then each notebook with its
+claims counted per status, its parameters, a link to its page, for a failed
+notebook the error, and its claims table; and ``<out>/claims.json``, every
+claims ledger with the statuses computed in this run, the per-paper lines and
+the seed stability of each claim (:func:`collect_claims`).
 
 Parameters
 ----------
@@ -79,7 +83,8 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from ..record.reproduction import (
-    CHECKABLE_STATUSES, STATUSES, claims_table_html, status_counts, write_json_atomic, write_text_atomic,
+    CHECKABLE_STATUSES, STATUSES, claims_table_html, paper_summary, stability_text, status_counts,
+    write_json_atomic, write_text_atomic,
 )
 
 __all__ = [
@@ -98,6 +103,7 @@ __all__ = [
     "claims_summary",
     "summary_sentence",
     "collect_claims",
+    "load_seed_stability",
     "main",
 ]
 
@@ -171,21 +177,12 @@ class NotebookRun:
     parameters: dict
 
     def claim_counts(self) -> dict[str, int] | None:
-        """Claims per status from the results JSON, or None.
-
-        A ledger record gives one count per status (``reproduces``, ``partly``,
-        ``does-not-reproduce``, ``not-checkable``, ``identity``) and
-        ``checkable``; the deprecated record ``{"holds", "fails", "known_gaps", "total"}``.
-        """
-        if not self.results or not isinstance(self.results.get("claims"), list):
+        """Claims per status from the results JSON (one count per status and ``checkable``), or None."""
+        if not self.results or not isinstance(self.results.get("claims"), list) or "ledger" not in self.results:
             return None
-        if "ledger" in self.results:
-            counts = status_counts(self.results["claims"])
-            counts["checkable"] = sum(counts[s] for s in CHECKABLE_STATUSES)
-            return counts
-        statuses = [c.get("status") for c in self.results["claims"]]
-        holds, fails, gaps = (statuses.count(s) for s in ("holds", "fails", "known gap"))
-        return {"holds": holds, "fails": fails, "known_gaps": gaps, "total": holds + fails}
+        counts = status_counts(self.results["claims"])
+        counts["checkable"] = sum(counts[s] for s in CHECKABLE_STATUSES)
+        return counts
 
 
 def _strip_ansi(text: str) -> str:
@@ -609,33 +606,13 @@ def _title(path: Path) -> str:
 # ---------------------------------------------------------------------------- index
 
 
-def _fmt_value(value: Any) -> str:
-    if isinstance(value, float):
-        return f"{value:.4g}"
-    if isinstance(value, list):
-        return "[" + ", ".join(_fmt_value(v) for v in value) + "]"
-    return "" if value is None else str(value)
-
-
-def _claims_table(results: dict | None) -> str:
-    """The claims of one notebook's results JSON as a collapsible HTML table."""
-    if not results or not results.get("claims"):
+def _claims_table(results: dict | None, splits: dict | None = None) -> str:
+    """The claims of one notebook's results JSON as a collapsible HTML table (with each claim's seed stability)."""
+    if not _is_ledger_record(results) or not results.get("claims"):
         return ""
-    if _is_ledger_record(results):
-        return ("<details><summary>claims</summary>" + claims_table_html(results["claims"]) + "</details>")
-    rows = []  # deprecated record (no ledger)
-    for c in results["claims"]:
-        status = str(c.get("status", ""))
-        rows.append(
-            f"<tr class='{html.escape(status.replace(' ', '-'))}'><td>{html.escape(str(c.get('name', '')))}</td>"
-            f"<td>{html.escape(_fmt_value(c.get('paper')))}</td><td>{html.escape(_fmt_value(c.get('ours')))}</td>"
-            f"<td>{html.escape(_fmt_value(c.get('tol')))}</td><td>{html.escape(status)}</td>"
-            f"<td>{html.escape(str(c.get('source') or ''))}</td>"
-            f"<td>{html.escape(str(c.get('reason') or ''))}</td></tr>"
-        )
-    return ("<details><summary>claims (deprecated record, no ledger)</summary><table class='claims'><tr>"
-            "<th>claim</th><th>paper</th><th>ours</th><th>tol</th><th>status</th><th>source</th><th>reason</th></tr>"
-            + "".join(rows) + "</table></details>")
+    splits = splits or {}
+    claims = [dict(c, seed_stability={"text": stability_text(splits.get(c.get("id")))}) for c in results["claims"]]
+    return "<details><summary>claims</summary>" + claims_table_html(claims) + "</details>"
 
 
 def _is_ledger_record(results: dict | None) -> bool:
@@ -650,78 +627,122 @@ def _papers(n: int) -> str:
     return f"{word} paper" + ("" if n == 1 else "s")
 
 
-def claims_summary(entries: Sequence[dict]) -> dict:
-    """Cross-paper totals of the ledger-based notebooks among the report's entries.
+def load_seed_stability(path: str | os.PathLike | None) -> dict:
+    """The committed seed table (``benchmarks/seed_stability.py``) or ``{}`` when there is none.
 
-    Returns ``{"papers": n, "counts": {status: n, ..., "checkable": n},
-    "deprecated": [stems], "missing": [stems]}``: the status counts summed over
-    every notebook whose results JSON is a ledger record, the stems still on
-    the deprecated record, and those that wrote no results. A notebook whose
-    results have no ``claims`` (the audit notebook) is counted in none.
-
-    >>> e = [{"stem": "a", "results": {"ledger": "x", "claims": [{"status": "reproduces"}, {"status": "partly"}]}},
-    ...      {"stem": "b", "results": None}, {"stem": "00_audit_your_model", "results": {"summary": {}}}]
-    >>> s = claims_summary(e)
-    >>> s["papers"], s["counts"]["checkable"], s["missing"]
-    (1, 2, ['b'])
+    Returns ``{"preset", "seeds", "notebooks": {stem: {claim id: split}}}`` where a split maps
+    a status to the number of seeds that gave it.
     """
+    if path is None or not Path(path).exists():
+        return {}
+    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    if not isinstance(data, dict) or not isinstance(data.get("notebooks"), dict):
+        raise ValueError(f"seed table {path} must be a mapping with 'notebooks' (see benchmarks/seed_stability.py).")
+    return {"preset": data.get("preset"), "seeds": data.get("seeds"),
+            "notebooks": {stem: {cid: c.get("split") or {} for cid, c in (entry.get("claims") or {}).items()}
+                          for stem, entry in data["notebooks"].items()}}
+
+
+def claims_summary(entries: Sequence[dict], stability: dict | None = None) -> dict:
+    """Per-paper summaries of the ledger-based notebooks among the report's entries.
+
+    Returns ``{"papers": n, "per_paper": {stem: paper_summary}, "counts": {status: n, ..., "checkable": n}
+    (claims as recorded, for reference; the index does not lead with this sum), "missing": [stems]}``:
+    a notebook whose results have no ``claims`` (the audit notebook) is counted in none.
+
+    >>> e = [{"stem": "a", "results": {"paper": "P", "ledger": "x", "claims": [{"id": "c", "status": "reproduces"},
+    ...      {"id": "d", "status": "partly"}]}}, {"stem": "b", "results": None},
+    ...      {"stem": "00_audit_your_model", "results": {"summary": {}}}]
+    >>> s = claims_summary(e)
+    >>> s["papers"], s["counts"]["checkable"], s["missing"], s["per_paper"]["a"]["counts"]["reproduces"]
+    (1, 2, ['b'], 1)
+    """
+    stability = (stability or {}).get("notebooks", {})
     totals = {s: 0 for s in STATUSES}
-    papers, deprecated, missing = 0, [], []
+    per_paper, missing = {}, []
     for e in entries:
         results = e.get("results")
         if _is_ledger_record(results):
-            papers += 1
+            per_paper[e["stem"]] = paper_summary(results, stability.get(e["stem"]))
             for status, n in status_counts(results["claims"]).items():
                 totals[status] += n
-        elif results and isinstance(results.get("claims"), list):
-            deprecated.append(e["stem"])
         elif results and "claims" not in results:
             pass  # a notebook without claims (00_audit_your_model writes audit.json): nothing to count
         else:
             missing.append(e["stem"])
     totals["checkable"] = sum(totals[s] for s in CHECKABLE_STATUSES)
-    return {"papers": papers, "counts": totals, "deprecated": deprecated, "missing": missing}
+    return {"papers": len(per_paper), "per_paper": per_paper, "counts": totals, "missing": missing}
 
 
 def summary_sentence(summary: dict) -> str:
-    """The index's headline, e.g. "41 of 60 checkable claims of five papers reproduce (...)".
+    """The index's lead: one line per paper (never a cross-paper sum), then what did not run.
 
-    >>> summary_sentence({"papers": 5, "counts": {"reproduces": 41, "partly": 9, "does-not-reproduce": 10,
-    ...     "not-checkable": 7, "identity": 12, "checkable": 60}, "deprecated": [], "missing": []})
-    '41 of 60 checkable claims of five papers reproduce (9 partly, 10 do not); 7 claims are not checkable with public data; 12 identities hold by construction and are not counted.'
+    >>> summary_sentence({"papers": 0, "per_paper": {}, "counts": {}, "missing": []})
+    'No paper notebook wrote a claims record.'
     """
-    n = summary["counts"]
-    text = (f"{n['reproduces']} of {n['checkable']} checkable claims of {_papers(summary['papers'])} reproduce "
-            f"({n['partly']} partly, {n['does-not-reproduce']} do not); {n['not-checkable']} claims are not "
-            f"checkable with public data; {n['identity']} identities hold by construction and are not counted.")
-    if summary["deprecated"]:
-        text += (f" Not counted: {', '.join(summary['deprecated'])} (deprecated record without a ledger).")
+    lines = [p["line"] for p in summary["per_paper"].values()]
+    text = " ".join(lines) if lines else "No paper notebook wrote a claims record."
     if summary["missing"]:
         text += f" No results from: {', '.join(summary['missing'])}."
     return text
 
 
-def _status_cells(results: dict | None, counts: dict | None) -> str:
-    """The five per-status cells of a notebook's row in the index."""
+_BAR_ORDER = ("reproduces", "partly", "does-not-reproduce", "inconclusive", "seed-sensitive", "not-checkable",
+              "by-construction")
+
+
+def _status_bar(summary: dict) -> str:
+    """A paper's status bar: one segment per status, inconclusive, seed-sensitive, by-construction apart."""
+    counts = dict(summary["counts"])
+    counts["seed-sensitive"] = len(summary["seed_sensitive"])
+    total = sum(counts.get(s, 0) for s in _BAR_ORDER) or 1
+    segs = "".join(f"<span class='seg {s}' style='width: {100 * counts[s] / total:.2f}%' "
+                   f"title='{s.replace('-', ' ')}: {counts[s]}'></span>" for s in _BAR_ORDER if counts.get(s))
+    legend = ", ".join(f"{s.replace('-', ' ')} {counts[s]}" for s in _BAR_ORDER if counts.get(s))
+    return f"<div class='bar'>{segs}</div><small>{html.escape(legend)}</small>"
+
+
+def _paper_lines(summary: dict) -> str:
+    rows = []
+    for stem, p in summary["per_paper"].items():
+        flags = ""
+        if p["mismatches"]:
+            flags = ("<br><span class='flag'>status differs from the ledger's expectation: "
+                     + html.escape(", ".join(p["mismatches"])) + "</span>")
+        rows.append(f"<li><b>{html.escape(str(p['paper']))}</b> ({html.escape(stem)}){_status_bar(p)}<br>"
+                    f"{html.escape(p['line'])}{flags}</li>")
+    return "<ul class='papers'>" + "".join(rows) + "</ul>" if rows else "<p>No paper notebook wrote a claims record.</p>"
+
+
+def _status_cells(results: dict | None) -> str:
+    """The per-status cells of a notebook's row in the index."""
     if _is_ledger_record(results):
         n = status_counts(results["claims"])
         return "".join(f"<td class='count {s}'>{n[s]}</td>" for s in STATUSES)
-    if counts is not None and "holds" in counts:  # deprecated record
-        text = (f"deprecated record: {counts['holds']} / {counts['total']} claims hold; "
-                f"{counts['known_gaps']} known gaps")
-        return f"<td colspan='{len(STATUSES)}'>{html.escape(text)}</td>"
     return f"<td colspan='{len(STATUSES)}'>—</td>"
 
 
-def render_index(entries: Sequence[dict], *, generated: str | None = None) -> str:
+def _stability_note(stability: dict | None) -> str:
+    if not stability or not stability.get("notebooks"):
+        return ("Seed stability: not measured (no committed table data/seed_stability.json; run "
+                "benchmarks/seed_stability.py).")
+    seeds = stability.get("seeds") or []
+    return (f"Seed stability from the committed table of {len(seeds)} seeds ({', '.join(map(str, seeds))}) run with "
+            f"preset {stability.get('preset') or 'the notebooks’ defaults'}: a claim whose status flips between "
+            "seeds is listed as seed-sensitive and not counted in its paper's line.")
+
+
+def render_index(entries: Sequence[dict], *, generated: str | None = None, preset: str | None = None,
+                 stability: dict | None = None) -> str:
     """The HTML of ``index.html`` from the per-notebook entries of :func:`build_report`.
 
-    At the top the cross-paper summary (:func:`summary_sentence`); then one row
-    per notebook (paper) with its counts per status (reproduces, partly,
-    does not reproduce, not checkable, identity), its run status, time,
-    parameters, error and its claims table (non-reproducing claims first).
+    At the top the parameter preset that ran and one line per paper (its status bar and
+    :func:`calibnb.record.reproduction.paper_summary`'s line: a printed table is one claim, inconclusive,
+    by-construction and seed-sensitive claims apart, statuses that differ from the ledger flagged); then one
+    row per notebook with its counts per status, run status, time, parameters, error and claims table.
     """
     generated = generated or _dt.datetime.now().isoformat(timespec="seconds")
+    summary = claims_summary(entries, stability)
     rows = []
     for e in entries:
         status = "ok" if e["ok"] else "failed"
@@ -734,17 +755,18 @@ def render_index(entries: Sequence[dict], *, generated: str | None = None) -> st
         rows.append(
             f"<tr class='{status}'><td>{link}<br><b>{html.escape(str(paper))}</b><br>"
             f"<small>{html.escape(e.get('title', ''))}</small></td>"
-            f"<td class='run'>{status}</td>{_status_cells(e.get('results'), e.get('claims'))}"
+            f"<td class='run'>{status}</td>{_status_cells(e.get('results'))}"
             f"<td>{e['elapsed']:.1f} s</td><td><code>{html.escape(params)}</code></td></tr>"
         )
-        details = error + _claims_table(e.get("results"))
+        details = error + _claims_table(e.get("results"), (stability or {}).get("notebooks", {}).get(e["stem"]))
         if details:
             rows.append(f"<tr class='details'><td colspan='{len(STATUSES) + 4}'>{details}</td></tr>")
     n_ok = sum(e["ok"] for e in entries)
     body = ("".join(rows) if rows else
             f"<tr><td colspan='{len(STATUSES) + 4}'>No notebooks matched; nothing was run.</td></tr>")
-    headline = summary_sentence(claims_summary(entries))
     heads = "".join(f"<th>{s.replace('-', ' ')}</th>" for s in STATUSES)
+    missing = (f"<p>No results from: {html.escape(', '.join(summary['missing']))}.</p>" if summary["missing"] else "")
+    preset_text = f"parameter preset {preset}" if preset else "the notebooks' default parameters"
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>calibnb reports</title>
 <style>
@@ -758,14 +780,22 @@ tr.failed > td.run {{ color: #b00; font-weight: bold; }}
 tr.ok > td.run {{ color: #070; }}
 tr.details > td {{ border-top: none; }}
 pre.error {{ white-space: pre-wrap; color: #b00; }}
-p.summary {{ font-size: 1.2em; }}
+ul.papers > li {{ margin-bottom: 0.8em; }}
+div.bar {{ display: flex; width: 30em; max-width: 100%; height: 0.9em; border: 1px solid #999; }}
+span.seg.reproduces {{ background: #3a3; }} span.seg.partly {{ background: #e90; }}
+span.seg.does-not-reproduce {{ background: #c22; }} span.seg.inconclusive {{ background: #ccc; }}
+span.seg.seed-sensitive {{ background: repeating-linear-gradient(45deg, #fc0, #fc0 4px, #fff 4px, #fff 8px); }}
+span.seg.not-checkable {{ background: #888; }} span.seg.by-construction {{ background: #99c; }}
+span.flag {{ color: #b00; }}
 </style></head><body>
 <h1>calibnb: reproduction reports</h1>
-<p class='summary'><b>{html.escape(headline)}</b></p>
+<p>Ran with {html.escape(preset_text)}. {html.escape(_stability_note(stability))}</p>
+{_paper_lines(summary)}
+{missing}
 <p>{n_ok} of {len(entries)} notebooks ran without error. Generated {html.escape(generated)}.
 All claims with their computed statuses: <a href='claims.json'>claims.json</a>.</p>
-<table class='index'><colgroup><col style='width: 22%'><col style='width: 6%'>{"<col style='width: 9%'>" * len(STATUSES)}
-<col style='width: 7%'><col style='width: 20%'></colgroup>
+<table class='index'><colgroup><col style='width: 22%'><col style='width: 6%'>{"<col style='width: 8%'>" * len(STATUSES)}
+<col style='width: 6%'><col style='width: 18%'></colgroup>
 <tr><th>notebook / paper</th><th>run</th>{heads}<th>time</th><th>parameters</th></tr>
 {body}
 </table></body></html>
@@ -773,8 +803,8 @@ All claims with their computed statuses: <a href='claims.json'>claims.json</a>.<
 
 
 def collect_claims(entries: Sequence[dict], notebooks: Sequence[str | os.PathLike] = (), *,
-                   generated: str | None = None) -> dict:
-    """The content of ``claims.json``: every ledger with its computed statuses.
+                   generated: str | None = None, preset: str | None = None, stability: dict | None = None) -> dict:
+    """The content of ``claims.json``: every ledger with its computed statuses and seed stability.
 
     Parameters
     ----------
@@ -784,30 +814,35 @@ def collect_claims(entries: Sequence[dict], notebooks: Sequence[str | os.PathLik
         The notebooks run; a notebook's ledger is ``<its folder>/claims/<stem>.yaml``.
         A notebook whose run wrote no ledger record but has a ledger is listed
         with the ledger's claims and ``status: null`` (not computed).
+    preset : str, optional
+        The parameter file that ran.
+    stability : dict, optional
+        The committed seed table (:func:`load_seed_stability`).
 
     Returns
     -------
     dict
-        ``{"generated", "summary": {"sentence", "papers", "counts"}, "notebooks":
-        [{"stem", "paper", "ledger", "ran", "error", "counts", "claims"}]}``;
-        each claim as in the results JSON (``id, quote, locator, kind, paper,
-        tol, expected, reason, status, sources``).
+        ``{"generated", "preset", "seeds", "summary": {"lines", "papers"}, "notebooks":
+        [{"stem", "paper", "ledger", "ran", "error", "counts", "line", "claims"}]}``;
+        each claim as in the results JSON plus ``seed_stability`` (the split over the
+        seeds of the committed table, and its text, e.g. "stable 5/5").
     """
     from ..record.reproduction import LedgerError, load_ledger
 
     generated = generated or _dt.datetime.now().isoformat(timespec="seconds")
     by_stem = {Path(p).stem: Path(p) for p in notebooks}
-    summary = claims_summary(entries)
+    summary = claims_summary(entries, stability)
+    splits_by_stem = (stability or {}).get("notebooks", {})
     out = []
     for e in entries:
         results = e.get("results")
         path = by_stem.get(e["stem"])
         ledger_file = None if path is None else path.parent / "claims" / f"{e['stem']}.yaml"
         item: dict[str, Any] = {"stem": e["stem"], "paper": None, "ledger": None, "ran": bool(e.get("ok")),
-                                "error": e.get("error"), "counts": None, "claims": []}
+                                "error": e.get("error"), "counts": None, "line": None, "claims": []}
         if _is_ledger_record(results):
             item.update(paper=results.get("paper"), ledger=results.get("ledger"), claims=results["claims"],
-                        counts=status_counts(results["claims"]))
+                        counts=status_counts(results["claims"]), line=summary["per_paper"][e["stem"]]["line"])
         elif ledger_file is not None and ledger_file.exists():
             try:
                 ledger = load_ledger(ledger_file)
@@ -816,12 +851,13 @@ def collect_claims(entries: Sequence[dict], notebooks: Sequence[str | os.PathLik
             else:
                 item.update(paper=ledger.paper, ledger=str(ledger_file),
                             claims=[dict(c.to_dict(), status=None, sources=[]) for c in ledger.claims.values()])
-        elif results and isinstance(results.get("claims"), list):
-            item.update(paper=results.get("paper"), error=item["error"] or "deprecated record without a ledger")
+        splits = splits_by_stem.get(e["stem"], {})
+        item["claims"] = [dict(c, seed_stability={"split": splits.get(c.get("id")) or {},
+                                                  "text": stability_text(splits.get(c.get("id")))})
+                          for c in item["claims"]]
         out.append(item)
-    return {"generated": generated,
-            "summary": {"sentence": summary_sentence(summary), "papers": summary["papers"],
-                        "counts": summary["counts"]},
+    return {"generated": generated, "preset": preset, "seeds": (stability or {}).get("seeds"),
+            "summary": {"lines": [p["line"] for p in summary["per_paper"].values()], "papers": summary["papers"]},
             "notebooks": out}
 
 
@@ -836,6 +872,8 @@ def build_report(
     html_output: bool = True,
     progress: bool = True,
     known_stems: Iterable[str] | None = None,
+    preset: str | None = None,
+    seed_table: str | os.PathLike | None = None,
 ) -> list[dict]:
     """Run every notebook into ``out_dir`` and write the index; return its entries.
 
@@ -843,7 +881,9 @@ def build_report(
     ``stem, title, ok, error, traceback, elapsed, parameters, claims, results,
     notebook, html``. Every parameter is checked first (:func:`plan_report`):
     a mistake raises :class:`ReportUsageError` before any notebook runs or any
-    file is written.
+    file is written. ``preset`` (the parameter file's name) is shown in the index;
+    ``seed_table`` is the committed seed table (default ``data/seed_stability.json``
+    beside the notebooks' folder).
     """
     from tqdm.auto import tqdm
 
@@ -893,8 +933,11 @@ def build_report(
         bar.close()
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    write_text_atomic(out_dir / "index.html", render_index(entries))
-    write_json_atomic(out_dir / "claims.json", collect_claims(entries, paths))
+    stability = load_seed_stability(seed_table if seed_table is not None else
+                                    (paths[0].resolve().parent.parent / "data" / "seed_stability.json"
+                                     if paths else None))
+    write_text_atomic(out_dir / "index.html", render_index(entries, preset=preset, stability=stability))
+    write_json_atomic(out_dir / "claims.json", collect_claims(entries, paths, preset=preset, stability=stability))
     write_json_atomic(out_dir / "index.json", [{k: v for k, v in e.items() if k != "results"} for e in entries])
     return entries
 
@@ -952,7 +995,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         entries = build_report(notebooks, args.out, file_params=file_params, cli_params=cli_params,
                                kernel_name=args.kernel, timeout=args.timeout or None, html_output=not args.no_html,
-                               progress=not args.no_progress, known_stems=known)
+                               progress=not args.no_progress, known_stems=known, preset=args.params)
     except ReportUsageError as exc:
         parser.error(f"{exc} Nothing was run and {args.out} was left as it was.")
     failed = [e for e in entries if not e["ok"]]

@@ -1,7 +1,7 @@
 """The reproduction record: claims ledgers, claim statuses, result JSON and their rendering.
 
 Not the thin core: the infrastructure behind every paper notebook's "does it
-reproduce?" answer. ``calibnb`` re-exports its main names (``cn.Claim``,
+reproduce?" answer. ``calibnb`` re-exports its main names (``cn.LedgerError``,
 ``cn.Reproduction``, ...).
 """
 

@@ -1,40 +1,43 @@
-"""The reproduction record: a notebook's claims, checked against its ledger, shown and saved.
+"""The reproduction record: a notebook's claims, checked against its ledger by rules fixed in advance.
 
 Every notebook reproducing a paper has a **claims ledger**,
 ``notebooks/claims/<notebook stem>.yaml`` (schema: :func:`load_ledger`): one
-entry per checkable statement of the paper, with its wording, locator, kind,
-the paper's value, the tolerance and why, the sources the notebook checks it on
-and the **expected status** with a one-line reason. The notebook builds one
+entry per checkable statement of the paper, with its wording, locator, how it
+is recorded (``kind``), the **decision rule** that decides it (``rule``, one
+of :data:`RULES`: value, direction, magnitude with the project-wide phrase
+table :data:`PHRASES`, count), the paper's value, ``refuted_by`` (what we
+would have to observe for the claim to be false; :func:`load_ledger` checks
+that the rule rejects it), the sources the notebook checks it on and the
+**expected status** with a one-line reason. The notebook builds one
 :class:`Reproduction` from it and records every claim::
 
     rep = cn.Reproduction.from_ledger("claims/04_sakai2024_hmr.yaml", results_path=results_path)
-    rep.check("hmr_x", ours=value, source="example1")                       # number
-    rep.check("ts_lowers_ece", ours=d, interval=(lo, hi), source="cifar10")  # range with a CI
-    rep.check("spline_best", ours=(k, n), source="cifar10")                 # count: k of n items
-    rep.check("only_hmr_nbr_rank_x_first", ours=True, source="example1")    # verdict
+    rep.check("hmr_x", ours=value, source="example1")                       # value
+    rep.check("ts_lowers_ece", ours=d, interval=(lo, hi), source="cifar10")  # direction / magnitude with a CI
+    rep.check("spline_best", ours=(k, n), source="cifar10")                 # count: k of n units
+    rep.check("only_hmr_nbr_rank_x_first", ours=True, source="example1")    # a verdict (value rule)
     rep.identity("macroce_rewards", ours=a, expected=b, tol=1e-12)         # holds by construction
-    rep.not_checkable("human_study")                                        # the reason is in the ledger
+    rep.not_checkable("arch_resnet110", context={"resnet56 (ours)": v})    # context shown, never counted
     rep.add_result(key, value)                                              # key numbers/tables
     rep.finish()               # statuses, results JSON, claims table
-    rep.did_not_reproduce()    # the "What did not reproduce" section (its own cell)
+    rep.did_not_reproduce()    # the generated section (its own cell)
 
 Each check gives a per-source **outcome** ``holds``/``fails``/``inconclusive``
-(see :meth:`Reproduction.check`); a claim's **status** (:func:`claim_status`)
-is ``reproduces`` (holds on every source), ``partly`` (on some),
-``does-not-reproduce`` (on none), ``not-checkable`` or ``identity``. A paper
-claim that fails is a finding: it is recorded, shown and counted, never an
-exception. :meth:`Reproduction.finish` raises :class:`ReproductionError` only
-on a real error: a ledger claim or listed source not recorded. A record that
-the ledger does not list (unknown id, unlisted source, a second record of the
-same (id, source)) raises ``ValueError`` at once, and a failing identity
-raises :class:`ReproductionError` at once: it is a bug, not a finding. The test
+by the claim's rule (:func:`decide`); a claim's **status** (:func:`claim_status`,
+table :data:`STATUS_TEXT`) is ``reproduces`` (every deciding source holds, at
+least one decides), ``partly`` (some hold, some fail), ``does-not-reproduce``
+(at least one fails, none holds), ``inconclusive`` (no source decides),
+``not-checkable`` or ``by-construction`` (identities, and checks on
+simulations built to exhibit the mechanism or on quantities unchanged in
+expectation: shown, never counted). A paper claim that fails is a finding: it
+is recorded, shown and counted, never an exception. :meth:`Reproduction.finish`
+raises :class:`ReproductionError` only on a real error: a ledger claim or
+listed source not recorded. A record that the ledger does not list (unknown
+id, unlisted source, a second record of the same (id, source)) raises
+``ValueError`` at once, and a failing identity raises
+:class:`ReproductionError` at once: it is a bug, not a finding. The test
 suite compares every computed status of a notebook's default run with the
 ledger's ``expected`` (:func:`status_mismatches`).
-
-The record without a ledger, ``Reproduction(paper)`` with
-:meth:`Reproduction.claim` and :meth:`Reproduction.known_gap`, is
-**deprecated**: it is kept while notebooks migrate, and its ``finish`` raises
-when a claim fails.
 
 Results JSON
 ------------
@@ -42,18 +45,18 @@ Results JSON
 then :func:`os.replace`, so a reader never sees half a file)::
 
     {"paper": "...", "notebook": "<stem>", "ledger": "<path>",
-     "counts": {"reproduces": n, "partly": n, "does-not-reproduce": n, "not-checkable": n,
-                "identity": n, "checkable": n},
-     "claims": [{"id", "quote", "locator", "kind", "paper", "tol", "tol_reason", "expected",
-                 "reason", "status",
-                 "sources": [{"source", "ours", "interval", "outcome"}, ...]}, ...],
+     "counts": {"reproduces": n, "partly": n, "does-not-reproduce": n, "inconclusive": n,
+                "not-checkable": n, "by-construction": n, "checkable": n},
+     "claims": [{"id", "quote", "locator", "kind", "rule", "phrase", "threshold", "threshold_quote",
+                 "paper", "tol", "tol_reason", "refuted_by", "by_construction", "seed_sensitive",
+                 "expected", "reason", "criterion", "status",
+                 "sources": [{"source", "ours", "interval", "outcome"[, "context"]}, ...]}, ...],
      "results": {key: value, ...}}
 
 in ledger order. A range, count or interval is a list ``[low, high]``, a count's
-``ours`` is ``[k, n]``; an identity's source entry also has ``expected_value``.
-The deprecated record writes ``{"paper", "claims": [{"name", "source",
-"paper", "ours", "tol", "holds", "status", "difference", "reason"}],
-"results"}`` with ``status`` ``"holds"``, ``"fails"`` or ``"known gap"``.
+``ours`` is ``[k, n]`` (its ``interval`` the Clopper-Pearson interval); an
+identity's source entry also has ``expected_value``, a not-checkable claim's
+``context`` (our substitute's values, never counted).
 
 Values are made JSON-safe by :func:`to_jsonable`: NumPy scalars become Python
 numbers, arrays become (nested) lists, a :class:`pandas.DataFrame` becomes
@@ -84,30 +87,39 @@ import pandas as pd
 from ..validation import check_choice, check_scalar_in_range
 
 __all__ = [
-    "Claim",
+    "CHECKABLE_STATUSES",
     "Ledger",
     "LedgerClaim",
     "LedgerError",
     "Markdown",
+    "PHRASES",
+    "RULES",
     "Reproduction",
     "ReproductionError",
+    "STATUSES",
     "SourceRecord",
     "claim_status",
     "claims_table_html",
+    "rule_target",
+    "clopper_pearson",
+    "criterion_text",
+    "decide",
     "did_not_reproduce_markdown",
+    "findings_markdown",
     "interval_outcome",
     "load_ledger",
+    "paper_summary",
+    "restatus",
+    "seed_split",
+    "stability_text",
     "status_counts",
     "status_mismatches",
     "to_jsonable",
+    "unmarked_flips",
     "from_json_float",
     "write_json_atomic",
     "write_text_atomic",
 ]
-
-STATUS_HOLDS = "holds"
-STATUS_FAILS = "fails"
-STATUS_GAP = "known gap"
 
 _UMASK = os.umask(0o022)
 os.umask(_UMASK)
@@ -119,10 +131,9 @@ class ReproductionError(AssertionError):
     """A real error of a reproduction record (never a paper claim that fails).
 
     Raised by :meth:`Reproduction.finish` when a ledger claim or source was not
-    recorded, by :meth:`Reproduction.identity` when an identity does not hold
-    and, for the deprecated record without a ledger, by ``finish`` when a claim
-    does not hold. A subclass of ``AssertionError`` so that it reads like the
-    failed ``assert`` of a notebook cell.
+    recorded and by :meth:`Reproduction.identity` when an identity does not
+    hold. A subclass of ``AssertionError`` so that it reads like the failed
+    ``assert`` of a notebook cell.
     """
 
 
@@ -259,7 +270,7 @@ def write_json_atomic(path: str | os.PathLike, obj: Any) -> Path:
     return write_text_atomic(path, text)
 
 
-# ------------------------------------------------------------------------- claims
+# ------------------------------------------------------------------------- helpers
 
 
 def _is_bool(x: Any) -> bool:
@@ -270,123 +281,292 @@ def _is_number(x: Any) -> bool:
     return isinstance(x, numbers.Real) and not _is_bool(x)
 
 
-@dataclasses.dataclass(frozen=True)
-class Claim:
-    """One declared claim of a paper and its check.
+# ------------------------------------------------------------------ the statuses
 
-    Attributes
-    ----------
-    name : str
-        What is claimed, e.g. ``"Table 5: HMR(X)"``.
-    paper : float or bool or tuple of float
-        The paper's value: a number, a verdict, or a ``(low, high)`` range.
-    ours : float or bool
-        The value computed in this run.
-    tol : float
-        Allowed ``|ours - paper|`` for a number (0 for verdicts and ranges).
-    source : str or None
-        Where in the paper (``"Table 5"``, ``"§4.1.1"``).
-    status : str
-        ``"holds"``, ``"fails"`` or ``"known gap"``.
-    reason : str or None
-        Why a known gap is not reproducible.
+#: Outcome of one source: the rule decided for the claim, against it, or could not decide.
+OUTCOMES = ("holds", "fails", "inconclusive")
+#: Status of a claim (the one table of notebooks/README.md, "Statuses"):
+#: ``reproduces`` every decisive source holds (at least one decides); ``partly`` some decisive sources hold,
+#: some fail; ``does-not-reproduce`` at least one fails, none holds; ``inconclusive`` no source decides;
+#: ``not-checkable`` the paper's data, model or network are not public (our substitute may be shown as
+#: context, never counted); ``by-construction`` an identity, or a check on a simulation built to exhibit the
+#: mechanism or on a quantity unchanged in expectation by the design (shown, never counted).
+STATUSES = ("reproduces", "partly", "does-not-reproduce", "inconclusive", "not-checkable", "by-construction")
+#: The statuses of a claim decided on our data (the ones the headline counts).
+CHECKABLE_STATUSES = ("reproduces", "partly", "does-not-reproduce", "inconclusive")
+#: Display order of the claims table: what does not reproduce comes first.
+STATUS_ORDER = ("does-not-reproduce", "partly", "inconclusive", "not-checkable", "reproduces", "by-construction")
+#: One-line meaning of each status (README table, report legend).
+STATUS_TEXT = {
+    "reproduces": "every source that decides holds (at least one decides)",
+    "partly": "some deciding sources hold, some fail",
+    "does-not-reproduce": "at least one source fails and none holds",
+    "inconclusive": "no source decides (every interval straddles the rule's bound)",
+    "not-checkable": "the paper's data, model or network are not public; our nearest substitute is shown as "
+                     "context, never counted",
+    "by-construction": "an identity, or a check on a simulation built to exhibit the mechanism or on a quantity "
+                       "unchanged in expectation by the design: shown, never counted",
+}
+
+
+def claim_status(kind: str, outcomes: Sequence[str], *, by_construction: bool = False) -> str:
+    """The status of a claim from the outcomes on its sources (table :data:`STATUS_TEXT`).
+
+    ``identity`` kind or ``by_construction`` -> ``by-construction``;
+    ``not-checkable`` -> ``not-checkable``; otherwise, counting only the
+    deciding sources (``holds``/``fails``): none -> ``inconclusive``, all hold
+    -> ``reproduces``, some hold -> ``partly``, none holds -> ``does-not-reproduce``.
+
+    >>> claim_status("number", ["holds", "holds"]), claim_status("range", ["holds", "inconclusive"])
+    ('reproduces', 'reproduces')
+    >>> claim_status("verdict", ["fails", "inconclusive"]), claim_status("range", ["inconclusive"])
+    ('does-not-reproduce', 'inconclusive')
+    >>> claim_status("range", ["holds", "fails"]), claim_status("identity", ["holds"])
+    ('partly', 'by-construction')
     """
-
-    name: str
-    paper: Any
-    ours: Any
-    tol: float
-    source: str | None
-    status: str
-    reason: str | None = None
-
-    @property
-    def holds(self) -> bool | None:
-        """True/False for a claim; None for a known gap."""
-        if self.status == STATUS_GAP:
-            return None
-        return self.status == STATUS_HOLDS
-
-    @property
-    def difference(self) -> float | None:
-        """``ours - paper`` for a number; distance outside the range for a range.
-
-        Signed: negative when ours is below the paper's value (or range).
-        None for verdicts or when either side is not a number.
-        """
-        ours, paper = self.ours, self.paper
-        if not _is_number(ours):
-            return None
-        if isinstance(paper, tuple):
-            low, high = paper
-            if ours < low:
-                return float(ours - low)
-            if ours > high:
-                return float(ours - high)
-            return 0.0
-        if _is_number(paper):
-            return float(ours - paper)
-        return None
-
-    def to_dict(self) -> dict:
-        """The claim as a JSON-safe dict (the ``claims`` entries of the results JSON)."""
-        paper = list(self.paper) if isinstance(self.paper, tuple) else self.paper
-        return to_jsonable(
-            {
-                "name": self.name,
-                "source": self.source,
-                "paper": paper,
-                "ours": self.ours,
-                "tol": self.tol,
-                "holds": self.holds,
-                "status": self.status,
-                "difference": self.difference,
-                "reason": self.reason,
-            },
-            f"claim {self.name!r}",
-        )
+    kind = check_choice(kind, KINDS, "kind")
+    if not _is_bool(by_construction):
+        raise TypeError(f"by_construction must be a bool; got {type(by_construction).__name__} {by_construction!r}.")
+    if kind == "identity" or by_construction:
+        return "by-construction"
+    if kind == "not-checkable":
+        return "not-checkable"
+    if not outcomes:
+        raise ValueError("outcomes must not be empty for a checkable claim.")
+    for o in outcomes:
+        check_choice(o, OUTCOMES, "outcomes")
+    n_holds = sum(o == "holds" for o in outcomes)
+    n_fails = sum(o == "fails" for o in outcomes)
+    if n_holds + n_fails == 0:
+        return "inconclusive"
+    if n_fails == 0:
+        return "reproduces"
+    return "partly" if n_holds else "does-not-reproduce"
 
 
-def _check_name(name: Any, existing: dict) -> str:
-    if not isinstance(name, str):
-        raise TypeError(f"name must be a string; got {type(name).__name__} {name!r}.")
-    if not name.strip():
-        raise ValueError("name must be a non-empty string.")
-    if name in existing:
-        raise ValueError(f"name {name!r} is already declared; each claim needs its own name.")
-    return name
+# ------------------------------------------------------------------- the rules
+#
+# Decision rules, fixed in advance by claim kind (notebooks/README.md, "Decision rules"). A ledger entry names
+# its rule; it never invents a range. Everything below is the one place where an outcome is decided.
+
+#: The four rules and what each decides.
+RULES = {
+    "value": "a value the paper prints: holds when the paper's value lies within our 95% interval widened by "
+             "half a unit of the paper's last printed digit (tol), fails when outside; without an interval, "
+             "abs(ours - paper) <= tol (the printed precision alone). A verdict the paper states about a value we "
+             "compute exactly (its own data) is a value too: holds iff ours equals it.",
+    "direction": "'A lowers B', 'A beats B': ours is the difference the paper signs, with its paired bootstrap "
+                 "95% interval; the interval excludes 0 the paper's way -> holds, the other way -> fails, "
+                 "otherwise inconclusive. Without an interval (an exact computation) the sign decides (0 is "
+                 "inconclusive).",
+    "magnitude": "a qualitative magnitude ('barely changes', 'much larger', 'stable', 'consistently'): the "
+                 "phrase's threshold from the project-wide phrase table (PHRASES), or a per-claim threshold with "
+                 "the paper's words that justify it; our interval inside the threshold -> holds, disjoint -> "
+                 "fails, otherwise inconclusive (without an interval the point decides). A share of units gets "
+                 "its 95% Clopper-Pearson interval.",
+    "count": "a count over units ('9 of 13 networks'): our share k/n with its 95% Clopper-Pearson interval "
+             "against the paper's share; holds iff the paper's share lies in our interval.",
+}
+
+#: The project-wide phrase table of the magnitude rule: phrase -> (measure, low, high). ``low``/``high`` bound
+#: the measure (``inf`` where the phrase is one-sided). A ledger entry cites the phrase; the notebook records
+#: the measure named here.
+PHRASES: dict[str, tuple[str, float, float]] = {
+    "significantly lowers": ("relative cut (before - after) / before", 0.30, math.inf),
+    "much larger": ("ratio larger / smaller", 2.0, math.inf),
+    "much larger margin": ("difference of two relative cuts (A's cut - B's cut)", 0.30, math.inf),
+    "does not improve": ("relative change (after - before) / before", -0.10, 0.10),
+    "barely changes": ("relative change (after - before) / before", -0.10, 0.10),
+    # the largest spread Si et al. call stable is Table 5 after TS, 46.90 / 42.42 / 47.77: 0.117 of the mean
+    "stable": ("relative range (max - min) / mean across the conditions", 0.0, 0.15),
+    "highly sensitive": ("absolute range (max - min) across the conditions, in units of the metric", 0.20,
+                         math.inf),
+    "little difference": ("absolute difference, in units of the metric", 0.0, 0.02),
+    "consistently": ("share of units", 0.80, 1.0),
+    "usually": ("share of units", 0.50, 1.0),
+    "rare": ("share of units", 0.0, 0.05),
+    "consistent ranking": ("Kendall tau between the two rankings", 0.80, 1.0),
+}
+
+_Z95 = 0.95
 
 
-def _check_source(source: Any) -> str | None:
-    if source is not None and not isinstance(source, str):
-        raise TypeError(f"source must be a string or None; got {type(source).__name__} {source!r}.")
-    return source
+def clopper_pearson(k: int, n: int, *, level: float = _Z95) -> tuple[float, float]:
+    """The Clopper-Pearson (exact binomial) interval of the share ``k/n``.
+
+    .. math::  [B^{-1}(\\alpha/2; k, n-k+1),\\; B^{-1}(1-\\alpha/2; k+1, n-k)]
+
+    with :math:`B^{-1}` the Beta quantile and the ends 0 at k = 0, 1 at k = n
+    (Clopper & Pearson 1934).
+
+    >>> [round(v, 3) for v in clopper_pearson(9, 13)]
+    [0.386, 0.909]
+    """
+    from scipy.stats import beta
+
+    if isinstance(k, bool) or isinstance(n, bool) or not isinstance(k, numbers.Integral) \
+            or not isinstance(n, numbers.Integral):
+        raise TypeError(f"k and n must be integers; got {k!r} and {n!r}.")
+    if n <= 0 or not 0 <= k <= n:
+        raise ValueError(f"k and n must have 0 <= k <= n and n > 0; got k={k}, n={n}.")
+    level = check_scalar_in_range(level, "level", low=0.0, high=1.0)
+    alpha = 1.0 - level
+    lo = 0.0 if k == 0 else float(beta.ppf(alpha / 2, k, n - k + 1))
+    hi = 1.0 if k == n else float(beta.ppf(1 - alpha / 2, k + 1, n - k))
+    return lo, hi
 
 
-def _scalar(value: Any, name: str) -> Any:
-    """A claim value as a plain Python bool or float (NaN allowed for ours)."""
-    if _is_bool(value):
-        return bool(value)
-    if isinstance(value, np.ndarray) and value.shape == ():
-        value = value.item()
-        return _scalar(value, name)
-    if _is_number(value):
-        return float(value)
-    raise TypeError(f"{name} must be a number or a bool; got {type(value).__name__} {value!r}.")
+def _slack(*values: float) -> float:
+    finite = [abs(v) for v in values if math.isfinite(v)]
+    return 4 * np.finfo(float).eps * max([1.0] + finite)
+
+
+def _inside(x: float, lo: float, hi: float) -> bool:
+    return lo - _slack(lo) <= x <= hi + _slack(hi)
+
+
+def interval_outcome(interval: tuple[float, float], target: tuple[float, float]) -> str:
+    """``holds`` iff ``interval`` lies inside ``target``, ``fails`` iff disjoint, else ``inconclusive``.
+
+    >>> interval_outcome((0.2, 0.3), (0.0, 0.5)), interval_outcome((0.6, 0.7), (0.0, 0.5))
+    ('holds', 'fails')
+    >>> interval_outcome((0.4, 0.7), (0.0, 0.5))
+    'inconclusive'
+    """
+    lo, hi = _interval_pair(interval, "interval")
+    try:
+        t_lo, t_hi = (float(v) for v in target)
+    except (TypeError, ValueError):
+        raise TypeError(f"target must be a pair (low, high) of numbers; got {target!r}.") from None
+    if math.isnan(t_lo) or math.isnan(t_hi) or t_lo > t_hi:
+        raise ValueError(f"target must be a pair (low, high) with low <= high; got {target!r}.")
+    if _inside(lo, t_lo, t_hi) and _inside(hi, t_lo, t_hi):
+        return "holds"
+    if hi < t_lo - _slack(t_lo) or lo > t_hi + _slack(t_hi):
+        return "fails"
+    return "inconclusive"
+
+
+def _interval_pair(value: Any, name: str) -> tuple[float, float]:
+    """``(low, high)`` of two finite numbers with low <= high, or an error naming ``name``."""
+    try:
+        lo, hi = (float(v) for v in value)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be a pair (low, high) of numbers; got {value!r}.") from None
+    if not (math.isfinite(lo) and math.isfinite(hi)) or lo > hi:
+        raise ValueError(f"{name} must be a pair (low, high) of finite numbers with low <= high; got {value!r}.")
+    return lo, hi
+
+
+def rule_target(item: "LedgerClaim") -> tuple[float, float] | None:
+    """The bounds our measure must lie in for ``item`` to hold, or None where the rule has none.
+
+    magnitude: the phrase table's bounds or the ledger's quoted threshold;
+    direction: ``(0, inf)`` (paper ``higher``) or ``(-inf, 0)``; value of a
+    number: the paper's value ± tol; count and verdicts: None (a count's bound
+    is our interval, a verdict has no range).
+    """
+    if not isinstance(item, LedgerClaim):
+        raise TypeError(f"item must be a LedgerClaim (an entry of a loaded ledger); got {type(item).__name__}.")
+    if item.rule == "magnitude":
+        if item.threshold is not None:
+            return item.threshold
+        _, lo, hi = PHRASES[item.phrase]
+        return lo, hi
+    if item.rule == "direction":
+        return (0.0, math.inf) if item.paper == "higher" else (-math.inf, 0.0)
+    if item.rule == "value" and item.kind == "number":
+        return item.paper - item.tol, item.paper + item.tol
+    return None
+
+
+def decide(item: "LedgerClaim", ours: Any, interval: tuple[float, float] | None = None) -> str:
+    """The outcome of ``item``'s rule (:data:`RULES`) at our value ``ours`` (and its ``interval``).
+
+    ``ours`` is a number (value, direction, magnitude), a bool (a verdict of
+    the value rule) or ``(k, n)`` (count, or a magnitude over units). A NaN
+    fails. Used by :meth:`Reproduction.check`, by :func:`load_ledger` at the
+    entry's ``refuted_by`` (which must fail) and by the tests.
+    """
+    rule = item.rule
+    if rule is None:
+        raise ValueError(f"claim {item.id!r} of kind {item.kind!r} has no decision rule.")
+    if isinstance(ours, (tuple, list)):  # (k, n): a share of units
+        k, n = int(ours[0]), int(ours[1])
+        if rule == "count":
+            pk, pn = item.paper
+            lo, hi = clopper_pearson(k, n)
+            return "holds" if _inside(pk / pn, lo, hi) else "fails"
+        if rule == "magnitude":
+            return interval_outcome(clopper_pearson(k, n), rule_target(item))
+        raise ValueError(f"claim {item.id!r}: rule {rule!r} takes a number, not a count {ours!r}.")
+    if _is_bool(ours):
+        if rule != "value" or not isinstance(item.paper, bool):
+            raise ValueError(f"claim {item.id!r}: a bool is decided only by the value rule of a verdict.")
+        return "holds" if bool(ours) == item.paper else "fails"
+    ours = float(ours)
+    if math.isnan(ours):
+        return "fails"
+    if rule == "value":
+        p, tol = float(item.paper), float(item.tol)
+        if interval is not None:
+            lo, hi = interval
+            return "holds" if _inside(p, lo - tol, hi + tol) else "fails"
+        return "holds" if abs(ours - p) <= tol + _slack(p, ours) else "fails"
+    if rule == "direction":
+        sign = 1.0 if item.paper == "higher" else -1.0
+        lo, hi = (ours, ours) if interval is None else interval
+        lo, hi = sorted((sign * lo, sign * hi))
+        if lo > 0:
+            return "holds"
+        if hi < 0:
+            return "fails"
+        return "inconclusive"
+    if rule == "magnitude":
+        t_lo, t_hi = rule_target(item)
+        if interval is not None:
+            return interval_outcome(interval, (t_lo, t_hi))
+        return "holds" if _inside(ours, t_lo, t_hi) else "fails"
+    raise ValueError(f"claim {item.id!r}: rule {rule!r} takes (k, n), not a number.")
+
+
+def criterion_text(item: "LedgerClaim | dict") -> str:
+    """Our criterion in words, labelled as ours (never as the paper's)."""
+    get = (lambda k: item.get(k)) if isinstance(item, dict) else (lambda k: getattr(item, k))
+    rule, paper, kind = get("rule"), get("paper"), get("kind")
+    if rule == "value":
+        if isinstance(paper, bool):
+            return f"our rule (value): ours is {_fmt_short(paper)}"
+        return (f"our rule (value): the paper's {_fmt_short(paper)} within ± {_fmt_short(get('tol'))} (half a printed "
+                "unit) of our value, or of our 95% interval when we have one")
+    if rule == "direction":
+        return f"our rule (direction): our difference {'> 0' if paper == 'higher' else '< 0'}, its interval " \
+               "excluding 0"
+    if rule == "magnitude":
+        threshold, phrase = get("threshold"), get("phrase")
+        if threshold is not None:
+            return (f"our rule (magnitude): measure in [{_fmt_short(threshold[0])}, {_fmt_short(threshold[1])}], "
+                    f"a per-claim threshold justified by the paper's “{get('threshold_quote')}”")
+        measure, lo, hi = PHRASES.get(phrase, ("?", math.nan, math.nan))
+        return f"our rule (magnitude, phrase “{phrase}”): {measure} in [{_fmt_short(lo)}, {_fmt_short(hi)}]"
+    if rule == "count":
+        return (f"our rule (count): the paper's {int(paper[0])} of {int(paper[1])} within the 95% interval of "
+                "our share")
+    if kind == "identity":
+        return "identity (by construction)"
+    return ""
 
 
 # ------------------------------------------------------------------------- ledger
 
 KINDS = ("number", "range", "verdict", "count", "identity", "not-checkable")
-STATUSES = ("reproduces", "partly", "does-not-reproduce", "not-checkable", "identity")
-#: The statuses of a checkable claim (the ones that count towards "N of M reproduce").
-CHECKABLE_STATUSES = ("reproduces", "partly", "does-not-reproduce")
-OUTCOMES = ("holds", "fails", "inconclusive")
-#: Display order of the claims table: what does not reproduce comes first.
-STATUS_ORDER = ("does-not-reproduce", "partly", "not-checkable", "reproduces", "identity")
+#: Which rules each kind of record may use.
+_KIND_RULES = {"number": ("value",), "verdict": ("value",), "range": ("direction", "magnitude"),
+               "count": ("count", "magnitude")}
 
 _REQUIRED_FIELDS = ("id", "quote", "locator", "kind", "expected", "reason")
-_OPTIONAL_FIELDS = ("paper", "tol", "tol_reason", "sources")
+_OPTIONAL_FIELDS = ("paper", "tol", "tol_reason", "sources", "rule", "phrase", "threshold", "threshold_quote",
+                    "refuted_by", "by_construction", "seed_sensitive", "table")
 _ID = re.compile(r"^[a-z][a-z0-9_]*$")
 
 
@@ -411,6 +591,14 @@ class LedgerClaim:
     sources: tuple[str, ...]
     expected: str
     reason: str
+    rule: str | None = None
+    phrase: str | None = None
+    threshold: tuple[float, float] | None = None
+    threshold_quote: str | None = None
+    refuted_by: Any = None
+    by_construction: str | None = None
+    seed_sensitive: dict | None = None
+    table: str | None = None
 
     @property
     def checkable(self) -> bool:
@@ -420,8 +608,14 @@ class LedgerClaim:
     def to_dict(self) -> dict:
         """The ledger fields as a JSON-safe dict."""
         return to_jsonable({"id": self.id, "quote": self.quote, "locator": self.locator, "kind": self.kind,
+                            "rule": self.rule, "phrase": self.phrase,
+                            "threshold": None if self.threshold is None else list(self.threshold),
+                            "threshold_quote": self.threshold_quote,
                             "paper": list(self.paper) if isinstance(self.paper, tuple) else self.paper,
                             "tol": self.tol, "tol_reason": self.tol_reason, "sources": list(self.sources),
+                            "refuted_by": list(self.refuted_by) if isinstance(self.refuted_by, tuple)
+                            else self.refuted_by, "by_construction": self.by_construction,
+                            "seed_sensitive": self.seed_sensitive, "table": self.table,
                             "expected": self.expected, "reason": self.reason}, f"claim {self.id!r}")
 
 
@@ -448,22 +642,31 @@ def _ledger_text(value: Any, where: str, field: str) -> str:
     return value.strip()
 
 
-def _ledger_number(value: Any, where: str, field: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(float(value)):
+def _ledger_number(value: Any, where: str, field: str, *, infinite: bool = False) -> float:
+    if isinstance(value, str) and infinite and value.strip() in ("inf", "-inf", ".inf", "-.inf"):
+        return math.inf if not value.strip().startswith("-") else -math.inf
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or math.isnan(float(value)) \
+            or (not infinite and math.isinf(float(value))):
         raise LedgerError(f"{where}, field {field!r}: must be a finite number; got {value!r}.")
     return float(value)
 
 
-def _ledger_pair(value: Any, where: str, field: str, *, unit: bool = False) -> tuple[float, float]:
+def _ledger_pair(value: Any, where: str, field: str, *, infinite: bool = False) -> tuple[float, float]:
     if not isinstance(value, (list, tuple)) or len(value) != 2:
         raise LedgerError(f"{where}, field {field!r}: must be a list [lo, hi]; got {value!r}.")
-    lo, hi = (_ledger_number(v, where, field) for v in value)
+    lo, hi = (_ledger_number(v, where, field, infinite=infinite) for v in value)
     if lo > hi:
         raise LedgerError(f"{where}, field {field!r}: needs lo <= hi; got [{lo:g}, {hi:g}].")
-    if unit and not (0.0 <= lo and hi <= 1.0):
-        raise LedgerError(f"{where}, field {field!r}: a count's paper value is a fraction of items in [0, 1]; "
-                          f"got [{lo:g}, {hi:g}].")
     return lo, hi
+
+
+def _ledger_count(value: Any, where: str, field: str) -> tuple[int, int]:
+    if (not isinstance(value, (list, tuple)) or len(value) != 2
+            or not all(isinstance(v, int) and not isinstance(v, bool) for v in value)
+            or value[1] <= 0 or not 0 <= value[0] <= value[1]):
+        raise LedgerError(f"{where}, field {field!r}: must be a count [k, n], integers with 0 <= k <= n, n > 0; "
+                          f"got {value!r}.")
+    return int(value[0]), int(value[1])
 
 
 def _parse_ledger_claim(entry: Any, index: int, path: Path) -> LedgerClaim:
@@ -490,35 +693,79 @@ def _parse_ledger_claim(entry: Any, index: int, path: Path) -> LedgerClaim:
     if expected not in STATUSES:
         raise LedgerError(f"{where}, field 'expected': must be one of {', '.join(STATUSES)}; got {expected!r}.")
     reason = _ledger_text(entry["reason"], where, "reason")
+    by_construction = entry.get("by_construction")
+    if by_construction is not None:
+        by_construction = _ledger_text(by_construction, where, "by_construction")
+        if kind not in _KIND_RULES:
+            raise LedgerError(f"{where}, field 'by_construction': only a checked kind (number, range, verdict, "
+                              f"count) can be a check by construction; kind is {kind!r}.")
     # kind <-> expected
-    if kind == "identity" and expected != "identity":
-        raise LedgerError(f"{where}, field 'expected': a claim of kind 'identity' is expected 'identity'; "
-                          f"got {expected!r}.")
+    if (kind == "identity" or by_construction) and expected != "by-construction":
+        raise LedgerError(f"{where}, field 'expected': an identity or a check by construction is expected "
+                          f"'by-construction'; got {expected!r}.")
     if kind == "not-checkable" and expected != "not-checkable":
         raise LedgerError(f"{where}, field 'expected': a claim of kind 'not-checkable' is expected "
                           f"'not-checkable'; got {expected!r}.")
-    if kind in ("number", "range", "verdict", "count") and expected not in CHECKABLE_STATUSES:
+    if kind in _KIND_RULES and not by_construction and expected not in CHECKABLE_STATUSES:
         raise LedgerError(f"{where}, field 'expected': a claim of kind {kind!r} is expected one of "
-                          f"{', '.join(CHECKABLE_STATUSES)}; got {expected!r} (use kind {expected!r} instead).")
-    # paper value by kind
+                          f"{', '.join(CHECKABLE_STATUSES)}; got {expected!r}.")
+    # the rule
+    rule = entry.get("rule")
+    if kind in _KIND_RULES:
+        if rule is None:
+            raise LedgerError(f"{where}, field 'rule': missing (name the decision rule: "
+                              f"{', '.join(_KIND_RULES[kind])}).")
+        if rule not in _KIND_RULES[kind]:
+            raise LedgerError(f"{where}, field 'rule': a claim of kind {kind!r} is decided by "
+                              f"{' or '.join(_KIND_RULES[kind])}; got {rule!r}.")
+    elif rule is not None:
+        raise LedgerError(f"{where}, field 'rule': a claim of kind {kind!r} has no decision rule; got {rule!r}.")
+    phrase = entry.get("phrase")
+    threshold = entry.get("threshold")
+    threshold_quote = entry.get("threshold_quote")
+    if rule == "magnitude":
+        if (phrase is None) == (threshold is None):
+            raise LedgerError(f"{where}, field 'phrase': a magnitude claim cites exactly one of 'phrase' (a key of "
+                              f"the phrase table: {', '.join(PHRASES)}) or 'threshold' (with 'threshold_quote').")
+        if phrase is not None and phrase not in PHRASES:
+            raise LedgerError(f"{where}, field 'phrase': {phrase!r} is not in the phrase table; the phrases are "
+                              f"{', '.join(PHRASES)} (or give 'threshold' with the paper's words in "
+                              "'threshold_quote').")
+        if threshold is not None:
+            threshold = _ledger_pair(threshold, where, "threshold", infinite=True)
+            threshold_quote = _ledger_text(threshold_quote, where, "threshold_quote")
+        elif threshold_quote is not None:
+            raise LedgerError(f"{where}, field 'threshold_quote': only with a per-claim 'threshold'.")
+    else:
+        for field in ("phrase", "threshold", "threshold_quote"):
+            if field in entry:
+                raise LedgerError(f"{where}, field {field!r}: only a claim of rule 'magnitude' has one "
+                                  f"(rule is {rule!r}).")
+    # paper value by rule
     paper = entry.get("paper")
-    if kind == "number":
+    if rule == "value" and kind == "number":
         if "paper" not in entry:
-            raise LedgerError(f"{where}, field 'paper': missing (a number claim needs the paper's value).")
+            raise LedgerError(f"{where}, field 'paper': missing (a value claim needs the paper's value).")
         paper = _ledger_number(paper, where, "paper")
-    elif kind in ("range", "count"):
-        if "paper" not in entry:
-            raise LedgerError(f"{where}, field 'paper': missing (a {kind} claim needs [lo, hi]).")
-        paper = _ledger_pair(paper, where, "paper", unit=kind == "count")
-    elif kind == "verdict":
+    elif rule == "value":
         if not isinstance(paper, bool):
             raise LedgerError(f"{where}, field 'paper': a verdict's paper value is true or false; got {paper!r}.")
+    elif rule == "direction":
+        if paper not in ("higher", "lower"):
+            raise LedgerError(f"{where}, field 'paper': a direction claim's paper value is 'higher' (our "
+                              f"difference > 0) or 'lower' (< 0); got {paper!r}.")
+    elif rule == "count":
+        paper = _ledger_count(paper, where, "paper")
+    elif rule == "magnitude":
+        if paper is not None and not isinstance(paper, str):
+            paper = _ledger_number(paper, where, "paper") if not isinstance(paper, (list, tuple)) else \
+                _ledger_pair(paper, where, "paper")
     elif paper is not None:  # identity / not-checkable: the paper's value, for display only
         if isinstance(paper, (list, tuple)):
             paper = _ledger_pair(paper, where, "paper")
         elif not isinstance(paper, (bool, str)):
             paper = _ledger_number(paper, where, "paper")
-    # tolerance: number kind only, with its reason
+    # tolerance: the value rule of a number only, with its reason
     tol = entry.get("tol")
     tol_reason = entry.get("tol_reason")
     if kind == "number":
@@ -531,7 +778,7 @@ def _parse_ledger_claim(entry: Any, index: int, path: Path) -> LedgerClaim:
     else:
         if "tol" in entry:
             raise LedgerError(f"{where}, field 'tol': only a 'number' claim has a tolerance (kind is {kind!r}); "
-                              "a range states its bounds in 'paper'.")
+                              "a magnitude cites its phrase or threshold.")
         if "tol_reason" in entry:
             raise LedgerError(f"{where}, field 'tol_reason': only a 'number' claim has a tolerance "
                               f"(kind is {kind!r}).")
@@ -559,9 +806,45 @@ def _parse_ledger_claim(entry: Any, index: int, path: Path) -> LedgerClaim:
     if expected == "partly" and len(sources) < 2:
         raise LedgerError(f"{where}, field 'expected': 'partly' needs at least two sources (holds on some, "
                           f"not others); the claim lists {len(sources)}.")
-    return LedgerClaim(id=cid, quote=quote, locator=locator, kind=kind, paper=paper, tol=tol,
+    # seed sensitivity: the measured split of statuses over seeds
+    seed_sensitive = entry.get("seed_sensitive")
+    if seed_sensitive is not None:
+        if (not isinstance(seed_sensitive, dict) or len(seed_sensitive) < 2
+                or not all(s in STATUSES and isinstance(v, int) and not isinstance(v, bool) and v > 0
+                           for s, v in seed_sensitive.items())):
+            raise LedgerError(f"{where}, field 'seed_sensitive': must map two or more statuses to the number of "
+                              f"seeds that gave them (the measured split); got {seed_sensitive!r}.")
+        seed_sensitive = {str(s): int(v) for s, v in seed_sensitive.items()}
+    table = entry.get("table")
+    if table is not None:
+        table = _ledger_text(table, where, "table")
+    item = LedgerClaim(id=cid, quote=quote, locator=locator, kind=kind, paper=paper, tol=tol,
                        tol_reason=None if tol_reason is None else str(tol_reason).strip(), sources=sources,
-                       expected=expected, reason=reason)
+                       expected=expected, reason=reason, rule=rule, phrase=phrase, threshold=threshold,
+                       threshold_quote=threshold_quote, by_construction=by_construction,
+                       seed_sensitive=seed_sensitive, table=table)
+    # refuted_by: what we would have to observe for the claim to be false; the rule must reject it
+    refuted = entry.get("refuted_by")
+    if kind in _KIND_RULES and not by_construction:
+        if "refuted_by" not in entry:
+            raise LedgerError(f"{where}, field 'refuted_by': missing (the value that would refute the claim; "
+                              "its rule must reject it).")
+        if rule in ("count",) or (rule == "magnitude" and kind == "count"):
+            refuted = _ledger_count(refuted, where, "refuted_by")
+        elif rule == "value" and kind == "verdict":
+            if not isinstance(refuted, bool):
+                raise LedgerError(f"{where}, field 'refuted_by': a verdict is refuted by true or false; "
+                                  f"got {refuted!r}.")
+        else:
+            refuted = _ledger_number(refuted, where, "refuted_by")
+        outcome = decide(item, refuted)
+        if outcome != "fails":
+            raise LedgerError(f"{where}, field 'refuted_by': the rule cannot reject the claim: at refuted_by "
+                              f"{_fmt_short(refuted)} it gives {outcome!r}, not 'fails'. A criterion that "
+                              "cannot fail is not a check.")
+    elif refuted is not None:
+        raise LedgerError(f"{where}, field 'refuted_by': only a checked claim (not by construction) has one.")
+    return dataclasses.replace(item, refuted_by=refuted)
 
 
 def load_ledger(path: str | os.PathLike) -> Ledger:
@@ -571,15 +854,24 @@ def load_ledger(path: str | os.PathLike) -> Ledger:
     the file's stem) and ``claims``, a list of entries with the fields
 
     ``id`` (unique snake_case), ``quote`` (the paper's wording), ``locator``
-    (section, table, figure, equation), ``kind`` (``number``, ``range``,
-    ``verdict``, ``count``, ``identity``, ``not-checkable``), ``paper`` (a
-    number; ``[lo, hi]`` for range, and for count as a fraction of items;
-    ``true``/``false`` for verdict; optional for identity and not-checkable),
-    ``tol`` and ``tol_reason`` (number kind only, both required there),
-    ``sources`` (every source the notebook checks the claim on; none for
-    not-checkable, optional for identity), ``expected`` (``reproduces``,
-    ``partly``, ``does-not-reproduce``, ``not-checkable``, ``identity``) and
-    ``reason`` (one line: why this status; for not-checkable, what is missing).
+    (section, table, figure, equation), ``kind`` (how the notebook records it:
+    ``number``, ``range``, ``verdict``, ``count``, ``identity``,
+    ``not-checkable``), ``rule`` (how it is decided, :data:`RULES`: ``value``
+    for number and verdict, ``direction`` or ``magnitude`` for range,
+    ``count`` or ``magnitude`` for count), ``paper`` (value: a number or
+    true/false; direction: ``higher``/``lower``; count: ``[k, n]``),
+    ``phrase`` (magnitude: a key of :data:`PHRASES`) or ``threshold`` with
+    ``threshold_quote`` (a per-claim threshold and the paper's words that
+    justify it), ``tol`` and ``tol_reason`` (number kind: half a unit of the
+    paper's last printed digit), ``sources``, ``refuted_by`` (every checked
+    claim not by construction: what we would have to observe for the claim to
+    be false; the rule must give ``fails`` there), ``by_construction`` (a
+    check on a simulation built to exhibit the mechanism, or on a quantity
+    unchanged in expectation: why; status ``by-construction``),
+    ``seed_sensitive`` (the measured split of statuses over seeds, e.g.
+    ``{reproduces: 3, does-not-reproduce: 2}``), ``table`` (the claim is one
+    cell of this printed table; the index counts the table as one claim),
+    ``expected`` (a status of :data:`STATUSES`) and ``reason``.
 
     Parameters
     ----------
@@ -594,9 +886,10 @@ def load_ledger(path: str | os.PathLike) -> Ledger:
     ------
     LedgerError
         (a ``ValueError``) naming the file, the claim and the field: unreadable
-        or invalid YAML, unknown or missing fields, an unknown kind or status,
-        duplicate ids, a ``tol`` on a non-number kind, a status that does not
-        fit the kind, ``partly`` with fewer than two sources, an empty reason.
+        or invalid YAML, unknown or missing fields, an unknown kind, rule,
+        phrase or status, duplicate ids, a ``tol`` on a non-number kind, a
+        status that does not fit the kind, ``partly`` with fewer than two
+        sources, an empty reason, a ``refuted_by`` that the rule does not reject.
 
     Examples
     --------
@@ -606,9 +899,9 @@ def load_ledger(path: str | os.PathLike) -> Ledger:
     ... paper: "Sakai 2024"
     ... notebook: nb
     ... claims:
-    ...   - {id: hmr_x, quote: "HMR(X) = 0.557", locator: "Table 5", kind: number, paper: 0.557,
-    ...      tol: 0.0005, tol_reason: "3 decimals", sources: [example1], expected: reproduces,
-    ...      reason: "the paper's own data"}
+    ...   - {id: hmr_x, quote: "HMR(X) = 0.557", locator: "Table 5", kind: number, rule: value, paper: 0.557,
+    ...      tol: 0.0005, tol_reason: "3 decimals", refuted_by: 0.558, sources: [example1],
+    ...      expected: reproduces, reason: "the paper's own data"}
     ... ''')
     >>> ledger = load_ledger(folder / "nb.yaml")
     >>> ledger.paper, list(ledger.claims), ledger.claims["hmr_x"].tol
@@ -659,8 +952,11 @@ class SourceRecord:
 
     ``ours`` is our value (a float, a bool, ``(k, n)`` for a count, or for an
     identity the value compared); ``interval`` the ``(low, high)`` confidence
-    interval if one was given; ``outcome`` ``holds``/``fails``/``inconclusive``;
-    ``expected_value`` the value an identity was compared with.
+    interval if one was given (for a count, the Clopper-Pearson interval the
+    rule used); ``outcome`` ``holds``/``fails``/``inconclusive`` (or
+    ``not-checkable``); ``expected_value`` the value an identity was compared
+    with; ``context`` our nearest substitute's values beside a not-checkable
+    claim (shown, never counted).
     """
 
     source: str | None
@@ -668,71 +964,16 @@ class SourceRecord:
     interval: tuple[float, float] | None
     outcome: str
     expected_value: Any = None
+    context: Any = None
 
     def to_dict(self) -> dict:
         out = {"source": self.source, "ours": list(self.ours) if isinstance(self.ours, tuple) else self.ours,
                "interval": None if self.interval is None else list(self.interval), "outcome": self.outcome}
         if self.expected_value is not None:
             out["expected_value"] = self.expected_value
+        if self.context is not None:
+            out["context"] = self.context
         return to_jsonable(out, f"source {self.source!r}")
-
-
-def claim_status(kind: str, outcomes: Sequence[str]) -> str:
-    """The status of a claim from the outcomes on its sources.
-
-    identity -> ``identity``; not-checkable -> ``not-checkable``; otherwise all
-    sources hold -> ``reproduces``, some hold -> ``partly``, none holds ->
-    ``does-not-reproduce`` (an ``inconclusive`` source does not hold).
-
-    >>> claim_status("number", ["holds", "holds"]), claim_status("range", ["holds", "inconclusive"])
-    ('reproduces', 'partly')
-    >>> claim_status("verdict", ["fails", "inconclusive"])
-    'does-not-reproduce'
-    """
-    kind = check_choice(kind, KINDS, "kind")
-    if kind == "identity":
-        return "identity"
-    if kind == "not-checkable":
-        return "not-checkable"
-    if not outcomes:
-        raise ValueError("outcomes must not be empty for a checkable claim.")
-    n_holds = sum(o == "holds" for o in outcomes)
-    if n_holds == len(outcomes):
-        return "reproduces"
-    return "partly" if n_holds else "does-not-reproduce"
-
-
-def _interval_pair(value: Any, name: str) -> tuple[float, float]:
-    """``(low, high)`` of two finite numbers with low <= high, or an error naming ``name``."""
-    try:
-        lo, hi = (float(v) for v in value)
-    except (TypeError, ValueError):
-        raise TypeError(f"{name} must be a pair (low, high) of numbers; got {value!r}.") from None
-    if not (math.isfinite(lo) and math.isfinite(hi)) or lo > hi:
-        raise ValueError(f"{name} must be a pair (low, high) of finite numbers with low <= high; got {value!r}.")
-    return lo, hi
-
-
-def interval_outcome(interval: tuple[float, float], target: tuple[float, float]) -> str:
-    """``holds`` iff ``interval`` lies inside ``target``, ``fails`` iff disjoint, else ``inconclusive``.
-
-    >>> interval_outcome((0.2, 0.3), (0.0, 0.5)), interval_outcome((0.6, 0.7), (0.0, 0.5))
-    ('holds', 'fails')
-    >>> interval_outcome((0.4, 0.7), (0.0, 0.5))
-    'inconclusive'
-    """
-    lo, hi = _interval_pair(interval, "interval")
-    t_lo, t_hi = _interval_pair(target, "target")
-    if t_lo <= lo and hi <= t_hi:
-        return "holds"
-    if hi < t_lo or lo > t_hi:
-        return "fails"
-    return "inconclusive"
-
-
-def _slack(*values: float) -> float:
-    finite = [abs(v) for v in values if math.isfinite(v)]
-    return 4 * np.finfo(float).eps * max([1.0] + finite)
 
 
 def _fmt_short(value: Any) -> str:
@@ -747,19 +988,9 @@ def _fmt_short(value: Any) -> str:
     return str(value)
 
 
-def _criterion(kind: str, paper: Any, tol: Any) -> str:
-    """The test a claim's value must pass, in words: the paper's number is in the
-    claim's wording; for a range or a count the bounds are the ledger's reading of
-    it (with its reason), not a number the paper printed."""
-    if kind == "number":
-        return f"{_fmt_short(paper)} ± {_fmt_short(tol)}" if tol is not None else _fmt_short(paper)
-    if kind == "range" and isinstance(paper, (list, tuple)):
-        return f"within [{_fmt_short(paper[0])}, {_fmt_short(paper[1])}]"
-    if kind == "count" and isinstance(paper, (list, tuple)):
-        return f"share in [{_fmt_short(paper[0])}, {_fmt_short(paper[1])}]"
-    if kind == "verdict":
-        return f"is {_fmt_short(paper)}"
-    return _fmt_short(paper)
+def _criterion(c: dict) -> str:
+    """The criterion column: ours, labelled as ours (the paper's value is in the claim's words)."""
+    return criterion_text(c)
 
 
 def _fmt_ours(kind: str, ours: Any) -> str:
@@ -775,8 +1006,7 @@ def status_mismatches(results: dict, ledger: Ledger | str | os.PathLike) -> list
     Parameters
     ----------
     results : dict
-        A parsed results JSON written by :meth:`Reproduction.finish` of a
-        ledger-based record.
+        A parsed results JSON written by :meth:`Reproduction.finish`.
     ledger : Ledger or path
         The ledger to compare with (usually the committed YAML file).
 
@@ -793,8 +1023,8 @@ def status_mismatches(results: dict, ledger: Ledger | str | os.PathLike) -> list
     >>> import tempfile, pathlib
     >>> folder = pathlib.Path(tempfile.mkdtemp())
     >>> _ = (folder / "nb.yaml").write_text(
-    ...     "paper: p\\nnotebook: nb\\nclaims:\\n- {id: a, quote: q, locator: l, kind: verdict, paper: true,"
-    ...     " sources: [s], expected: reproduces, reason: r}\\n")
+    ...     "paper: p\\nnotebook: nb\\nclaims:\\n- {id: a, quote: q, locator: l, kind: verdict, rule: value,"
+    ...     " paper: true, refuted_by: false, sources: [s], expected: reproduces, reason: r}\\n")
     >>> status_mismatches({"claims": [{"id": "a", "status": "does-not-reproduce"}]}, folder / "nb.yaml")[0][:60]
     "claim 'a': computed status 'does-not-reproduce', ledger expe"
     """
@@ -840,24 +1070,34 @@ table.calibnb-claims th, table.calibnb-claims td { border: 1px solid #ccc; paddi
   overflow-wrap: anywhere; }
 table.calibnb-claims tr.does-not-reproduce td.status { color: #b00; font-weight: bold; }
 table.calibnb-claims tr.partly td.status { color: #c60; font-weight: bold; }
+table.calibnb-claims tr.inconclusive td.status { color: #a80; }
 table.calibnb-claims tr.not-checkable td.status { color: #777; }
 table.calibnb-claims tr.reproduces td.status { color: #070; }
-table.calibnb-claims tr.identity td.status { color: #557; }
+table.calibnb-claims tr.by-construction td.status { color: #557; }
 table.calibnb-claims td.mismatch { background: #fee; }
 </style>"""
 
 #: Relative widths (percent) of the claims table's columns.
-_TABLE_COLUMNS = [("claim (the paper's words)", 17), ("locator", 8), ("criterion", 8), ("ours", 13), ("interval", 10),
-                  ("outcome", 8), ("status", 9), ("expected", 9), ("reason", 18)]
+_TABLE_COLUMNS = [("claim (the paper's words)", 17), ("locator", 8), ("criterion (ours)", 12), ("ours", 12),
+                  ("interval", 9), ("outcome", 7), ("status", 9), ("expected", 8), ("reason", 18)]
+
+
+def _ours_text(c: dict, s: dict) -> str:
+    if s.get("context") is not None:
+        return "context: " + _fmt_short(s["context"]) if not isinstance(s["context"], dict) else \
+            "context: " + ", ".join(f"{k} {_fmt_short(v)}" for k, v in s["context"].items())
+    return _fmt_ours(c.get("kind"), s.get("ours"))
 
 
 def claims_table_html(claims: Sequence[dict]) -> str:
-    """The HTML claims table of a ledger-based results JSON's ``claims`` (with its CSS).
+    """The HTML claims table of a results JSON's ``claims`` (with its CSS).
 
     One row per claim, non-reproducing claims first (order of
     :data:`STATUS_ORDER`, then ledger order); the per-source columns list one
-    line per source. Cells wrap (``table-layout: fixed``, ``overflow-wrap``),
-    so the table fits its container (no column cut off at 1280 px).
+    line per source. The criterion column names our rule (labelled as ours); a
+    claim with ``seed_stability`` (the report's claims) shows it under its status.
+    Cells wrap (``table-layout: fixed``, ``overflow-wrap``), so the table fits
+    its container (no column cut off at 1280 px).
     """
     import html
 
@@ -874,8 +1114,8 @@ def claims_table_html(claims: Sequence[dict]) -> str:
     for _, c in ranked:
         sources = c.get("sources") or []
         tag = lambda s: f"{s['source']}: " if s.get("source") else ""  # noqa: E731
-        paper = _criterion(c.get("kind"), c.get("paper"), c.get("tol"))
-        ours = lines(tag(s) + _fmt_ours(c.get("kind"), s.get("ours")) for s in sources)
+        criterion = _criterion(c)
+        ours = lines(tag(s) + _ours_text(c, s) for s in sources)
         interval = lines(tag(s) + _fmt_short(s.get("interval")) if s.get("interval") is not None else ""
                          for s in sources)
         outcome = lines(s.get("outcome", "") for s in sources)
@@ -884,8 +1124,11 @@ def claims_table_html(claims: Sequence[dict]) -> str:
         rows.append(
             f"<tr class='{html.escape(status)}'>"
             + cell(f"<b>{html.escape(str(c.get('id')))}</b><br>{html.escape(str(c.get('quote', '')))}")
-            + cell(html.escape(str(c.get("locator", "")))) + cell(html.escape(paper)) + cell(ours)
-            + cell(interval) + cell(outcome) + cell(html.escape(status), f"status {mismatch}".strip())
+            + cell(html.escape(str(c.get("locator", "")))) + cell(html.escape(criterion)) + cell(ours)
+            + cell(interval) + cell(outcome)
+            + cell(html.escape(status) + (f"<br><small>{html.escape(c['seed_stability']['text'])}</small>"
+                                          if (c.get("seed_stability") or {}).get("text") else ""),
+                   f"status {mismatch}".strip())
             + cell(html.escape(expected), mismatch) + cell(html.escape(str(c.get("reason", "")))) + "</tr>")
     cols = "".join(f"<col style='width: {w}%'>" for _, w in _TABLE_COLUMNS)
     head = "".join(f"<th>{name}</th>" for name, _ in _TABLE_COLUMNS)
@@ -902,51 +1145,95 @@ def status_counts(claims: Sequence[dict]) -> dict[str, int]:
     return counts
 
 
-def did_not_reproduce_markdown(results: dict) -> str:
-    """The "What did not reproduce" section of a ledger-based results JSON, as markdown.
+#: Headings of the generated section, per status (in this order).
+SECTION_HEADINGS = (
+    ("erratum", "Errors in the paper"),
+    ("does-not-reproduce", "Does not reproduce"),
+    ("partly", "Reproduces partly"),
+    ("inconclusive", "Could not be decided"),
+    ("not-checkable", "Not checkable with public data"),
+)
 
-    Lists every claim that does not reproduce, then those that reproduce only
-    partly (with the sources where they fail), with the paper's wording,
-    locator, paper value, our values and the ledger's reason; then the claims
-    that are not checkable with what is missing; then any claim whose computed
-    status differs from the ledger's expectation.
+
+def _is_erratum(c: dict) -> bool:
+    return c.get("status") == "does-not-reproduce" and "error in the paper" in str(c.get("reason", "")).lower()
+
+
+def _values(c: dict) -> str:
+    parts = []
+    for s in c.get("sources") or []:
+        text = f"{s['source']}: {_fmt_ours(c.get('kind'), s.get('ours'))}" if s.get("source") else \
+            _fmt_ours(c.get("kind"), s.get("ours"))
+        if s.get("interval") is not None:
+            text += f" (95% interval {_fmt_short(s['interval'])})"
+        parts.append(f"{text}, {s.get('outcome')}")
+    return "; ".join(parts)
+
+
+def _section_item(c: dict) -> str:
+    if c.get("status") == "not-checkable":
+        context = [s.get("context") for s in c.get("sources") or [] if s.get("context") is not None]
+        extra = f" Our nearest substitute, as context only: {_fmt_short(context[0]) if not isinstance(context[0], dict) else ', '.join(f'{k} {_fmt_short(v)}' for k, v in context[0].items())}." if context else ""  # noqa: E501
+        return f"- **{c['id']}** ({c.get('locator')}): the paper says “{c.get('quote')}”. {c.get('reason')}.{extra}"
+    return (f"- **{c['id']}** ({c.get('locator')}): the paper says “{c.get('quote')}”. Ours: {_values(c)}. "
+            f"Criterion — {_criterion(c)}. Why: {c.get('reason')}")
+
+
+def findings_markdown(results: dict, *, limit: int = 5) -> str:
+    """A "Findings" paragraph: the three to five results that matter most, generated from the record.
+
+    Chosen in this order: errors in the paper, claims that do not reproduce,
+    claims that reproduce only partly, then claims that could not be decided;
+    each one sentence with our values. Nothing is typed in.
     """
     claims = results["claims"]
     n = status_counts(claims)
     checkable = sum(n[s] for s in CHECKABLE_STATUSES)
-    out = ["## What did not reproduce", "",
-           f"{n['reproduces']} of {checkable} checkable claims of {results.get('paper', 'the paper')} reproduce; "
-           f"{n['partly']} reproduce partly, {n['does-not-reproduce']} do not; {n['not-checkable']} cannot be "
-           f"checked with public data; {n['identity']} identities hold by construction (not counted).", ""]
+    lines = [f"**Findings.** Of {checkable} claims of {results.get('paper', 'the paper')} decided on our data, "
+             f"{n['reproduces']} reproduce, {n['partly']} partly, {n['does-not-reproduce']} do not and "
+             f"{n['inconclusive']} could not be decided; {n['not-checkable']} are not checkable and "
+             f"{n['by-construction']} hold by construction (shown, not counted)."]
+    ranked = ([c for c in claims if _is_erratum(c)]
+              + [c for c in claims if c.get("status") == "does-not-reproduce" and not _is_erratum(c)]
+              + [c for c in claims if c.get("status") == "partly"]
+              + [c for c in claims if c.get("status") == "inconclusive"])
+    for c in ranked[:limit]:
+        label = "error in the paper" if _is_erratum(c) else str(c.get("status")).replace("-", " ")
+        lines.append(f"*{c['id']}* ({label}): “{c.get('quote')}” — ours {_values(c)}.")
+    return " ".join(lines)
 
-    def values(c: dict) -> str:
-        parts = []
-        for s in c.get("sources") or []:
-            text = f"{s['source']}: {_fmt_ours(c.get('kind'), s.get('ours'))}"
-            if s.get("interval") is not None:
-                text += f" (interval {_fmt_short(s['interval'])})"
-            parts.append(f"{text}, {s.get('outcome')}")
-        return "; ".join(parts)
 
-    def item(c: dict) -> str:
-        paper = _criterion(c.get("kind"), c.get("paper"), c.get("tol"))
-        return (f"- **{c['id']}** ({c.get('locator')}): “{c.get('quote')}” — paper {paper}; ours {values(c)}. "
-                f"{c.get('reason')}")
+def did_not_reproduce_markdown(results: dict) -> str:
+    """The generated section of a results JSON, as markdown: findings, then the claims per status.
 
-    for status, title in (("does-not-reproduce", "Does not reproduce"), ("partly", "Reproduces partly")):
-        chosen = [c for c in claims if c.get("status") == status]
-        out.append(f"**{title}** ({len(chosen)}):")
+    A "Findings" paragraph (:func:`findings_markdown`), then headings per
+    status (:data:`SECTION_HEADINGS`: "Errors in the paper", "Does not
+    reproduce", "Reproduces partly", "Could not be decided", "Not checkable
+    with public data"), each item the paper's words, our values, our criterion
+    (labelled as ours) and why; then any claim whose computed status differs
+    from the ledger's expectation.
+    """
+    claims = results["claims"]
+    n = status_counts(claims)
+    checkable = sum(n[s] for s in CHECKABLE_STATUSES)
+    out = ["## What did not reproduce", "", findings_markdown(results), "",
+           f"{n['reproduces']} of {checkable} decided claims of {results.get('paper', 'the paper')} reproduce; "
+           f"{n['partly']} reproduce partly, {n['does-not-reproduce']} do not, {n['inconclusive']} could not be "
+           f"decided; {n['not-checkable']} cannot be checked with public data; {n['by-construction']} hold by "
+           "construction (identities and simulations built to show the mechanism; not counted).", ""]
+    for key, title in SECTION_HEADINGS:
+        if key == "erratum":
+            chosen = [c for c in claims if _is_erratum(c)]
+        elif key == "does-not-reproduce":
+            chosen = [c for c in claims if c.get("status") == key and not _is_erratum(c)]
+        else:
+            chosen = [c for c in claims if c.get("status") == key]
+        out.append(f"### {title} ({len(chosen)})")
         out.append("")
-        out.extend([item(c) for c in chosen] or ["- none"])
+        out.extend([_section_item(c) for c in chosen] or ["- none"])
         out.append("")
-    gaps = [c for c in claims if c.get("status") == "not-checkable"]
-    out.append(f"**Not checkable with public data** ({len(gaps)}):")
-    out.append("")
-    out.extend([f"- **{c['id']}** ({c.get('locator')}): “{c.get('quote')}” — {c.get('reason')}" for c in gaps]
-               or ["- none"])
     surprises = [c for c in claims if c.get("status") != c.get("expected")]
     if surprises:
-        out.append("")
         out.append(f"**Status differs from the ledger's expectation** ({len(surprises)}): "
                    + "; ".join(f"{c['id']} is {c.get('status')}, expected {c.get('expected')}" for c in surprises)
                    + ".")
@@ -957,7 +1244,7 @@ def did_not_reproduce_markdown(results: dict) -> str:
 
 
 class Reproduction:
-    """The record of one notebook's reproduction of one paper.
+    """The record of one notebook's reproduction of one paper, against its claims ledger.
 
     Build it from the notebook's claims ledger with :meth:`from_ledger`; record
     every ledger claim with :meth:`check` (on each listed source),
@@ -966,11 +1253,7 @@ class Reproduction:
     status, writes the results JSON and shows the claims table, and raises only
     on a real error (a ledger claim or source not recorded). A paper claim that
     fails is a finding, never an exception. :meth:`did_not_reproduce` gives the
-    "What did not reproduce" section for a notebook cell.
-
-    ``Reproduction(paper, results_path=...)`` without a ledger is the
-    **deprecated** record of :meth:`claim` and :meth:`known_gap` (kept until every
-    notebook has a ledger); its :meth:`finish` raises when a claim fails.
+    generated section for a notebook cell.
 
     Parameters
     ----------
@@ -987,13 +1270,13 @@ class Reproduction:
     ... paper: "Sakai 2024"
     ... notebook: nb
     ... claims:
-    ...   - {id: hmr_x, quote: "HMR(X) = 0.557", locator: "§4.1.1", kind: number, paper: 0.557, tol: 0.0005,
-    ...      tol_reason: "printed to 3 decimals", sources: [example1, example2], expected: partly,
-    ...      reason: "holds on example1 only"}
-    ...   - {id: ts_lowers, quote: "TS lowers ECE", locator: "Table 1", kind: range, paper: [0.0, 1.0],
-    ...      sources: [cifar10], expected: reproduces, reason: "CI inside"}
+    ...   - {id: hmr_x, quote: "HMR(X) = 0.557", locator: "§4.1.1", kind: number, rule: value, paper: 0.557,
+    ...      tol: 0.0005, tol_reason: "printed to 3 decimals", refuted_by: 0.56, sources: [example1, example2],
+    ...      expected: partly, reason: "holds on example1 only"}
+    ...   - {id: ts_lowers, quote: "TS lowers ECE", locator: "Table 1", kind: range, rule: direction,
+    ...      paper: higher, refuted_by: -0.1, sources: [cifar10], expected: reproduces, reason: "CI above 0"}
     ...   - {id: avg_half, quote: "MacroCE = 50.00", locator: "Table 2", kind: identity,
-    ...      expected: identity, reason: "(1 - a + a)/2"}
+    ...      expected: by-construction, reason: "(1 - a + a)/2"}
     ...   - {id: human, quote: "humans trust it", locator: "§5.4", kind: not-checkable,
     ...      expected: not-checkable, reason: "the human study's answers are not public"}
     ... ''')
@@ -1008,9 +1291,9 @@ class Reproduction:
     'holds'
     >>> rep.not_checkable("human")
     >>> rep.statuses()
-    {'hmr_x': 'partly', 'ts_lowers': 'reproduces', 'avg_half': 'identity', 'human': 'not-checkable'}
+    {'hmr_x': 'partly', 'ts_lowers': 'reproduces', 'avg_half': 'by-construction', 'human': 'not-checkable'}
     >>> rep.headline()
-    'Sakai 2024: 1 of 2 checkable claims reproduce, 1 partly, 0 do not; 1 not checkable; 1 identity.'
+    'Sakai 2024: 1 of 2 decided claims reproduce, 1 partly, 0 do not, 0 inconclusive; 1 not checkable; 1 by construction.'
     """
 
     def __init__(self, paper: str, *, results_path: str | os.PathLike | None = None) -> None:
@@ -1023,7 +1306,6 @@ class Reproduction:
         self.paper = paper
         self.results_path = None if results_path is None else Path(results_path)
         self.ledger: Ledger | None = None
-        self._claims: dict[str, Claim] = {}
         self._records: dict[str, dict[str | None, SourceRecord]] = {}
         self._results: dict[str, Any] = {}
 
@@ -1047,14 +1329,17 @@ class Reproduction:
 
     # -- recording ledger claims -------------------------------------------------
 
-    def _ledger_claim(self, cid: Any, method: str) -> LedgerClaim:
+    def _require_ledger(self, method: str) -> None:
         if self.ledger is None:
             raise TypeError(f"{method}() needs a ledger: build the record with Reproduction.from_ledger(path).")
+
+    def _ledger_claim(self, cid: Any, method: str) -> LedgerClaim:
+        self._require_ledger(method)
         if not isinstance(cid, str):
             raise TypeError(f"id must be a string; got {type(cid).__name__} {cid!r}.")
         if cid not in self.ledger.claims:
             raise ValueError(f"claim {cid!r} is not in ledger {self.ledger.path}; add it there (with quote, "
-                             "locator, kind, paper, sources, expected and reason) before recording it.")
+                             "locator, kind, rule, paper, sources, expected and reason) before recording it.")
         item = self.ledger.claims[cid]
         wanted = {"check": item.checkable, "identity": item.kind == "identity",
                   "not_checkable": item.kind == "not-checkable"}[method]
@@ -1099,28 +1384,19 @@ class Reproduction:
             The claim's ledger id (kind ``number``, ``range``, ``verdict`` or ``count``).
         ours : float or bool or (int, int), keyword-only
             Our value: a number (number, range), a bool (verdict) or ``(k, n)``,
-            k of n items (count).
+            k of n units (count).
         source : str, keyword-only
             One of the claim's ledger ``sources``; each (id, source) once.
         interval : (float, float), optional, keyword-only
-            A confidence interval of ``ours`` (number and range kinds), e.g. from
-            :func:`calibnb.bootstrap_ci`.
+            The 95% confidence interval of ``ours`` (number and range kinds),
+            e.g. from :func:`calibnb.bootstrap_ci` (paired, for a direction).
 
         Returns
         -------
         str
-            ``"holds"``, ``"fails"`` or ``"inconclusive"``:
-
-            * number: holds iff :math:`|ours - paper| \\le tol` (plus a few ulps);
-            * range: holds iff :math:`lo \\le ours \\le hi`;
-            * verdict: holds iff ``ours == paper``;
-            * count: holds iff :math:`lo \\le k/n \\le hi`;
-            * with an ``interval``, against the target :math:`[lo, hi]` (for a
-              number :math:`[paper - tol, paper + tol]`): holds iff the interval
-              lies inside the target, fails iff it is disjoint from it,
-              inconclusive otherwise (within sampling noise).
-
-            A NaN ``ours`` fails. A failing claim never raises; it is a finding.
+            ``"holds"``, ``"fails"`` or ``"inconclusive"``, by the claim's rule
+            (:data:`RULES`, :func:`decide`). A NaN ``ours`` fails. A failing
+            claim never raises; it is a finding.
 
         Raises
         ------
@@ -1144,7 +1420,6 @@ class Reproduction:
             if not _is_bool(ours):
                 raise TypeError(f"ours of verdict claim {id!r} must be a bool; got {type(ours).__name__} {ours!r}.")
             ours = bool(ours)
-            outcome = "holds" if ours == item.paper else "fails"
         elif item.kind == "count":
             if (not isinstance(ours, (tuple, list)) or len(ours) != 2
                     or not all(isinstance(v, numbers.Integral) and not _is_bool(v) for v in ours)):
@@ -1153,22 +1428,10 @@ class Reproduction:
             if n <= 0 or not 0 <= k <= n:
                 raise ValueError(f"ours of count claim {id!r} must have 0 <= k <= n and n > 0; got ({k}, {n}).")
             ours = (k, n)
-            lo, hi = item.paper
-            outcome = "holds" if lo - _slack(lo) <= k / n <= hi + _slack(hi) else "fails"
+            interval = clopper_pearson(k, n)
         else:
             ours = self._number(ours, "ours", id)
-            if item.kind == "number":
-                target = (item.paper - item.tol, item.paper + item.tol)
-                ok = abs(ours - item.paper) <= item.tol + _slack(item.paper, ours)
-            else:
-                target = item.paper
-                ok = target[0] - _slack(target[0]) <= ours <= target[1] + _slack(target[1])
-            if math.isnan(ours):
-                outcome = "fails"
-            elif interval is not None:
-                outcome = interval_outcome(interval, (target[0] - _slack(target[0]), target[1] + _slack(target[1])))
-            else:
-                outcome = "holds" if ok else "fails"
+        outcome = decide(item, ours, None if item.kind == "count" else interval)
         self._records.setdefault(id, {})[source] = SourceRecord(source, ours, interval, outcome)
         return outcome
 
@@ -1229,95 +1492,17 @@ class Reproduction:
         self._records.setdefault(id, {})[source] = SourceRecord(source, ours_v, None, "holds", exp_v)
         return "holds"
 
-    def not_checkable(self, id: str) -> None:
-        """Record that a ledger claim of kind ``not-checkable`` is shown as such (its reason is in the ledger)."""
+    def not_checkable(self, id: str, *, context: Any = None) -> None:
+        """Record a ledger claim of kind ``not-checkable`` (its reason is in the ledger).
+
+        ``context`` (optional, keyword-only): our nearest substitute's value(s),
+        e.g. ``{"resnet56 (ours)": 0.031}`` beside the paper's ResNet-110; shown
+        beside the claim, never decided or counted.
+        """
         item = self._ledger_claim(id, "not_checkable")
         self._source(item, None)
-        self._records.setdefault(id, {})[None] = SourceRecord(None, None, None, "not-checkable")
-
-    # -- deprecated claims (no ledger) ------------------------------------------
-
-    def claim(self, name: str, *, paper: Any, ours: Any, tol: float = 0.0,
-              source: str | None = None) -> Claim:
-        """Deprecated: declare and check one claim without a ledger; return the :class:`Claim`.
-
-        Use a claims ledger and :meth:`check` instead (this method is removed
-        once every notebook has a ledger). The claim holds iff
-
-        * ``paper`` is a number: :math:`|\\text{ours} - \\text{paper}| \\le \\text{tol}`
-          (up to a few ulps of floating-point slack; a NaN ``ours`` never holds);
-        * ``paper`` is a bool: ``ours == paper`` (``ours`` must be a bool);
-        * ``paper`` is a ``(low, high)`` tuple: :math:`\\text{low} \\le \\text{ours} \\le \\text{high}`.
-
-        A failed claim does not raise here; :meth:`finish` raises at the end.
-        """
-        if self.ledger is not None:
-            raise TypeError("claim() is the deprecated API without a ledger; this record has ledger "
-                            f"{self.ledger.path}: use rep.check(id, ours=..., source=...).")
-        name = _check_name(name, self._claims)
-        source = _check_source(source)
-        tol = check_scalar_in_range(tol, "tol", low=0.0)
-        if _is_bool(paper):
-            if not _is_bool(ours):
-                raise TypeError(f"ours must be a bool when paper is a bool; got {type(ours).__name__} {ours!r}.")
-            if tol != 0.0:
-                raise ValueError(f"tol must be 0 for a bool claim; got {tol:g}.")
-            paper, ours = bool(paper), bool(ours)
-            holds = ours == paper
-        elif isinstance(paper, tuple):
-            if len(paper) != 2:
-                raise ValueError(f"paper as a range must be a (low, high) tuple; got {len(paper)} values.")
-            low = check_scalar_in_range(paper[0], "paper[0] (low)")
-            high = check_scalar_in_range(paper[1], "paper[1] (high)")
-            if low > high:
-                raise ValueError(f"paper range must have low <= high; got ({low:g}, {high:g}).")
-            if tol != 0.0:
-                raise ValueError(f"tol must be 0 for a range claim (widen the range instead); got {tol:g}.")
-            ours = self._number_ours(ours)
-            paper = (low, high)
-            holds = bool(low <= ours <= high)
-        elif _is_number(paper) or (isinstance(paper, np.ndarray) and paper.shape == ()):
-            paper = check_scalar_in_range(_scalar(paper, "paper"), "paper")
-            ours = self._number_ours(ours)
-            holds = bool(abs(ours - paper) <= tol + _slack(paper, ours))
-        else:
-            raise TypeError("paper must be a number, a bool or a (low, high) tuple; "
-                            f"got {type(paper).__name__} {paper!r}.")
-        item = Claim(name=name, paper=paper, ours=ours, tol=tol, source=source,
-                     status=STATUS_HOLDS if holds else STATUS_FAILS)
-        self._claims[name] = item
-        return item
-
-    @staticmethod
-    def _number_ours(ours: Any) -> float:
-        value = _scalar(ours, "ours")
-        if isinstance(value, bool):
-            raise TypeError(f"ours must be a number when paper is a number or a range; got bool {value!r}.")
-        return value
-
-    def known_gap(self, name: str, *, paper: Any, ours: Any, reason: str,
-                  source: str | None = None) -> Claim:
-        """Deprecated: declare a claim the project cannot reproduce, without a ledger.
-
-        Use a ledger entry instead: ``does-not-reproduce`` with our number, or
-        ``not-checkable`` naming the missing data. ``paper`` and ``ours`` may be
-        numbers, bools, ranges or ``None``; the gap never makes :meth:`finish` raise.
-        """
-        if self.ledger is not None:
-            raise TypeError("known_gap() is the deprecated API without a ledger; this record has ledger "
-                            f"{self.ledger.path}: declare the claim there and record it with rep.check(...) "
-                            "or rep.not_checkable(id).")
-        name = _check_name(name, self._claims)
-        source = _check_source(source)
-        if not isinstance(reason, str) or not reason.strip():
-            raise ValueError(f"reason must be a non-empty string saying why; got {reason!r}.")
-        paper = tuple(float(v) for v in paper) if isinstance(paper, tuple) else (
-            None if paper is None else _scalar(paper, "paper"))
-        ours = None if ours is None else _scalar(ours, "ours")
-        item = Claim(name=name, paper=paper, ours=ours, tol=0.0, source=source,
-                     status=STATUS_GAP, reason=reason)
-        self._claims[name] = item
-        return item
+        context = None if context is None else to_jsonable(context, f"context of claim {id!r}")
+        self._records.setdefault(id, {})[None] = SourceRecord(None, None, None, "not-checkable", context=context)
 
     def add_result(self, key: str, value: Any) -> None:
         """Record a key result (number, dict, array, DataFrame, ...) for the JSON.
@@ -1332,19 +1517,9 @@ class Reproduction:
     # -- reading ---------------------------------------------------------------
 
     @property
-    def claims(self) -> list[Claim]:
-        """Deprecated record: the declared claims and known gaps, in declaration order."""
-        return list(self._claims.values())
-
-    @property
     def results(self) -> dict[str, Any]:
         """The recorded key results (already JSON-safe)."""
         return dict(self._results)
-
-    @property
-    def failed(self) -> list[Claim]:
-        """Deprecated record: the claims that do not hold."""
-        return [c for c in self._claims.values() if c.status == STATUS_FAILS]
 
     def missing(self) -> list[str]:
         """What the ledger lists but the notebook has not recorded: ``"id"`` or ``"id on source"``."""
@@ -1360,6 +1535,7 @@ class Reproduction:
         return out
 
     def _check_complete(self) -> None:
+        self._require_ledger("finish")
         missing = self.missing()
         if missing:
             raise ReproductionError(
@@ -1374,12 +1550,24 @@ class Reproduction:
         for cid, item in self.ledger.claims.items():
             recorded = self._records.get(cid, {})
             complete = bool(recorded) and all(s in recorded for s in item.sources)
-            out[cid] = claim_status(item.kind, [r.outcome for r in recorded.values()]) if complete else None
+            out[cid] = claim_status(item.kind, [r.outcome for r in recorded.values()],
+                                    by_construction=bool(item.by_construction)) if complete else None
         return out
 
-    def _require_ledger(self, method: str) -> None:
-        if self.ledger is None:
-            raise TypeError(f"{method}() needs a ledger: build the record with Reproduction.from_ledger(path).")
+    def target(self, id: str) -> tuple[float, float] | None:
+        """The bounds our measure must lie in for claim ``id`` (:func:`rule_target`), e.g. to shade a figure."""
+        self._require_ledger("target")
+        if id not in self.ledger.claims:
+            raise ValueError(f"claim {id!r} is not in ledger {self.ledger.path}.")
+        return rule_target(self.ledger.claims[id])
+
+    def value(self, id: str, source: str | None = None) -> Any:
+        """Our recorded value of claim ``id`` on ``source`` (for result sentences generated from the run)."""
+        self._require_ledger("value")
+        recorded = self._records.get(id, {})
+        if source not in recorded:
+            raise KeyError(f"claim {id!r} is not recorded on source {source!r}.")
+        return recorded[source].ours
 
     def claim_records(self) -> list[dict]:
         """The ``claims`` entries of the results JSON (ledger order; all claims must be recorded)."""
@@ -1389,6 +1577,7 @@ class Reproduction:
         out = []
         for cid, item in self.ledger.claims.items():
             entry = item.to_dict()
+            entry["criterion"] = criterion_text(item)
             recorded = self._records[cid]
             order = list(item.sources) or [None]
             entry["sources"] = [recorded[s].to_dict() for s in order if s in recorded]
@@ -1399,85 +1588,56 @@ class Reproduction:
     def summary(self) -> pd.DataFrame:
         """The claims as a table.
 
-        With a ledger: indexed by id, columns *quote, locator, kind, paper, tol,
-        ours, interval, outcome, status, expected, reason* (per-source columns
-        hold ``{source: value}``), non-reproducing claims first. Deprecated
-        record: *paper | ours | difference | tolerance | holds | source | status
-        | reason*, indexed by claim name.
+        Indexed by id, columns *quote, locator, kind, rule, criterion, ours,
+        interval, outcome, status, expected, reason* (per-source columns hold
+        ``{source: value}``), non-reproducing claims first.
         """
-        if self.ledger is not None:
-            order = {s: i for i, s in enumerate(STATUS_ORDER)}
-            records = sorted(enumerate(self.claim_records()), key=lambda ic: (order[ic[1]["status"]], ic[0]))
-            rows = {}
-            for _, c in records:
-                src = c["sources"]
-                rows[c["id"]] = {
-                    "quote": c["quote"], "locator": c["locator"], "kind": c["kind"], "paper": c["paper"],
-                    "tol": c["tol"], "ours": {s["source"]: s["ours"] for s in src},
-                    "interval": {s["source"]: s["interval"] for s in src if s["interval"] is not None},
-                    "outcome": {s["source"]: s["outcome"] for s in src}, "status": c["status"],
-                    "expected": c["expected"], "reason": c["reason"]}
-            columns = ["quote", "locator", "kind", "paper", "tol", "ours", "interval", "outcome", "status",
-                       "expected", "reason"]
-            return pd.DataFrame.from_dict(rows, orient="index", columns=columns).astype(object)
-        columns = ["paper", "ours", "difference", "tolerance", "holds", "source", "status", "reason"]
-        rows = [
-            {"paper": c.paper, "ours": c.ours, "difference": c.difference, "tolerance": c.tol,
-             "holds": c.holds, "source": c.source, "status": c.status, "reason": c.reason}
-            for c in self._claims.values()
-        ]
-        frame = pd.DataFrame(rows, columns=columns, index=pd.Index(list(self._claims)))
-        return frame.astype(object)
+        order = {s: i for i, s in enumerate(STATUS_ORDER)}
+        records = sorted(enumerate(self.claim_records()), key=lambda ic: (order[ic[1]["status"]], ic[0]))
+        rows = {}
+        for _, c in records:
+            src = c["sources"]
+            rows[c["id"]] = {
+                "quote": c["quote"], "locator": c["locator"], "kind": c["kind"], "rule": c["rule"],
+                "criterion": c["criterion"], "ours": {s["source"]: s["ours"] for s in src},
+                "interval": {s["source"]: s["interval"] for s in src if s["interval"] is not None},
+                "outcome": {s["source"]: s["outcome"] for s in src}, "status": c["status"],
+                "expected": c["expected"], "reason": c["reason"]}
+        columns = ["quote", "locator", "kind", "rule", "criterion", "ours", "interval", "outcome", "status",
+                   "expected", "reason"]
+        return pd.DataFrame.from_dict(rows, orient="index", columns=columns).astype(object)
 
     def counts(self) -> dict[str, int]:
-        """Numbers of claims by status.
-
-        With a ledger: one count per status of :data:`STATUSES` plus
-        ``checkable`` (reproduces + partly + does-not-reproduce). Deprecated
-        record: ``holds``, ``fails``, ``known_gaps`` and ``total`` (claims, not
-        counting gaps).
-        """
-        if self.ledger is not None:
-            self._check_complete()
-            counts = status_counts([{"status": s} for s in self.statuses().values()])
-            counts["checkable"] = sum(counts[s] for s in CHECKABLE_STATUSES)
-            return counts
-        statuses = [c.status for c in self._claims.values()]
-        holds, fails, gaps = (statuses.count(s) for s in (STATUS_HOLDS, STATUS_FAILS, STATUS_GAP))
-        return {"holds": holds, "fails": fails, "known_gaps": gaps, "total": holds + fails}
+        """Numbers of claims by status: one count per status of :data:`STATUSES` plus ``checkable``
+        (the decided statuses :data:`CHECKABLE_STATUSES`)."""
+        self._check_complete()
+        counts = status_counts([{"status": s} for s in self.statuses().values()])
+        counts["checkable"] = sum(counts[s] for s in CHECKABLE_STATUSES)
+        return counts
 
     def headline(self) -> str:
-        """One line: how many claims reproduce (or, deprecated record, hold)."""
+        """One line: how many decided claims reproduce."""
         n = self.counts()
-        if self.ledger is not None:
-            ident = f"{n['identity']} identit" + ("y" if n["identity"] == 1 else "ies")
-            return (f"{self.paper}: {n['reproduces']} of {n['checkable']} checkable claims reproduce, "
-                    f"{n['partly']} partly, {n['does-not-reproduce']} do not; {n['not-checkable']} not checkable; "
-                    f"{ident}.")
-        text = f"{self.paper}: {n['holds']} of {n['total']} claims hold"
-        if n["known_gaps"]:
-            text += f"; {n['known_gaps']} known gap" + ("s" if n["known_gaps"] != 1 else "")
-        return text + "."
+        return (f"{self.paper}: {n['reproduces']} of {n['checkable']} decided claims reproduce, "
+                f"{n['partly']} partly, {n['does-not-reproduce']} do not, {n['inconclusive']} inconclusive; "
+                f"{n['not-checkable']} not checkable; {n['by-construction']} by construction.")
 
     def to_dict(self) -> dict:
         """The whole record as the results JSON object.
 
-        With a ledger: ``{"paper", "notebook", "ledger", "counts", "claims",
-        "results"}``, each claim with the ledger's fields (``id, quote, locator,
-        kind, paper, tol, tol_reason, expected, reason``), ``sources: [{source,
-        ours, interval, outcome}]`` and the computed ``status``.
+        ``{"paper", "notebook", "ledger", "counts", "claims", "results"}``, each
+        claim with the ledger's fields (``id, quote, locator, kind, rule,
+        phrase, threshold, threshold_quote, paper, tol, tol_reason, refuted_by,
+        by_construction, seed_sensitive, expected, reason``), our
+        ``criterion`` in words, ``sources: [{source, ours, interval, outcome}]``
+        and the computed ``status``.
         """
-        if self.ledger is not None:
-            return {"paper": self.paper, "notebook": self.ledger.notebook, "ledger": str(self.ledger.path),
-                    "counts": self.counts(), "claims": self.claim_records(), "results": dict(self._results)}
-        return {
-            "paper": self.paper,
-            "claims": [c.to_dict() for c in self._claims.values()],
-            "results": dict(self._results),
-        }
+        self._require_ledger("to_dict")
+        return {"paper": self.paper, "notebook": self.ledger.notebook, "ledger": str(self.ledger.path),
+                "counts": self.counts(), "claims": self.claim_records(), "results": dict(self._results)}
 
     def did_not_reproduce(self) -> Markdown:
-        """The "What did not reproduce" section, generated from the record, as markdown.
+        """The generated section (findings, then claims per status), as markdown.
 
         A notebook shows it in a cell of its own, after :meth:`finish` and before
         the exercises (:meth:`finish` shows the claims table, not this section).
@@ -1490,14 +1650,14 @@ class Reproduction:
     def _repr_html_(self) -> str:
         import html
 
-        if self.ledger is not None:
-            return (f"<p><b>{html.escape(self.headline())}</b></p>\n"
-                    + claims_table_html(self.claim_records()))
-        table = self.summary().to_html(na_rep="", float_format=lambda x: f"{x:.4g}")
-        return f"<p><b>{html.escape(self.headline())}</b></p>\n{table}"
+        self._require_ledger("_repr_html_")
+        return (f"<p><b>{html.escape(self.headline())}</b></p>\n"
+                + claims_table_html(self.claim_records()))
 
     def __repr__(self) -> str:
-        if self.ledger is not None and self.missing():
+        if self.ledger is None:
+            return f"<Reproduction {self.paper}: no ledger>"
+        if self.missing():
             return f"<Reproduction {self.paper}: ledger {self.ledger.path}, {len(self.missing())} not recorded yet>"
         return f"<Reproduction {self.headline()}>"
 
@@ -1513,7 +1673,7 @@ class Reproduction:
     def finish(self) -> None:
         """Compute the statuses, write the results JSON (if ``results_path``) and show the claims table.
 
-        With a ledger, raises only on a real error and then writes nothing:
+        Raises only on a real error and then writes nothing:
 
         Raises
         ------
@@ -1521,10 +1681,8 @@ class Reproduction:
             A ledger claim, or one of its listed sources, was not recorded.
             (A record not in the ledger, on an unlisted source, recorded twice,
             or a failing identity raise at once, in the cell that records it.)
-            Deprecated record: any claim that does not hold.
         """
-        if self.ledger is not None:
-            self._check_complete()
+        self._check_complete()
         self.write()
         try:
             from IPython import get_ipython
@@ -1536,12 +1694,163 @@ class Reproduction:
         else:
             print(self.headline())
             print(self.summary().to_string())
-        if self.ledger is not None:
-            return
-        failed = self.failed
-        if failed:
-            lines = [f"  {c.name}: paper {c.paper!r}, ours {c.ours!r}, tol {c.tol:g}"
-                     + (f" ({c.source})" if c.source else "") for c in failed]
-            raise ReproductionError(
-                f"{len(failed)} of {self.counts()['total']} claims of {self.paper} do not hold:\n"
-                + "\n".join(lines))
+
+
+# ------------------------------------------------------------ seed stability and the per-paper index
+
+
+def restatus(results: dict, ledger: Ledger | str | os.PathLike) -> dict[str, str | None]:
+    """Statuses of a results JSON's claims re-decided under ``ledger``'s current rules.
+
+    Each source's outcome is recomputed from its recorded ``ours`` and
+    ``interval`` by :func:`decide` (a count's interval is recomputed from
+    ``(k, n)``), so a table of runs stays valid when a rule or threshold
+    changes. A claim of the ledger that the results do not have gets ``None``.
+    """
+    if not isinstance(ledger, Ledger):
+        ledger = load_ledger(ledger)
+    if not isinstance(results, dict) or not isinstance(results.get("claims"), list):
+        raise ValueError("results must be a results JSON object with a 'claims' list.")
+    by_id = {c.get("id"): c for c in results["claims"] if isinstance(c, dict)}
+    out: dict[str, str | None] = {}
+    for cid, item in ledger.claims.items():
+        c = by_id.get(cid)
+        if c is None:
+            out[cid] = None
+            continue
+        outcomes = []
+        for src in c.get("sources") or []:
+            if not item.checkable:
+                outcomes.append(src.get("outcome"))
+                continue
+            ours, interval = src.get("ours"), src.get("interval")
+            if item.kind == "count":
+                outcomes.append(decide(item, (int(ours[0]), int(ours[1]))))
+            elif item.kind == "verdict":
+                outcomes.append(decide(item, bool(ours)))
+            else:
+                outcomes.append(decide(item, from_json_float(ours),
+                                       None if interval is None else tuple(from_json_float(v) for v in interval)))
+        out[cid] = claim_status(item.kind, outcomes, by_construction=bool(item.by_construction)) \
+            if (outcomes or not item.checkable) else None
+    return out
+
+
+def seed_split(statuses: Sequence[str | None]) -> dict[str, int]:
+    """How many seeds gave each status (``None``, not recorded at that seed, is left out).
+
+    >>> seed_split(["reproduces", "reproduces", "partly"])
+    {'reproduces': 2, 'partly': 1}
+    """
+    out: dict[str, int] = {}
+    for s in statuses:
+        if s is not None:
+            out[s] = out.get(s, 0) + 1
+    return out
+
+
+def stability_text(split: dict[str, int] | None) -> str:
+    """``"stable 5/5"`` or ``"flips: reproduces 3/5, does-not-reproduce 2/5"``; ``""`` when not measured.
+
+    >>> stability_text({"reproduces": 5}), stability_text({"reproduces": 3, "partly": 2})
+    ('stable 5/5', 'flips: reproduces 3/5, partly 2/5')
+    """
+    if not split:
+        return ""
+    n = sum(split.values())
+    if len(split) == 1:
+        return f"stable {n}/{n}"
+    ranked = sorted(split.items(), key=lambda kv: (-kv[1], STATUSES.index(kv[0]) if kv[0] in STATUSES else 99))
+    return "flips: " + ", ".join(f"{s} {k}/{n}" for s, k in ranked)
+
+
+def unmarked_flips(splits: dict[str, dict[str, int]], ledger: Ledger | str | os.PathLike) -> list[str]:
+    """Claims whose status differs between seeds while the ledger does not mark them ``seed_sensitive``.
+
+    ``splits`` maps a claim id to its :func:`seed_split`. A claim marked
+    ``seed_sensitive`` that turns out stable is reported too (the mark must be
+    the measured split).
+    """
+    if not isinstance(ledger, Ledger):
+        ledger = load_ledger(ledger)
+    problems = []
+    for cid, split in splits.items():
+        item = ledger.claims.get(cid)
+        if item is None or not split:
+            continue
+        if len(split) > 1 and not item.seed_sensitive:
+            problems.append(f"claim {cid!r} of {ledger.path}: its status flips between seeds ({stability_text(split)}) "
+                            "but the ledger does not mark it seed_sensitive with the measured split.")
+    return problems
+
+
+def paper_summary(results: dict, stability: dict[str, dict[str, int]] | None = None) -> dict:
+    """One paper's line of the index: statuses by claim, with a printed table as one claim.
+
+    Parameters
+    ----------
+    results : dict
+        A results JSON (or the claims.json entry) with ``paper`` and ``claims``.
+    stability : dict, optional
+        Claim id -> :func:`seed_split` over the seeds of the committed seed table.
+
+    Returns
+    -------
+    dict
+        ``{"paper", "claims": [{"id", "status", "cells", "stability", "seed_sensitive", "expected_differs"}],
+        "counts": {status: n}, "seed_sensitive": [...], "mismatches": [...], "line": str}``. A claim with
+        ``table`` set is one cell; the cells of one table make one claim whose status is theirs when all agree,
+        ``partly`` when some reproduce and some do not, and whose ``cells`` is ``[k reproduce, n]``. ``counts``
+        counts only seed-stable (or not measured) decided claims; seed-sensitive ones are listed apart.
+    """
+    claims = [c for c in results.get("claims") or [] if isinstance(c, dict)]
+    units: dict[str, list[dict]] = {}
+    for c in claims:
+        key = f"table:{c['table']}" if c.get("table") else c["id"]
+        units.setdefault(key, []).append(c)
+    stability = stability or {}
+    rows = []
+    for key, members in units.items():
+        statuses = [m.get("status") for m in members]
+        if len(members) == 1:
+            status = statuses[0]
+        elif len(set(statuses)) == 1:
+            status = statuses[0]
+        elif any(s == "reproduces" for s in statuses) and any(s in ("does-not-reproduce", "partly") for s in statuses):
+            status = "partly"
+        elif any(s == "does-not-reproduce" for s in statuses):
+            status = "does-not-reproduce"
+        else:
+            status = "inconclusive"
+        splits = [stability.get(m["id"]) for m in members if stability.get(m["id"])]
+        flips = [sp for sp in splits if len(sp) > 1]
+        if len(members) == 1:
+            stab = stability_text(splits[0]) if splits else ""
+        else:
+            stab = (f"flips in {len(flips)} of {len(members)} cells" if flips else
+                    (stability_text(splits[0]) if splits else ""))
+        rows.append({"id": key.removeprefix("table:") if len(members) > 1 else key, "status": status,
+                     "cells": [sum(s == "reproduces" for s in statuses), len(members)] if len(members) > 1 else None,
+                     "stability": stab, "seed_sensitive": bool(flips),
+                     "expected_differs": [m["id"] for m in members if m.get("expected") and
+                                          m.get("status") != m.get("expected")]})
+    counts = {s: 0 for s in STATUSES}
+    for r in rows:
+        if r["status"] in counts and not (r["seed_sensitive"] and r["status"] in CHECKABLE_STATUSES):
+            counts[r["status"]] += 1
+    sensitive = [r for r in rows if r["seed_sensitive"] and r["status"] in CHECKABLE_STATUSES]
+    mismatches = [cid for r in rows for cid in r["expected_differs"]]
+    decided = sum(counts[s] for s in CHECKABLE_STATUSES)
+    line = (f"{results.get('paper', '?')}: {counts['reproduces']} of {decided} seed-stable decided claims reproduce, "
+            f"{counts['partly']} partly, {counts['does-not-reproduce']} do not, {counts['inconclusive']} could not "
+            f"be decided; {len(sensitive)} seed-sensitive"
+            + (f" ({'; '.join(r['id'] + ' ' + r['stability'] for r in sensitive)})" if sensitive else "")
+            + f"; {counts['not-checkable']} not checkable; {counts['by-construction']} by construction (not counted)")
+    tables = [r for r in rows if r["cells"]]
+    if tables:
+        line += "; tables counted once: " + ", ".join(f"{r['id']} ({r['cells'][0]} of {r['cells'][1]} cells "
+                                                      "reproduce)" for r in tables)
+    if mismatches:
+        line += f"; differs from the ledger's expectation: {', '.join(mismatches)}"
+    return {"paper": results.get("paper"), "claims": rows, "counts": counts,
+            "seed_sensitive": [r["id"] for r in sensitive], "mismatches": mismatches, "line": line + "."}
