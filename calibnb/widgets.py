@@ -146,6 +146,30 @@ def _is_option_control(control: Any) -> bool:
     return hasattr(control, "options")
 
 
+def _panel_outputs(figure: Any, readout: pd.DataFrame | None, shell: Any) -> tuple:
+    """The figure (PNG) and readout as the ``outputs`` state of an ``ipywidgets.Output``.
+
+    Why the state and not ``with output: display(...)``: the context manager
+    makes the output widget capture messages of the *executing request*, and a
+    headless client (nbclient, under papermill and nbval) emulates that capture
+    by sending the captured outputs back to the kernel as ``comm_msg`` requests
+    on the shell channel while the cell still runs. Under ipykernel 7 (7.4
+    here) a burst of such requests can leave the next request unread on the
+    kernel's shell socket, idle, while the client waits for its reply: the
+    headless hang of issue 30 (benchmarks/README.md, "Headless runs"). Setting
+    the state is one kernel-to-frontend update and asks the client for nothing.
+    """
+    import base64
+
+    items = [{"output_type": "display_data", "metadata": {},
+              "data": {"image/png": base64.b64encode(figure_png(figure)).decode("ascii"),
+                       "text/plain": "<the panel's figure>"}}]
+    if readout is not None:
+        data, metadata = shell.display_formatter.format(readout)
+        items.append({"output_type": "display_data", "data": data, "metadata": metadata})
+    return tuple(items)
+
+
 def _control_label(control: Any) -> str:
     return control.description or type(control).__name__
 
@@ -202,15 +226,11 @@ class Panel:
         if self.output is None:
             return
         from IPython import get_ipython
-        from IPython.display import Image, clear_output, display
 
-        if get_ipython() is None:  # plain Python (tests, scripts): nowhere to show it
+        shell = get_ipython()
+        if shell is None:  # plain Python (tests, scripts): nowhere to show it
             return
-        png = figure_png(self.figure)
-        with self.output:
-            clear_output(wait=True)
-            display(Image(data=png, format="png"))
-            display(self.readout_view())
+        self.output.outputs = _panel_outputs(self.figure, self.readout_view(), shell)
 
     def values(self) -> dict:
         """The controls' current values, keyed like ``update``'s arguments."""
