@@ -59,6 +59,10 @@ CONTROL_WIDTH = "680px"
 #: Most frames in the static animation of a panel's slider (each costs a redraw and a PNG).
 MAX_FRAMES = 9
 
+#: Resolution (dots per inch) of the frames of a report page's animations: readable on a
+#: projector (the inline backend draws at 72).
+FRAME_DPI = 100.0
+
 
 def static_panels() -> bool:
     """True when panels should be shown as static animations (``CALIBNB_PANELS=static``)."""
@@ -236,14 +240,17 @@ class Panel:
         """The controls' current values, keyed like ``update``'s arguments."""
         return {name: control.value for name, control in self.controls.items()}
 
-    def animation_html(self, values: Any = None, *, fps: float = 2.0, dpi: float = 72.0) -> str:
+    def animation_html(self, values: Any = None, *, fps: float = 2.0, dpi: float = FRAME_DPI) -> str:
         """A self-contained HTML animation of the figure over the range of the :attr:`sweep` control.
 
         Every frame is the panel's figure for one value of that control (the
         others at their current values), rendered with
         :meth:`matplotlib.animation.Animation.to_jshtml`: the frames are
         embedded as images with their own play/step/scrub controls, so the
-        page needs no kernel and no network. The panel is redrawn at the
+        page needs no kernel and no network. The animation opens on the frame
+        of the control's current value (the value the readout table shows),
+        prints the value of the frame shown under its scrub slider, and draws
+        its buttons as inline SVG (no icon font). The panel is redrawn at the
         controls' values afterwards.
         """
         import matplotlib as mpl
@@ -269,7 +276,10 @@ class Panel:
                 html = anim.to_jshtml(fps=fps, default_mode="once")
         finally:
             self.update(**start, show=False)
-        return _offline_controls(html)
+        control = self.controls[self.sweep]
+        labels = [_value_label(control, v) for v in frames]
+        opening = frames.index(start[self.sweep]) if start[self.sweep] in frames else 0
+        return _offline_controls(html, labels=labels, start=opening, name=_control_label(control))
 
     def static_html(self) -> str:
         """The panel for a page without a kernel: caption, scrubbable animation, readout at the start value."""
@@ -283,10 +293,11 @@ class Panel:
             tip = getattr(control, "tooltip", None)
             parts.append(
                 f"<p><b>Interactive panel, static copy.</b> Use the slider under the figure to step through "
-                f"<i>{_html.escape(label)}</i> from {_html.escape(_fmt(frames[0]))} to "
-                f"{_html.escape(_fmt(frames[-1]))} ({len(frames)} frames)"
+                f"<i>{_html.escape(label)}</i> from {_html.escape(_value_label(control, frames[0]))} to "
+                f"{_html.escape(_value_label(control, frames[-1]))} ({len(frames)} frames)"
                 + (f": {_html.escape(tip)}" if tip else "") + ". "
-                f"The table is the readout at the start value ({_html.escape(_fmt(control.value))}); "
+                f"The animation opens on the start value and the table is the readout there "
+                f"({_html.escape(_value_label(control, control.value))}); "
                 "open the notebook in JupyterLab to move the controls freely.</p>")
             parts.append(self.animation_html(frames))
         else:
@@ -309,18 +320,72 @@ class Panel:
         return dict(self.widget._repr_mimebundle_())
 
 
-# matplotlib's animation controls use Font Awesome icons loaded from a CDN; offline
-# they would be blank buttons. Plain Unicode symbols need nothing from the network.
-_ICONS = {"fa-minus": "−", "fa-fast-backward": "⏮", "fa-step-backward": "◁", "fa-play fa-flip-horizontal": "◀",
-          "fa-pause": "⏸", "fa-play": "▶", "fa-step-forward": "▷", "fa-fast-forward": "⏭", "fa-plus": "+"}
+# matplotlib's animation controls use Font Awesome icons loaded from a CDN; offline they
+# are blank buttons, and Unicode media symbols (U+23EE...) are empty boxes in common Linux
+# fonts. Inline SVG needs no font and no network.
+def _svg(path: str) -> str:
+    return (f'<svg width="14" height="14" viewBox="0 0 16 16" aria-hidden="true" '
+            f'style="vertical-align: middle"><path d="{path}" fill="currentColor"/></svg>')
 
 
-def _offline_controls(html: str) -> str:
-    """``to_jshtml`` output without its remote stylesheet, with Unicode symbols for the icons."""
+_ICONS = {
+    "fa-minus": _svg("M2 7h12v2H2z"),
+    "fa-fast-backward": _svg("M2 2h2v12H2zM15 2v12L9 8zM9 2v12L3 8z"),
+    "fa-step-backward": _svg("M3 2h2v12H3zM13 2v12L6 8z"),
+    "fa-play fa-flip-horizontal": _svg("M13 2v12L3 8z"),
+    "fa-pause": _svg("M3 2h4v12H3zM9 2h4v12H9z"),
+    "fa-play": _svg("M3 2v12l10-6z"),
+    "fa-step-forward": _svg("M11 2h2v12h-2zM3 2v12l7-6z"),
+    "fa-fast-forward": _svg("M12 2h2v12h-2zM1 2v12l6-6zM7 2v12l6-6z"),
+    "fa-plus": _svg("M7 2h2v5h5v2H9v5H7V9H2V7h5z"),
+}
+
+
+def _value_label(control: Any, value: Any) -> str:
+    """``value`` of ``control`` as its readout prints it (an option's label for option controls)."""
+    if _is_option_control(control):
+        return next((str(label) for label, v in _options(control) if v == value), str(value))
+    fmt = getattr(control, "readout_format", None)
+    if fmt:
+        try:
+            return format(value, fmt)
+        except (TypeError, ValueError):
+            pass
+    return _fmt(value)
+
+
+def _offline_controls(html: str, *, labels: list | None = None, start: int = 0, name: str = "") -> str:
+    """``to_jshtml`` output that works offline and opens on frame ``start``.
+
+    The remote icon stylesheet is removed and the icons are inline SVG; with
+    ``labels`` (one per frame), the value of the frame shown is printed under
+    the scrub slider ("<name> = <label>") and kept in step with every button
+    and with the slider.
+    """
+    import json
     import re
 
     html = re.sub(r'<link rel="stylesheet"\s+href="https?://[^"]*font-awesome[^"]*">', "", html)
-    return re.sub(r'<i class="fa ([^"]+)"></i>', lambda m: _ICONS.get(m.group(1), m.group(1)), html)
+    html = re.sub(r'<i class="fa ([^"]+)"></i>', lambda m: _ICONS.get(m.group(1), m.group(1)), html)
+    if labels is None:
+        return html
+    import html as _html
+
+    found = re.search(r'<input id="_anim_slider(\w+)"', html)
+    if found is None:  # not matplotlib's template: leave it as it is
+        return html
+    uid = found.group(1)
+    prefix = f"{name} = " if name else ""
+    caption = (f'<div class="anim-value" id="_anim_value{uid}" aria-live="polite">'
+               f'{_html.escape(prefix + str(labels[start]))}</div>')
+    html = re.sub(r'(<input id="_anim_slider\w+"[^>]*>)', lambda m: m.group(1) + caption, html, count=1)
+    hook = (f"var a = anim{uid}, shown = document.getElementById('_anim_value{uid}'), "
+            f"labels = {json.dumps([prefix + str(v) for v in labels])}, set = a.set_frame.bind(a); "
+            "a.set_frame = function(frame) { set(frame); shown.textContent = labels[this.current_frame]; }; "
+            f"a.set_frame({int(start)});")
+    html = re.sub(r"(anim\w+ = new Animation\([^;]*\);)", lambda m: m.group(1) + "\n        " + hook, html,
+                  count=1)
+    return html
 
 
 def _legend_off_the_data(ax: Any) -> None:

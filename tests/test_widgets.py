@@ -263,6 +263,15 @@ def test_static_mode_shows_a_scrubbable_animation_over_the_slider_and_the_readou
     assert 'type="range"' in page  # the animation's own scrub slider
     assert "http://" not in page and "https://" not in page  # nothing from the network (no icon font)
     assert rounded_readout(start, 3).to_html() in page  # the readout at the start value
+    # It opens on the frame of the start value (0.8, frame 4) and prints the value shown under the scrubber.
+    import re
+
+    assert re.search(r"a\.set_frame\(4\);", page) and frames.index(0.8) == 4
+    assert '>new confidence of instance 7 = 0.80</div>' in page
+    assert '"new confidence of instance 7 = 0.00"' in page and '"new confidence of instance 7 = 1.00"' in page
+    # Buttons need no font: inline SVG, no Font Awesome class and no media-control code points.
+    assert 'class="fa' not in page and page.count("<svg") == 9
+    assert not re.search("[\u23e9-\u23fa]", page)
     # The panel is left at its start value after rendering the frames.
     assert panel.readout.equals(start) and panel.controls["new_conf"].value == 0.8
 
