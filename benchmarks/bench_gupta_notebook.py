@@ -18,7 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from calibnb.report import load_params_file, run_notebook
+from calibnb.apps.report import load_params_file, run_notebook
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOK = ROOT / "notebooks" / "03_gupta2021_ks_splines.ipynb"

@@ -44,7 +44,7 @@ PANEL_NOTEBOOKS = ("notebooks/02_baan2022_human_disagreement.ipynb", "notebooks/
 
 RUN_REPORT = """
 import json, sys, time
-from calibnb.report import run_notebook
+from calibnb.apps.report import run_notebook
 r = run_notebook(sys.argv[1], sys.argv[2], parameters={})
 print(json.dumps({"ok": r.ok, "error": r.error, "elapsed": r.elapsed}))
 """

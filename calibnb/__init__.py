@@ -41,8 +41,8 @@ from .uncertainty import (  # noqa: E402,F401
     spiegelhalter_test,
 )
 
-# --- every metric with intervals, cross-fitted recalibration (calibnb.summary) --
-from .summary import metric_summary, cross_fit, metric_picks, recalibration_comparison  # noqa: E402
+# --- every metric with intervals, cross-fitted recalibration (calibnb.apps.summary) --
+from .apps.summary import metric_summary, cross_fit, metric_picks, recalibration_comparison  # noqa: E402
 
 # --- plots (calibnb.plots) ----------------------------------------------------
 from .plots import (  # noqa: E402,F401
@@ -58,12 +58,12 @@ from .calibrators import (  # noqa: E402
 )
 from .training import train_softmax_regression, training_dynamics  # noqa: E402
 
-# --- mergeable statistics of large prediction streams (calibnb.stats) -------
+# --- mergeable statistics of large prediction streams (calibnb.scale.stats) -
 # (`calibnb.dask` is imported explicitly: importing calibnb never imports Dask.)
-from .stats import CalibrationStats  # noqa: E402,F401
+from .scale.stats import CalibrationStats  # noqa: E402,F401
 
-# --- reproduction record (calibnb.reproduction) ------------------------------
-from .reproduction import Claim, LedgerError, Reproduction, ReproductionError, load_ledger  # noqa: E402,F401
+# --- reproduction record (calibnb.record) ------------------------------------
+from .record import Claim, LedgerError, Reproduction, ReproductionError, load_ledger  # noqa: E402,F401
 
 # --- notebook parameters (calibnb.validation) ---------------------------------
 from .validation import check_parameters  # noqa: E402

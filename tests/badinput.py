@@ -252,9 +252,9 @@ GENERATORS: dict[str, Gen] = {
 #: Refinements for one callable (``"qualname:param"``), where a name means something else there.
 OVERRIDES: dict[str, Gen] = {
     "cross_fit:method": _g("opaque", "isotonic"),
-    "metric_picks:comparison": _g("opaque", lambda: importlib.import_module("calibnb.summary").recalibration_comparison(
+    "metric_picks:comparison": _g("opaque", lambda: importlib.import_module("calibnb.apps.summary").recalibration_comparison(
         D["conf"], D["correct"], methods=["uncalibrated", "isotonic"], n_folds=2, n_resamples=0)),
-    "concat_reductions:parts": _g("opaque", lambda: [importlib.import_module("calibnb.summary").row_reductions(
+    "concat_reductions:parts": _g("opaque", lambda: [importlib.import_module("calibnb.apps.summary").row_reductions(
         D["probs"], D["labels"])]),
     "PlattScaling.fit:scores": _g("real1d", D["scalar"]),
     "PlattScaling.transform:scores": _g("real1d", D["scalar"]),

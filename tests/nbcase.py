@@ -75,7 +75,7 @@ class Case:
 
 def assert_complete_record(results: dict, ledger_path: str | Path, what: str) -> None:
     """Every claim of the ledger is in the ledger-based results JSON, with one of the five statuses."""
-    from calibnb.reproduction import STATUSES, load_ledger
+    from calibnb.record.reproduction import STATUSES, load_ledger
 
     ledger = load_ledger(ledger_path)
     assert "ledger" in results, (f"{what}: the results JSON is not a ledger record; build the record with "
@@ -91,7 +91,7 @@ def assert_complete_record(results: dict, ledger_path: str | Path, what: str) ->
 
 def assert_statuses_match_ledger(results: dict, ledger_path: str | Path, what: str = "default run") -> None:
     """Fail, naming each claim, both statuses and the ledger file, if a computed status differs from ``expected``."""
-    from calibnb.reproduction import status_mismatches
+    from calibnb.record.reproduction import status_mismatches
 
     assert_complete_record(results, ledger_path, what)
     problems = status_mismatches(results, ledger_path)

@@ -14,7 +14,7 @@ import pytest
 from scipy import stats
 
 import calibnb as cn
-from calibnb import audit, summary
+from calibnb.apps import audit, summary
 
 ROOT = Path(__file__).resolve().parent.parent
 FAST = ["--n-resamples", "20", "--heavy-resamples", "10", "--n-folds", "3"]
@@ -112,7 +112,7 @@ def test_multiclass_csv_with_votes_and_weights(multiclass_run):
 
 
 def test_notebook_and_command_give_the_same_json(multiclass_run, tmp_path):
-    from calibnb.report import run_notebook
+    from calibnb.apps.report import run_notebook
 
     d, path, proc = multiclass_run
     assert proc.returncode == 0, proc.stderr

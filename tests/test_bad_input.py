@@ -17,7 +17,7 @@ import badinput as bi
 #: ``__all__`` under calibnb is called (result records and exception classes are skipped by rule).
 EXCLUDED = {
     # report / CLI: validated by plan_report before any kernel starts; run as subprocesses in test_report.py
-    **{f"calibnb.report.{n}": "report/CLI function: run as a subprocess in tests/test_report.py" for n in (
+    **{f"calibnb.apps.report.{n}": "report/CLI function: run as a subprocess in tests/test_report.py" for n in (
         "NotebookRun", "run_notebook", "notebook_to_html", "load_params_file", "parse_cli_value", "params_for",
         "build_report", "plan_report", "resolve_scalar", "render_index", "main")},
     # widgets: need a kernel (and a browser) to mean anything; tested in tests/test_widgets.py
@@ -40,21 +40,21 @@ EXCLUDED = {
     "calibnb.papers.sakai2024.sakai_examples_path": "a path, no arguments",
     # the audit command: files, the notebook run, figures and report tables; run as subprocesses and on
     # written files in tests/test_audit.py (bad input exits 2 naming the column and the row)
-    **{f"calibnb.audit.{n}": "audit CLI / file reading / report rendering: tested in tests/test_audit.py" for n in (
+    **{f"calibnb.apps.audit.{n}": "audit CLI / file reading / report rendering: tested in tests/test_audit.py" for n in (
         "main", "load_predictions", "read_columns", "file_size", "stream_predictions", "load_from_parameters",
         "notebook_parameters", "write_audit_json", "audit_json", "plot_reliability", "plot_ks", "plot_rewards",
         "plot_human", "run_audit", "predictions_from_columns", "predictions_from_arrays", "summary_frame",
         "comparison_frame", "parse_scalar_values")},
     # the claims ledger: writes result files; its own validation is tested in tests/test_reproduction.py
-    **{f"calibnb.reproduction.{n}": "claims ledger record (writes files); tested in tests/test_reproduction.py"
+    **{f"calibnb.record.reproduction.{n}": "claims ledger record (writes files); tested in tests/test_reproduction.py"
        for n in ("Reproduction", "Claim", "to_jsonable", "from_json_float", "write_json_atomic",
                  "write_text_atomic", "load_ledger", "claims_table_html", "did_not_reproduce_markdown",
                  "status_counts", "status_mismatches")},
-    **{f"calibnb.report.{n}": "report helper over result files/claims entries; tested in tests/test_report.py"
+    **{f"calibnb.apps.report.{n}": "report helper over result files/claims entries; tested in tests/test_report.py"
        for n in ("copy_mathjax", "collect_claims", "claims_summary", "summary_sentence")},
-    "calibnb.data.scan_predictions": "reads prediction files from a path; tested in tests/test_stats.py",
-    "calibnb.data.open_predictions": "opens prediction files from a path; tested in tests/test_stats.py",
-    "calibnb.dask.scan_parquet": "reads prediction files from a path on a Dask cluster; tested in tests/test_dask.py",
+    "calibnb.scale.scan.scan_predictions": "reads prediction files from a path; tested in tests/test_stats.py",
+    "calibnb.scale.scan.open_predictions": "opens prediction files from a path; tested in tests/test_stats.py",
+    "calibnb.scale.dask.scan_parquet": "reads prediction files from a path on a Dask cluster; tested in tests/test_dask.py",
     **{f"calibnb.widgets.{n}": "takes a live figure or ipywidgets control; tested in tests/test_widgets.py"
        for n in ("figure_png", "sweep_values", "rounded_readout")},
     "calibnb.uncertainty.batch_axis": "a decorator (takes a function, returns one); tested in tests/test_uncertainty.py",

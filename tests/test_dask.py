@@ -290,7 +290,7 @@ def test_arrow_backed_partitions_read_without_pandas_copies(client, arrays, tmp_
 
 
 def test_columns_of_one_frame_are_read_together(client, arrays):
-    from calibnb.dask import _fused_partitions
+    from calibnb.scale.dask import _fused_partitions
 
     conf, correct = arrays
     pdf = pd.DataFrame({"conf": conf, "correct": correct})

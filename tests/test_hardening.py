@@ -294,7 +294,7 @@ def test_new_public_functions_name_the_bad_argument():
     from calibnb import dask as cdask
     from calibnb.metrics.multiclass import stable_row_sort
     from calibnb.plots import plot_reliability_diagram, reliability_diagram_data
-    from calibnb.reproduction import claim_status, interval_outcome
+    from calibnb.record.reproduction import claim_status, interval_outcome
     from calibnb.validation import check_sample_weight
 
     rng = np.random.default_rng(0)

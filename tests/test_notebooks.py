@@ -33,7 +33,7 @@ from types import ModuleType
 
 import pytest
 
-from calibnb.report import DEFAULT_CELL_TIMEOUT, NotebookRun, run_notebook
+from calibnb.apps.report import DEFAULT_CELL_TIMEOUT, NotebookRun, run_notebook
 
 TESTS_DIR = Path(__file__).resolve().parent
 ROOT = TESTS_DIR.parent

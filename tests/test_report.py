@@ -8,7 +8,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from calibnb import report
+from calibnb.apps import report
 
 pytestmark = pytest.mark.xdist_group("report")
 

@@ -13,7 +13,7 @@ import re
 import nbformat
 import pytest
 
-from calibnb import report
+from calibnb.apps import report
 
 pytestmark = pytest.mark.xdist_group("report")
 

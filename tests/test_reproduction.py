@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from calibnb.reproduction import (
+from calibnb.record.reproduction import (
     Claim,
     Reproduction,
     ReproductionError,
@@ -336,7 +336,7 @@ import copy  # noqa: E402
 
 import yaml  # noqa: E402
 
-from calibnb.reproduction import (  # noqa: E402
+from calibnb.record.reproduction import (  # noqa: E402
     LedgerError,
     claim_status,
     claims_table_html,

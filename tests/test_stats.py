@@ -13,7 +13,7 @@ import pytest
 
 import calibnb as cn
 import calibnb.data
-from calibnb.stats import GRID, CalibrationStats
+from calibnb.scale.stats import GRID, CalibrationStats
 
 ROOT = Path(__file__).resolve().parent.parent
 # Every bin count dividing the grid that people use, plus some that only divide it.
@@ -197,7 +197,7 @@ def test_bad_input_errors(tmp_path):
 
 def test_import_calibnb_does_not_import_dask_or_numba():
     # numba is imported on the first chunk large enough for the compiled kernel, not before
-    code = ("import sys, calibnb, calibnb.data, calibnb.stats; "
+    code = ("import sys, calibnb, calibnb.data, calibnb.scale.stats; "
             "calibnb.CalibrationStats.from_arrays([0.5, 0.7], [1, 0]).ece(); "
             "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('dask', 'distributed', 'numba', 'llvmlite')); "
             "print(bad); sys.exit(1 if bad else 0)")
@@ -274,7 +274,7 @@ needs_numba = pytest.mark.skipif(numba is None, reason="numba is not installed")
 
 
 def _kernel_state(kernel, monkeypatch, conf, correct, weight=None, min_rows=None):
-    import calibnb._kernel as K
+    import calibnb.scale._kernel as K
 
     monkeypatch.setenv("CALIBNB_KERNEL", kernel)
     if min_rows is not None:
@@ -314,7 +314,7 @@ def test_compiled_kernel_equals_numpy_kernel(monkeypatch, dtype, weighted):
 
 @needs_numba
 def test_compiled_kernel_on_tiny_inputs_and_chunk_edges(monkeypatch):
-    import calibnb.stats as st
+    import calibnb.scale.stats as st
 
     monkeypatch.setattr(st, "_CCHUNK", 1000)  # many kernel calls, chunk edges inside the data,
     monkeypatch.setattr(st, "_CHUNK", 1000)  # the NumPy kernel's chunks alike (same fold points),
@@ -331,7 +331,7 @@ def test_compiled_kernel_on_tiny_inputs_and_chunk_edges(monkeypatch):
 
 
 def test_kernel_choice_is_checked(monkeypatch):
-    import calibnb._kernel as K
+    import calibnb.scale._kernel as K
 
     monkeypatch.setenv("CALIBNB_KERNEL", "fast")
     with pytest.raises(ValueError, match="CALIBNB_KERNEL must be one of auto, numpy, numba; got 'fast'"):
@@ -352,7 +352,7 @@ def test_kernel_choice_is_checked(monkeypatch):
 def test_many_small_updates_equal_one_state(monkeypatch, kernel):
     import pickle
 
-    import calibnb.stats as st
+    import calibnb.scale.stats as st
 
     monkeypatch.setenv("CALIBNB_KERNEL", kernel)
     monkeypatch.setattr(st, "_FOLD", 10_000)
@@ -381,7 +381,7 @@ def test_many_small_updates_equal_one_state(monkeypatch, kernel):
 
 @needs_numba
 def test_bad_value_deep_in_a_long_chunk_leaves_the_state_unusable(monkeypatch):
-    import calibnb.stats as st
+    import calibnb.scale.stats as st
 
     monkeypatch.setenv("CALIBNB_KERNEL", "numba")
     monkeypatch.setattr(st, "_CCHUNK", 1000)
@@ -403,7 +403,7 @@ def test_bad_value_deep_in_a_long_chunk_leaves_the_state_unusable(monkeypatch):
 
 @pytest.mark.parametrize("kernel", ["numpy", pytest.param("numba", marks=needs_numba)])
 def test_scan_reads_bool_bits_at_any_offset(tmp_path, monkeypatch, kernel):
-    import calibnb._kernel as K
+    import calibnb.scale._kernel as K
 
     monkeypatch.setenv("CALIBNB_KERNEL", kernel)
     monkeypatch.setattr(K, "MIN_ROWS", 0)
@@ -424,7 +424,7 @@ def test_scan_errors_name_the_dataset_row(tmp_path, monkeypatch, kernel):
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    import calibnb._kernel as K
+    import calibnb.scale._kernel as K
 
     monkeypatch.setenv("CALIBNB_KERNEL", kernel)
     monkeypatch.setattr(K, "MIN_ROWS", 0)

@@ -21,7 +21,7 @@ from ._loaders import (
 )
 from ._simulate import SimulatedODQA, simulate_odqa
 from ._votes import subsample_votes
-from ._scan import open_predictions, scan_predictions
+from ..scale.scan import open_predictions, scan_predictions
 
 __all__ = [
     # the data registry

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from nbcase import Case
 
-from calibnb.reproduction import from_json_float, load_ledger, status_mismatches
+from calibnb.record.reproduction import from_json_float, load_ledger, status_mismatches
 
 LEDGER = Path(__file__).resolve().parents[2] / "notebooks" / "claims" / "03_gupta2021_ks_splines.yaml"
 N_CIFAR10 = 9   # mirrored CIFAR-10 networks

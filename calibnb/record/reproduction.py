@@ -81,7 +81,7 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from .validation import check_choice, check_scalar_in_range
+from ..validation import check_choice, check_scalar_in_range
 
 __all__ = [
     "Claim",

@@ -64,7 +64,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ._kernel import compiled_kernel
-from .metrics import Rewards, bin_indices
+from ..metrics import Rewards, bin_indices
 from ._streaming import (
     NEAR_ABS,
     SHRINK,
@@ -76,7 +76,7 @@ from ._streaming import (
     reliability_frame,
     weight_problem,
 )
-from .validation import (
+from ..validation import (
     as_numeric_array,
     check_choice,
     check_conf_correct,

@@ -6,7 +6,7 @@ import os
 
 import numpy as np
 
-from ..stats import GRID, CalibrationStats
+from .stats import GRID, CalibrationStats
 
 __all__ = ["open_predictions", "scan_predictions"]
 

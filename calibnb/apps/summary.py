@@ -26,12 +26,12 @@ import numpy as np
 import pandas as pd
 from scipy import special
 
-from .metrics import (
+from ..metrics import (
     brier_top, classwise_ks, debiased_ece, ece, ent_ce, expected_label, hmr, human_distribution, ice, ks_error, macro_ce,
     majority_label, mce, ranking_risk, rank_cs, reliability_table, rewards, smooth_ece, top_r, within_top_r,
 )
-from .uncertainty import batch_axis, bootstrap_ci
-from .validation import (
+from ..uncertainty import batch_axis, bootstrap_ci
+from ..validation import (
     as_rng, check_choice, check_conf_correct, check_human, check_n_bins, check_positive_int, check_probs,
     check_labels, check_logits, check_sample_weight, check_scalar_in_range,
 )
@@ -552,7 +552,7 @@ def _folds(n: int, n_folds: int, seed) -> np.ndarray:
 
 def _fit_apply(method: str, logits, labels, conf, correct, train, test):
     """(conf, correct, probs) on ``test`` from ``method`` fitted on ``train``."""
-    from . import calibrators as c
+    from .. import calibrators as c
 
     if logits is None:  # top-1 data: conf, correct
         if method in ("TS (NLL)", "TS (ECE)"):
