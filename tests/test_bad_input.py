@@ -57,6 +57,8 @@ EXCLUDED = {
     "calibnb.scale.dask.scan_parquet": "reads prediction files from a path on a Dask cluster; tested in tests/test_dask.py",
     **{f"calibnb.widgets.{n}": "takes a live figure or ipywidgets control; tested in tests/test_widgets.py"
        for n in ("figure_png", "sweep_values", "rounded_readout")},
+    **{f"calibnb.teaching.{n}": "a class's setup table, notebook stripping and the server save hook; tested in "
+                                 "tests/test_teaching.py" for n in ("setup_check", "strip_outputs", "strip_on_save", "main")},
     "calibnb.uncertainty.batch_axis": "a decorator (takes a function, returns one); tested in tests/test_uncertainty.py",
 }
 
