@@ -100,6 +100,19 @@ def rounded_readout(readout: pd.DataFrame, digits: int) -> pd.DataFrame:
     return pd.DataFrame(rows, index=readout.index, columns=readout.columns, dtype=object)
 
 
+def _digits_for(readout: pd.DataFrame, digits: int) -> int:
+    """``digits``, or the fewest more (at most 12) that keep differing before/after values apart when printed."""
+    if not {"before", "after"} <= set(readout.columns):
+        return digits
+    pairs = [(b, a) for b, a in zip(readout["before"], readout["after"])
+             if isinstance(b, (float, np.floating)) and isinstance(a, (float, np.floating))
+             and np.isfinite(b) and np.isfinite(a) and abs(a - b) > 1e-12]
+    for d in range(digits, 13):
+        if all(round(float(b), d) != round(float(a), d) for b, a in pairs):
+            return d
+    return 12
+
+
 def sweep_values(control: Any, max_frames: int = MAX_FRAMES) -> list:
     """The values a static animation of ``control`` steps through: its whole range, start value included.
 
@@ -218,8 +231,16 @@ class Panel:
     sweep: str | None = None
 
     def readout_view(self) -> pd.DataFrame | None:
-        """The readout as shown: numbers rounded to :attr:`digits` decimals."""
-        return None if self.readout is None else rounded_readout(self.readout, self.digits)
+        """The readout as shown: numbers rounded to :attr:`digits` decimals, or more where needed.
+
+        A readout with ``before`` and ``after`` columns prints as many more
+        decimals (up to 12) as it takes for every row whose values differ to
+        print different numbers, so a verdict ("better", "worse") is never
+        shown beside two equal-looking numbers.
+        """
+        if self.readout is None:
+            return None
+        return rounded_readout(self.readout, _digits_for(self.readout, self.digits))
 
     def refresh(self) -> None:
         """Show the current figure and readout in the panel's output (live notebooks only).

@@ -311,3 +311,16 @@ def test_controls_are_wide_and_explained():
         for control in p.controls.values():
             assert int(control.layout.width.rstrip("px")) >= 300  # wide enough to aim at 1366 x 768
             assert control.tooltip and len(control.description) > 8
+
+
+def test_a_readout_prints_enough_digits_for_its_verdict():
+    """Moving 0.80 to 0.79 changes the top-1 Brier score in the 4th decimal: the view must show it."""
+    panel = perturbation_explorer(SAKAI_X, SAKAI_CORRECT, instance=7, n_bins=3, binning="mass")
+    readout = panel.update(new_conf=0.79)
+    view = panel.readout_view()
+    for metric, row in readout.iterrows():
+        if row["perturbed system is"] != "same":
+            shown = view.loc[metric]
+            assert shown["before"] != shown["after"], (metric, shown.to_dict())
+    moved = readout[readout["perturbed system is"] != "same"]
+    assert len(moved) >= 1 and (moved["before"].round(3) == moved["after"].round(3)).any()  # the case 3 digits hid
