@@ -137,3 +137,22 @@ def test_setup_check_finds_the_mirror_when_it_is_there():
     if not (data_dir() / "cifar10h").is_dir():
         pytest.skip("no data mirror here")
     assert setup_check(datasets=["cifar10h"]).loc["data: cifar10h", "status"] == "ok"
+
+
+def test_a_temperature_on_its_search_bound_is_said_in_words_not_warned():
+    """Notebook 01 states a τ on TAU_BOUNDS as a finding; the raw CalibrationWarning must not reach its output."""
+    import warnings
+
+    import numpy as np
+
+    from calibnb.papers import si2022
+
+    rng = np.random.default_rng(0)
+    logits = rng.normal(size=(400, 2)) * 3
+    labels = logits.argmax(axis=1)
+    labels[::2] = 1 - labels[::2]  # accuracy exactly 1/2 = the uniform confidence: ECE falls as τ grows
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        tau = si2022._fit_tau(logits, labels, 10)
+    assert si2022.tau_on_bound(tau)  # the finding the notebook prints
+    assert [str(w.message) for w in caught] == []
