@@ -677,7 +677,7 @@ def temperature_explorer(
         }
         return pd.DataFrame({"value": values})
 
-    return build_panel({"temperature": slider}, draw, 1, (6, 4.5))
+    return build_panel({"temperature": slider}, draw, 1, (6, 3.6))
 
 
 # --------------------------------------------------------------------------
@@ -754,7 +754,7 @@ def binning_explorer(conf: Any, correct: Any, *, n_bins: int = 10, max_bins: int
                   "MCE": data.mce}
         return pd.DataFrame({"value": pd.Series(values, dtype=object)})
 
-    return build_panel(controls, draw, 1, (6, 4.5))
+    return build_panel(controls, draw, 1, (6, 3.6))
 
 
 # --------------------------------------------------------------------------
@@ -863,7 +863,7 @@ def perturbation_explorer(conf: Any, correct: Any, *, instance: int = 1, n_bins:
     import ipywidgets as w
 
     controls = {
-        "instance": w.BoundedIntText(value=instance, min=1, max=n, description=f"instance (1 to {n})",
+        "instance": w.BoundedIntText(value=instance, min=1, max=n, description=f"instance (1 to {n})", layout=w.Layout(width="220px"),
                                      tooltip="Which prediction to move, numbered from 1 as in the paper"),
         "new_conf": w.FloatSlider(value=float(c[instance - 1]), min=0.0, max=1.0, step=0.01,
                                   description=f"new confidence of instance {instance}", continuous_update=False,
@@ -896,4 +896,4 @@ def perturbation_explorer(conf: Any, correct: Any, *, instance: int = 1, n_bins:
 
     # Choosing another instance starts its slider at that instance's own confidence.
     controls["instance"].observe(reset_conf, names="value")
-    return build_panel(controls, draw, 2, (11, 4.5), extra=[label], sweep="new_conf")
+    return build_panel(controls, draw, 2, (11, 3.6), extra=[label], sweep="new_conf")

@@ -179,6 +179,12 @@ def test_notebook_04_in_jupyterlab_panel_follows_the_keyboard(lab):
             assert same, "after Run All the panel does not show the figure of its slider's value (0.70)"
             assert box.get_by_text("instance 7 is correct: confidence 0.80 → 0.70").count() == 1
 
+            # On a 1366 x 768 projector every panel (controls, figure and readout with its verdicts) fits the
+            # notebook's visible height, so its verdict is visible without scrolling.
+            visible = page.locator(".jp-NotebookPanel-notebook").first.bounding_box()["height"]
+            panels = page.locator(".widget-vbox", has=page.locator(".widget-output img"))
+            heights = [panels.nth(i).bounding_box()["height"] for i in range(panels.count())]
+            assert len(heights) >= 2 and max(heights) <= visible, (heights, visible)
             track = slider.locator(".noUi-handle")
             assert track.bounding_box()["width"] > 0
             assert slider.locator(".noUi-target").bounding_box()["width"] >= 300  # a slider one can aim
