@@ -423,6 +423,24 @@ def _legend_off_the_data(ax: Any) -> None:
               fontsize="small", title_fontsize="small", frameon=False)
 
 
+def _legend_below_the_labels(ax: Any, renderer: Any) -> None:
+    """Move a legend anchored below ``ax`` under its tick labels and x label, so no text overlaps.
+
+    An anchor at a fixed fraction of the axes height (e.g. -0.14) lands on the x
+    label when the axes are short; the anchor is set from where the label ends.
+    """
+    legend = ax.get_legend()
+    if legend is None:
+        return
+    x0, y0, _, _ = legend.get_bbox_to_anchor().transformed(ax.transAxes.inverted()).bounds
+    if y0 >= 0:
+        return
+    label_bottom = ax.xaxis.get_tightbbox(renderer).y0  # display units
+    gap = 4 * ax.figure.dpi / 72  # 4 points
+    y = ax.transAxes.inverted().transform((0, label_bottom - gap))[1]
+    legend.set_bbox_to_anchor((0.5, y), transform=ax.transAxes)
+
+
 def _fmt(value: Any) -> str:
     if isinstance(value, (float, np.floating)):
         return f"{value:.3g}"
@@ -474,6 +492,7 @@ def build_panel(controls: dict, draw: Callable[..., pd.DataFrame], n_axes: int, 
     """
     import ipywidgets as w
     import matplotlib.pyplot as plt
+    from matplotlib.backends.backend_agg import RendererAgg
 
     if not controls:
         raise ValueError("controls must hold at least one control.")
@@ -535,6 +554,11 @@ def build_panel(controls: dict, draw: Callable[..., pd.DataFrame], n_axes: int, 
             # same values whatever was shown before.
             fig.subplots_adjust(**start_layout)
             fig.tight_layout()
+        # After the layout (which must not shrink the axes to make room for it): a legend below the
+        # axes goes under the x label, never on it; the PNG's tight bounding box takes it in.
+        renderer = RendererAgg(fig.bbox.width, fig.bbox.height, fig.dpi)  # text extents only, nothing shown
+        for ax in panel.axes:
+            _legend_below_the_labels(ax, renderer)
         if show:
             panel.refresh()  # 3. ... and only then show
         return panel.readout
