@@ -5,6 +5,7 @@ Usage (from the repository root, with ``CALIBNB_DATA_DIR`` set)::
     python benchmarks/headless_runs.py                       # 30 runs each of 02, 04, 01 (plain papermill), 3 at a time
     python benchmarks/headless_runs.py --runs 10 --notebook notebooks/04_sakai2024_hmr.ipynb
     python benchmarks/headless_runs.py --mode report         # through calibnb's report runner instead
+    python benchmarks/headless_runs.py --probe --runs 9 --hang-after 60   # the small probe notebook
 
 Two ways to run a notebook:
 
@@ -95,6 +96,24 @@ def running_cell(out: Path) -> str:
     return "no cell marked running"
 
 
+def _probe_notebook(folder: Path) -> Path:
+    """A notebook of 8 panel cells (a temperature panel built, moved from Python, shown) between plain cells."""
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.cells.append(nbformat.v4.new_code_cell(
+        "%matplotlib inline\nimport numpy as np\nimport calibnb.widgets as W\nrng = np.random.default_rng(0)\n"
+        "conf = rng.beta(5, 1, 300)\ncorrect = rng.uniform(size=300) < conf ** 3"))
+    for k in range(8):
+        nb.cells.append(nbformat.v4.new_code_cell(
+            f"panel = W.temperature_explorer(conf, correct)\n_ = panel.update(temperature={1 + k / 4})\npanel"))
+        nb.cells.append(nbformat.v4.new_code_cell("x = sum(range(100000))"))
+    path = folder / "probe_panels.ipynb"
+    nbformat.write(nb, str(path))
+    return path
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--notebook", action="append", default=None,
@@ -106,11 +125,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--hang-after", type=float, default=300.0, metavar="SECONDS",
                         help="a run still going after this long counts as a hang (default: %(default)g)")
     parser.add_argument("--json", type=Path, default=None, help="also write every run's row to this JSON file")
+    parser.add_argument("--probe", action="store_true",
+                        help="run a small probe notebook instead (8 temperature panels, each moved from Python "
+                             "between plain cells): the hang of issue 30 in seconds per run, not minutes")
     args = parser.parse_args(argv)
     if args.runs < 1 or args.jobs < 1 or args.hang_after <= 0:
         parser.error("--runs and --jobs must be >= 1 and --hang-after > 0")
     notebooks = []
-    for name in args.notebook or PANEL_NOTEBOOKS:
+    probe_dir = tempfile.TemporaryDirectory(prefix="headless-probe-") if args.probe else None
+    if probe_dir is not None:
+        notebooks.append(_probe_notebook(Path(probe_dir.name)))
+    for name in ([] if args.probe else args.notebook or PANEL_NOTEBOOKS):
         path = (ROOT / name).resolve()
         if not path.exists():
             parser.error(f"--notebook {name} does not exist")
@@ -163,6 +188,8 @@ def main(argv: list[str] | None = None) -> int:
         median = times[len(times) // 2] if times else float("nan")
         print(f"  {nb.name}: {len(rows)} runs, {hangs} hung, {failed} failed; per run median {median:.1f} s, "
               f"max {max(times, default=float('nan')):.1f} s")
+    if probe_dir is not None:
+        probe_dir.cleanup()
     if args.json is not None:
         args.json.write_text(json.dumps(results, indent=1), encoding="utf-8")
     return 1 if any(not r["ok"] for r in results) else 0
