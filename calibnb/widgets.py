@@ -59,6 +59,10 @@ CONTROL_WIDTH = "680px"
 #: Most frames in the static animation of a panel's slider (each costs a redraw and a PNG).
 MAX_FRAMES = 9
 
+#: Resolution (dots per inch) of the frames of a report page's animations: readable on a
+#: projector (the inline backend draws at 72).
+FRAME_DPI = 100.0
+
 
 def static_panels() -> bool:
     """True when panels should be shown as static animations (``CALIBNB_PANELS=static``)."""
@@ -94,6 +98,19 @@ def rounded_readout(readout: pd.DataFrame, digits: int) -> pd.DataFrame:
 
     rows = [[cell(v) for v in row] for row in readout.itertuples(index=False)]
     return pd.DataFrame(rows, index=readout.index, columns=readout.columns, dtype=object)
+
+
+def _digits_for(readout: pd.DataFrame, digits: int) -> int:
+    """``digits``, or the fewest more (at most 12) that keep differing before/after values apart when printed."""
+    if not {"before", "after"} <= set(readout.columns):
+        return digits
+    pairs = [(b, a) for b, a in zip(readout["before"], readout["after"])
+             if isinstance(b, (float, np.floating)) and isinstance(a, (float, np.floating))
+             and np.isfinite(b) and np.isfinite(a) and abs(a - b) > 1e-12]
+    for d in range(digits, 13):
+        if all(round(float(b), d) != round(float(a), d) for b, a in pairs):
+            return d
+    return 12
 
 
 def sweep_values(control: Any, max_frames: int = MAX_FRAMES) -> list:
@@ -146,6 +163,30 @@ def _is_option_control(control: Any) -> bool:
     return hasattr(control, "options")
 
 
+def _panel_outputs(figure: Any, readout: pd.DataFrame | None, shell: Any) -> tuple:
+    """The figure (PNG) and readout as the ``outputs`` state of an ``ipywidgets.Output``.
+
+    Why the state and not ``with output: display(...)``: the context manager
+    makes the output widget capture messages of the *executing request*, and a
+    headless client (nbclient, under papermill and nbval) emulates that capture
+    by sending the captured outputs back to the kernel as ``comm_msg`` requests
+    on the shell channel while the cell still runs. Under ipykernel 7 (7.4
+    here) a burst of such requests can leave the next request unread on the
+    kernel's shell socket, idle, while the client waits for its reply: the
+    headless hang of issue 30 (benchmarks/README.md, "Headless runs"). Setting
+    the state is one kernel-to-frontend update and asks the client for nothing.
+    """
+    import base64
+
+    items = [{"output_type": "display_data", "metadata": {},
+              "data": {"image/png": base64.b64encode(figure_png(figure)).decode("ascii"),
+                       "text/plain": "<the panel's figure>"}}]
+    if readout is not None:
+        data, metadata = shell.display_formatter.format(readout)
+        items.append({"output_type": "display_data", "data": data, "metadata": metadata})
+    return tuple(items)
+
+
 def _control_label(control: Any) -> str:
     return control.description or type(control).__name__
 
@@ -190,8 +231,16 @@ class Panel:
     sweep: str | None = None
 
     def readout_view(self) -> pd.DataFrame | None:
-        """The readout as shown: numbers rounded to :attr:`digits` decimals."""
-        return None if self.readout is None else rounded_readout(self.readout, self.digits)
+        """The readout as shown: numbers rounded to :attr:`digits` decimals, or more where needed.
+
+        A readout with ``before`` and ``after`` columns prints as many more
+        decimals (up to 12) as it takes for every row whose values differ to
+        print different numbers, so a verdict ("better", "worse") is never
+        shown beside two equal-looking numbers.
+        """
+        if self.readout is None:
+            return None
+        return rounded_readout(self.readout, _digits_for(self.readout, self.digits))
 
     def refresh(self) -> None:
         """Show the current figure and readout in the panel's output (live notebooks only).
@@ -202,28 +251,27 @@ class Panel:
         if self.output is None:
             return
         from IPython import get_ipython
-        from IPython.display import Image, clear_output, display
 
-        if get_ipython() is None:  # plain Python (tests, scripts): nowhere to show it
+        shell = get_ipython()
+        if shell is None:  # plain Python (tests, scripts): nowhere to show it
             return
-        png = figure_png(self.figure)
-        with self.output:
-            clear_output(wait=True)
-            display(Image(data=png, format="png"))
-            display(self.readout_view())
+        self.output.outputs = _panel_outputs(self.figure, self.readout_view(), shell)
 
     def values(self) -> dict:
         """The controls' current values, keyed like ``update``'s arguments."""
         return {name: control.value for name, control in self.controls.items()}
 
-    def animation_html(self, values: Any = None, *, fps: float = 2.0, dpi: float = 72.0) -> str:
+    def animation_html(self, values: Any = None, *, fps: float = 2.0, dpi: float = FRAME_DPI) -> str:
         """A self-contained HTML animation of the figure over the range of the :attr:`sweep` control.
 
         Every frame is the panel's figure for one value of that control (the
         others at their current values), rendered with
         :meth:`matplotlib.animation.Animation.to_jshtml`: the frames are
         embedded as images with their own play/step/scrub controls, so the
-        page needs no kernel and no network. The panel is redrawn at the
+        page needs no kernel and no network. The animation opens on the frame
+        of the control's current value (the value the readout table shows),
+        prints the value of the frame shown under its scrub slider, and draws
+        its buttons as inline SVG (no icon font). The panel is redrawn at the
         controls' values afterwards.
         """
         import matplotlib as mpl
@@ -249,7 +297,10 @@ class Panel:
                 html = anim.to_jshtml(fps=fps, default_mode="once")
         finally:
             self.update(**start, show=False)
-        return _offline_controls(html)
+        control = self.controls[self.sweep]
+        labels = [_value_label(control, v) for v in frames]
+        opening = frames.index(start[self.sweep]) if start[self.sweep] in frames else 0
+        return _offline_controls(html, labels=labels, start=opening, name=_control_label(control))
 
     def static_html(self) -> str:
         """The panel for a page without a kernel: caption, scrubbable animation, readout at the start value."""
@@ -263,10 +314,11 @@ class Panel:
             tip = getattr(control, "tooltip", None)
             parts.append(
                 f"<p><b>Interactive panel, static copy.</b> Use the slider under the figure to step through "
-                f"<i>{_html.escape(label)}</i> from {_html.escape(_fmt(frames[0]))} to "
-                f"{_html.escape(_fmt(frames[-1]))} ({len(frames)} frames)"
+                f"<i>{_html.escape(label)}</i> from {_html.escape(_value_label(control, frames[0]))} to "
+                f"{_html.escape(_value_label(control, frames[-1]))} ({len(frames)} frames)"
                 + (f": {_html.escape(tip)}" if tip else "") + ". "
-                f"The table is the readout at the start value ({_html.escape(_fmt(control.value))}); "
+                f"The animation opens on the start value and the table is the readout there "
+                f"({_html.escape(_value_label(control, control.value))}); "
                 "open the notebook in JupyterLab to move the controls freely.</p>")
             parts.append(self.animation_html(frames))
         else:
@@ -289,18 +341,72 @@ class Panel:
         return dict(self.widget._repr_mimebundle_())
 
 
-# matplotlib's animation controls use Font Awesome icons loaded from a CDN; offline
-# they would be blank buttons. Plain Unicode symbols need nothing from the network.
-_ICONS = {"fa-minus": "−", "fa-fast-backward": "⏮", "fa-step-backward": "◁", "fa-play fa-flip-horizontal": "◀",
-          "fa-pause": "⏸", "fa-play": "▶", "fa-step-forward": "▷", "fa-fast-forward": "⏭", "fa-plus": "+"}
+# matplotlib's animation controls use Font Awesome icons loaded from a CDN; offline they
+# are blank buttons, and Unicode media symbols (U+23EE...) are empty boxes in common Linux
+# fonts. Inline SVG needs no font and no network.
+def _svg(path: str) -> str:
+    return (f'<svg width="14" height="14" viewBox="0 0 16 16" aria-hidden="true" '
+            f'style="vertical-align: middle"><path d="{path}" fill="currentColor"/></svg>')
 
 
-def _offline_controls(html: str) -> str:
-    """``to_jshtml`` output without its remote stylesheet, with Unicode symbols for the icons."""
+_ICONS = {
+    "fa-minus": _svg("M2 7h12v2H2z"),
+    "fa-fast-backward": _svg("M2 2h2v12H2zM15 2v12L9 8zM9 2v12L3 8z"),
+    "fa-step-backward": _svg("M3 2h2v12H3zM13 2v12L6 8z"),
+    "fa-play fa-flip-horizontal": _svg("M13 2v12L3 8z"),
+    "fa-pause": _svg("M3 2h4v12H3zM9 2h4v12H9z"),
+    "fa-play": _svg("M3 2v12l10-6z"),
+    "fa-step-forward": _svg("M11 2h2v12h-2zM3 2v12l7-6z"),
+    "fa-fast-forward": _svg("M12 2h2v12h-2zM1 2v12l6-6zM7 2v12l6-6z"),
+    "fa-plus": _svg("M7 2h2v5h5v2H9v5H7V9H2V7h5z"),
+}
+
+
+def _value_label(control: Any, value: Any) -> str:
+    """``value`` of ``control`` as its readout prints it (an option's label for option controls)."""
+    if _is_option_control(control):
+        return next((str(label) for label, v in _options(control) if v == value), str(value))
+    fmt = getattr(control, "readout_format", None)
+    if fmt:
+        try:
+            return format(value, fmt)
+        except (TypeError, ValueError):
+            pass
+    return _fmt(value)
+
+
+def _offline_controls(html: str, *, labels: list | None = None, start: int = 0, name: str = "") -> str:
+    """``to_jshtml`` output that works offline and opens on frame ``start``.
+
+    The remote icon stylesheet is removed and the icons are inline SVG; with
+    ``labels`` (one per frame), the value of the frame shown is printed under
+    the scrub slider ("<name> = <label>") and kept in step with every button
+    and with the slider.
+    """
+    import json
     import re
 
     html = re.sub(r'<link rel="stylesheet"\s+href="https?://[^"]*font-awesome[^"]*">', "", html)
-    return re.sub(r'<i class="fa ([^"]+)"></i>', lambda m: _ICONS.get(m.group(1), m.group(1)), html)
+    html = re.sub(r'<i class="fa ([^"]+)"></i>', lambda m: _ICONS.get(m.group(1), m.group(1)), html)
+    if labels is None:
+        return html
+    import html as _html
+
+    found = re.search(r'<input id="_anim_slider(\w+)"', html)
+    if found is None:  # not matplotlib's template: leave it as it is
+        return html
+    uid = found.group(1)
+    prefix = f"{name} = " if name else ""
+    caption = (f'<div class="anim-value" id="_anim_value{uid}" aria-live="polite">'
+               f'{_html.escape(prefix + str(labels[start]))}</div>')
+    html = re.sub(r'(<input id="_anim_slider\w+"[^>]*>)', lambda m: m.group(1) + caption, html, count=1)
+    hook = (f"var a = anim{uid}, shown = document.getElementById('_anim_value{uid}'), "
+            f"labels = {json.dumps([prefix + str(v) for v in labels])}, set = a.set_frame.bind(a); "
+            "a.set_frame = function(frame) { set(frame); shown.textContent = labels[this.current_frame]; }; "
+            f"a.set_frame({int(start)});")
+    html = re.sub(r"(anim\w+ = new Animation\([^;]*\);)", lambda m: m.group(1) + "\n        " + hook, html,
+                  count=1)
+    return html
 
 
 def _legend_off_the_data(ax: Any) -> None:
@@ -315,6 +421,24 @@ def _legend_off_the_data(ax: Any) -> None:
     title = legend.get_title().get_text() or None
     ax.legend(handles, labels, title=title, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2,
               fontsize="small", title_fontsize="small", frameon=False)
+
+
+def _legend_below_the_labels(ax: Any, renderer: Any) -> None:
+    """Move a legend anchored below ``ax`` under its tick labels and x label, so no text overlaps.
+
+    An anchor at a fixed fraction of the axes height (e.g. -0.14) lands on the x
+    label when the axes are short; the anchor is set from where the label ends.
+    """
+    legend = ax.get_legend()
+    if legend is None:
+        return
+    x0, y0, _, _ = legend.get_bbox_to_anchor().transformed(ax.transAxes.inverted()).bounds
+    if y0 >= 0:
+        return
+    label_bottom = ax.xaxis.get_tightbbox(renderer).y0  # display units
+    gap = 4 * ax.figure.dpi / 72  # 4 points
+    y = ax.transAxes.inverted().transform((0, label_bottom - gap))[1]
+    legend.set_bbox_to_anchor((0.5, y), transform=ax.transAxes)
 
 
 def _fmt(value: Any) -> str:
@@ -368,6 +492,7 @@ def build_panel(controls: dict, draw: Callable[..., pd.DataFrame], n_axes: int, 
     """
     import ipywidgets as w
     import matplotlib.pyplot as plt
+    from matplotlib.backends.backend_agg import RendererAgg
 
     if not controls:
         raise ValueError("controls must hold at least one control.")
@@ -429,6 +554,11 @@ def build_panel(controls: dict, draw: Callable[..., pd.DataFrame], n_axes: int, 
             # same values whatever was shown before.
             fig.subplots_adjust(**start_layout)
             fig.tight_layout()
+        # After the layout (which must not shrink the axes to make room for it): a legend below the
+        # axes goes under the x label, never on it; the PNG's tight bounding box takes it in.
+        renderer = RendererAgg(fig.bbox.width, fig.bbox.height, fig.dpi)  # text extents only, nothing shown
+        for ax in panel.axes:
+            _legend_below_the_labels(ax, renderer)
         if show:
             panel.refresh()  # 3. ... and only then show
         return panel.readout
@@ -571,7 +701,7 @@ def temperature_explorer(
         }
         return pd.DataFrame({"value": values})
 
-    return build_panel({"temperature": slider}, draw, 1, (6, 4.5))
+    return build_panel({"temperature": slider}, draw, 1, (6, 3.6))
 
 
 # --------------------------------------------------------------------------
@@ -648,7 +778,7 @@ def binning_explorer(conf: Any, correct: Any, *, n_bins: int = 10, max_bins: int
                   "MCE": data.mce}
         return pd.DataFrame({"value": pd.Series(values, dtype=object)})
 
-    return build_panel(controls, draw, 1, (6, 4.5))
+    return build_panel(controls, draw, 1, (6, 3.6))
 
 
 # --------------------------------------------------------------------------
@@ -757,7 +887,7 @@ def perturbation_explorer(conf: Any, correct: Any, *, instance: int = 1, n_bins:
     import ipywidgets as w
 
     controls = {
-        "instance": w.BoundedIntText(value=instance, min=1, max=n, description=f"instance (1 to {n})",
+        "instance": w.BoundedIntText(value=instance, min=1, max=n, description=f"instance (1 to {n})", layout=w.Layout(width="220px"),
                                      tooltip="Which prediction to move, numbered from 1 as in the paper"),
         "new_conf": w.FloatSlider(value=float(c[instance - 1]), min=0.0, max=1.0, step=0.01,
                                   description=f"new confidence of instance {instance}", continuous_update=False,
@@ -790,4 +920,4 @@ def perturbation_explorer(conf: Any, correct: Any, *, instance: int = 1, n_bins:
 
     # Choosing another instance starts its slider at that instance's own confidence.
     controls["instance"].observe(reset_conf, names="value")
-    return build_panel(controls, draw, 2, (11, 4.5), extra=[label], sweep="new_conf")
+    return build_panel(controls, draw, 2, (11, 3.6), extra=[label], sweep="new_conf")

@@ -159,16 +159,44 @@ def _same_image(a: str, b: str) -> bool:
 
 
 def _shown(msgs: list[dict]) -> tuple[list[str], list[str]]:
-    """(PNG images, plain-text tables) displayed in ``msgs``, in order."""
+    """(PNG images, plain-text tables) displayed in ``msgs``, in order.
+
+    A panel shows its figure and readout by setting its output widget's
+    ``outputs`` state (a ``comm_msg`` update to the frontend); display messages
+    are read too, for code that displays directly.
+    """
     images, texts = [], []
+
+    def add(data: dict) -> None:
+        if "image/png" in data:
+            images.append(data["image/png"])
+        elif "text/html" in data and "text/plain" in data:
+            texts.append(data["text/plain"])
+
     for m in msgs:
         if m["msg_type"] in ("display_data", "update_display_data", "execute_result"):
-            data = m["content"]["data"]
-            if "image/png" in data:
-                images.append(data["image/png"])
-            elif "text/html" in data and "text/plain" in data:
-                texts.append(data["text/plain"])
+            add(m["content"]["data"])
+        elif m["msg_type"] == "comm_msg":
+            state = m["content"]["data"].get("state", {})
+            for output in state.get("outputs", ()):
+                add(output.get("data", {}))
     return images, texts
+
+
+def test_a_panel_asks_the_client_for_nothing_while_its_cell_runs(kernel):
+    """No output capture (msg_id) on the panel's Output: a headless client would answer it on the shell.
+
+    ``with output:`` sets the Output's ``msg_id``; nbclient (papermill, nbval) then sends every
+    captured output back to the kernel as a ``comm_msg`` while the cell runs, and under
+    ipykernel 7 such a burst left the next request unread (issue 30's headless hang).
+    """
+    msgs = kernel.execute("panel = W.temperature_explorer(conf, correct)\ndisplay(panel)\n"
+                          "_ = panel.update(temperature=2.0)")
+    captures = [m for m in msgs if m["msg_type"] == "comm_msg"
+                and "msg_id" in m["content"]["data"].get("state", {})]
+    assert captures == [], "a panel set its Output's msg_id (output capture) while its cell ran"
+    images, texts = _shown(msgs)
+    assert images and texts, "the panel showed nothing"
 
 
 @pytest.mark.parametrize("case", sorted(CASES))

@@ -7,6 +7,7 @@ real-browser test (``tests/test_browser.py``) opens them with the network off.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 
@@ -57,7 +58,14 @@ def test_pages_load_nothing_from_the_network_and_panels_are_animations(tmp_path)
     page = (out / "a_panel.html").read_text(encoding="utf-8")
     assert "<title>Sakai&#39;s perturbation panel</title>" in page or "<title>Sakai's perturbation panel</title>" in page
     assert remote_references(page) == []
-    assert 'src="mathjax/MathJax.js?config=' in page and (out / "mathjax" / "MathJax.js").exists()
+    # MathJax 3's one-file TeX-to-SVG build (the TeX fonts inside as SVG paths), copied and checked.
+    assert 'src="mathjax/tex-svg-full.js"' in page
+    copied = out / "mathjax" / report.MATHJAX_FILE
+    assert hashlib.sha256(copied.read_bytes()).hexdigest() == report.MATHJAX_SHA256
+    assert (out / "mathjax" / "LICENSE").exists()
+    # No machine path on the page: the injected parameters cell shows the reader's parameters only.
+    assert str(tmp_path) not in page and "/tmp/" not in page and ".report-" not in page
+    assert "results_path: set by the report to its own results file" in page
     # The panel: a scrubbable animation (one frame per slider value) and its readout, no widget view or state.
     assert "Interactive panel, static copy." in page
     assert 'type="range"' in page and page.count("data:image/png;base64,") >= 6
@@ -110,3 +118,26 @@ def test_what_an_interactive_output_draws_is_in_the_report(tmp_path):
     assert any("image/png" in o.get("data", {}) for o in outputs)
     page = (out / "a_interactive.html").read_text(encoding="utf-8")
     assert "data:image/png;base64," in page and remote_references(page) == []
+
+
+def test_reader_parameters_are_shown_and_no_temporary_path(tmp_path):
+    nbs = tmp_path / "nbs"
+    _notebook(nbs, "a_params", "print(seed)\n")
+    out = tmp_path / "reports"
+    assert report.main(["--notebooks", str(nbs / "*.ipynb"), "--out", str(out), "--no-progress", "-p", "seed", "7"]) == 0
+    executed = nbformat.read(str(out / "a_params.ipynb"), as_version=4)
+    injected = [c for c in executed.cells if "injected-parameters" in c.metadata.get("tags", [])]
+    assert len(injected) == 1 and "seed = 7" in injected[0].source
+    assert "results_path =" not in injected[0].source
+    page = (out / "a_params.html").read_text(encoding="utf-8")
+    text = re.sub(r"<[^>]+>", "", page)  # the code is highlighted span by span
+    assert str(tmp_path) not in page and "seed = 7" in text and "results_path = \"" not in text
+    # The run still wrote its results where the report asked (the index reads them).
+    assert json.loads((out / "index.json").read_text())[0]["ok"] is True
+
+
+def test_copy_mathjax_refuses_a_different_build(tmp_path, monkeypatch):
+    monkeypatch.setattr(report, "MATHJAX_SHA256", "0" * 64)
+    with pytest.raises(RuntimeError, match="not the expected build"):
+        report.copy_mathjax(tmp_path)
+    assert not (tmp_path / "mathjax").exists()

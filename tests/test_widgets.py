@@ -263,6 +263,15 @@ def test_static_mode_shows_a_scrubbable_animation_over_the_slider_and_the_readou
     assert 'type="range"' in page  # the animation's own scrub slider
     assert "http://" not in page and "https://" not in page  # nothing from the network (no icon font)
     assert rounded_readout(start, 3).to_html() in page  # the readout at the start value
+    # It opens on the frame of the start value (0.8, frame 4) and prints the value shown under the scrubber.
+    import re
+
+    assert re.search(r"a\.set_frame\(4\);", page) and frames.index(0.8) == 4
+    assert '>new confidence of instance 7 = 0.80</div>' in page
+    assert '"new confidence of instance 7 = 0.00"' in page and '"new confidence of instance 7 = 1.00"' in page
+    # Buttons need no font: inline SVG, no Font Awesome class and no media-control code points.
+    assert 'class="fa' not in page and page.count("<svg") == 9
+    assert not re.search("[\u23e9-\u23fa]", page)
     # The panel is left at its start value after rendering the frames.
     assert panel.readout.equals(start) and panel.controls["new_conf"].value == 0.8
 
@@ -300,5 +309,20 @@ def test_controls_are_wide_and_explained():
     for p in [temperature_explorer([0.6, 0.9], [0, 1]), binning_explorer([0.6, 0.9], [0, 1]),
               perturbation_explorer([0.6, 0.9], [0, 1])]:
         for control in p.controls.values():
-            assert int(control.layout.width.rstrip("px")) >= 300  # wide enough to aim at 1366 x 768
+            # a slider wide enough to aim at 1366 x 768; a number box only as wide as its label and number
+            wide = 300 if type(control).__name__.endswith("Slider") else 200
+            assert int(control.layout.width.rstrip("px")) >= wide
             assert control.tooltip and len(control.description) > 8
+
+
+def test_a_readout_prints_enough_digits_for_its_verdict():
+    """Moving 0.80 to 0.79 changes the top-1 Brier score in the 4th decimal: the view must show it."""
+    panel = perturbation_explorer(SAKAI_X, SAKAI_CORRECT, instance=7, n_bins=3, binning="mass")
+    readout = panel.update(new_conf=0.79)
+    view = panel.readout_view()
+    for metric, row in readout.iterrows():
+        if row["perturbed system is"] != "same":
+            shown = view.loc[metric]
+            assert shown["before"] != shown["after"], (metric, shown.to_dict())
+    moved = readout[readout["perturbed system is"] != "same"]
+    assert len(moved) >= 1 and (moved["before"].round(3) == moved["after"].round(3)).any()  # the case 3 digits hid

@@ -50,8 +50,9 @@ Robustness
 Every cell has a finite timeout (``--timeout``, default 300 s): a cell that runs
 longer, or a kernel that dies, fails that notebook only. Panels run headless as
 static, scrubbable animations (no live widgets). The HTML pages load nothing
-from the network: MathJax is copied from the ``jupyter-server-mathjax`` package
-into ``<out>/mathjax``; each page's title is the notebook's first heading.
+from the network: MathJax 3 (its one-file TeX-to-SVG build, which carries the
+TeX fonts as SVG paths) is copied from the ``django-static-mathjax`` package into
+``<out>/mathjax``; each page's title is the notebook's first heading.
 
 A failing notebook is reported with its error and does not stop the others; its
 executed notebook and HTML go to ``<stem>.failed.ipynb``/``<stem>.failed.html``
@@ -116,18 +117,34 @@ INLINE_BACKEND = "module://matplotlib_inline.backend_inline"
 #: instead of hanging the report. Every notebook cell runs in seconds at defaults.
 DEFAULT_CELL_TIMEOUT = 300.0
 
-#: MathJax (2.7, from the ``jupyter-server-mathjax`` package) is copied next to the
-#: HTML pages into this folder, so formulas render with no network.
+#: MathJax is copied next to the HTML pages into this folder, so formulas render with no network.
 MATHJAX_DIR = "mathjax"
-MATHJAX_CONFIG = "TeX-AMS-MML_HTMLorMML-full,Safe"
+#: MathJax 3.2.2's combined TeX-input, SVG-output build: one file that carries every TeX
+#: font glyph as an SVG path, so it needs no font file (MathJax 2.7 as shipped by
+#: jupyter-server-mathjax lacked the TeX font data: wrong fonts, detached radicals).
+#: From the ``django-static-mathjax`` package (import name ``mathjax``, Apache-2.0),
+#: checked against this SHA-256 before it is copied: a different file is an error.
+MATHJAX_FILE = "tex-svg-full.js"
+MATHJAX_SHA256 = "214c3da890b16db3d1319684cc04f3fd4e72ea59d5eb3863f256146015fb1783"
 
 # The lab template without anything fetched from the network: no require.js, no
 # widget manager (panels are static animations in headless runs; widget state is
 # dropped), no mermaid; MathJax from a local copy (resources.mathjax_url).
-_OFFLINE_TEMPLATE = """{%- extends 'lab/index.html.j2' -%}
+_OFFLINE_TEMPLATE = r"""{%- extends 'lab/index.html.j2' -%}
 {%- block html_head_js_requirejs -%}{%- endblock html_head_js_requirejs -%}
 {%- block jupyter_widgets -%}{%- endblock jupyter_widgets -%}
 {%- block html_head_js_mermaidjs -%}{%- endblock html_head_js_mermaidjs -%}
+{%- block html_head_js_mathjax -%}
+<script>
+window.MathJax = {
+  tex: {inlineMath: [['$', '$'], ['\\(', '\\)']], displayMath: [['$$', '$$'], ['\\[', '\\]']],
+        processEscapes: true, processEnvironments: true, tags: 'ams'},
+  svg: {fontCache: 'global'},
+  options: {enableMenu: false}
+};
+</script>
+<script defer src="{{ resources.mathjax_url }}"></script>
+{%- endblock html_head_js_mathjax -%}
 """
 _WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 _WIDGET_NOTE = ("<p><i>(An interactive widget: open the notebook in JupyterLab to use it. "
@@ -271,6 +288,11 @@ def run_notebook(
             os.environ.pop(STATIC_ENV, None)
         else:
             os.environ[STATIC_ENV] = previous
+    if results_path is not None and output_path.exists():
+        try:
+            _show_reader_parameters(output_path, params, kernel_name)
+        except Exception as exc:  # the run's own error, if any, says more
+            error = error or f"could not rewrite the injected parameters cell: {exc}"
     elapsed = time.perf_counter() - start
     results = None
     if results_path is not None and results_path.exists():
@@ -280,6 +302,26 @@ def run_notebook(
             error = error or f"results JSON unreadable: {exc}"
     return NotebookRun(stem=path.stem, ok=error is None, error=error, traceback=tb, elapsed=elapsed,
                        results=results, output_path=output_path, parameters=params)
+
+
+def _show_reader_parameters(output_path: Path, params: dict, kernel_name: str) -> None:
+    """Rewrite the executed notebook's injected-parameters cell to show only ``params``.
+
+    papermill injected ``results_path`` too: a temporary path of this machine
+    that says nothing to a reader (and a page must show no machine path). The
+    cell then shows the parameters the reader chose, in papermill's own form,
+    and says where the results went in words.
+    """
+    import nbformat
+    from papermill.translators import translate_parameters
+
+    nb = nbformat.read(str(output_path), as_version=4)
+    for cell in nb.cells:
+        if "injected-parameters" in cell.get("metadata", {}).get("tags", []):
+            language = nb.metadata.get("kernelspec", {}).get("language", "python")
+            source = translate_parameters(kernel_name, language, params, "Parameters") if params else "# Parameters\n"
+            cell.source = source.rstrip("\n") + "\n# (results_path: set by the report to its own results file)"
+    write_text_atomic(output_path, nbformat.writes(nb))
 
 
 def _headless_client() -> type:
@@ -304,7 +346,7 @@ def _headless_client() -> type:
 
 
 def notebook_to_html(notebook_path: str | os.PathLike, *, title: str | None = None,
-                     mathjax_url: str = f"{MATHJAX_DIR}/MathJax.js?config={MATHJAX_CONFIG}") -> str:
+                     mathjax_url: str = f"{MATHJAX_DIR}/{MATHJAX_FILE}") -> str:
     """Convert an executed notebook to one HTML page that needs no network (nbconvert, lab template).
 
     Figures are embedded as base64 images, CSS is inlined, and the page loads
@@ -339,25 +381,39 @@ def notebook_to_html(notebook_path: str | os.PathLike, *, title: str | None = No
 
 
 def copy_mathjax(out_dir: str | os.PathLike) -> Path:
-    """Copy MathJax (from the ``jupyter-server-mathjax`` package) to ``<out_dir>/mathjax``; return it.
+    """Copy MathJax 3 (:data:`MATHJAX_FILE` and its licence) to ``<out_dir>/mathjax``; return the folder.
 
     The HTML pages of :func:`notebook_to_html` load it with a relative URL, so
     formulas render from a local folder or a copied report folder, offline.
-    Skipped when the copy is already there.
+    The file comes from the ``django-static-mathjax`` package and must have
+    :data:`MATHJAX_SHA256` (else ``RuntimeError``, nothing copied). Skipped
+    when an identical copy is already there.
     """
-    import jupyter_server_mathjax
+    import hashlib
 
-    source = Path(jupyter_server_mathjax.__file__).parent / "static"
+    import mathjax
+
+    package = Path(mathjax.__file__).parent / "static" / "mathjax"
+    source = package / "es5" / MATHJAX_FILE
     target = Path(out_dir) / MATHJAX_DIR
-    if not (target / "MathJax.js").exists():
-        tmp = Path(tempfile.mkdtemp(prefix=".mathjax-", dir=out_dir))
-        try:
-            shutil.copytree(source, tmp / "copy", ignore=shutil.ignore_patterns("localization"))
-            if target.exists():
-                shutil.rmtree(target)
-            os.replace(tmp / "copy", target)
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
+
+    def digest(path: Path) -> str | None:
+        return hashlib.sha256(path.read_bytes()).hexdigest() if path.exists() else None
+
+    if digest(source) != MATHJAX_SHA256:
+        raise RuntimeError(f"MathJax's {MATHJAX_FILE} from the django-static-mathjax package is missing or not the "
+                           f"expected build (SHA-256 {MATHJAX_SHA256[:12]}...); reinstall calibnb's dependencies.")
+    if digest(target / MATHJAX_FILE) != MATHJAX_SHA256:
+        target.mkdir(parents=True, exist_ok=True)
+        for name, path in ((MATHJAX_FILE, source), ("LICENSE", package / "LICENSE")):
+            fd, tmp = tempfile.mkstemp(prefix=f".{name}-", dir=target)
+            os.close(fd)
+            try:
+                shutil.copyfile(path, tmp)
+                os.replace(tmp, target / name)
+            finally:
+                if os.path.exists(tmp):
+                    os.unlink(tmp)
     return target
 
 
