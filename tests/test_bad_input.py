@@ -53,6 +53,7 @@ EXCLUDED = {
     **{f"calibnb.report.{n}": "report helper over result files/claims entries; tested in tests/test_report.py"
        for n in ("copy_mathjax", "collect_claims", "claims_summary", "summary_sentence")},
     "calibnb.data.scan_predictions": "reads prediction files from a path; tested in tests/test_stats.py",
+    "calibnb.data.project_data_path": "reads a project file by name (browser site too); tested in tests/test_site.py",
     "calibnb.data.open_predictions": "opens prediction files from a path; tested in tests/test_stats.py",
     "calibnb.dask.scan_parquet": "reads prediction files from a path on a Dask cluster; tested in tests/test_dask.py",
     **{f"calibnb.widgets.{n}": "takes a live figure or ipywidgets control; tested in tests/test_widgets.py"
