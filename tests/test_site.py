@@ -10,7 +10,7 @@
    every host but 127.0.0.1 unresolvable; every request the browser makes is
    logged and any to another host fails the test. Notebook 04 and the data
    notebook 06 run all their cells in the Pyodide kernel with no error output;
-   in 04 the perturbation panel's slider is moved with the keyboard and its
+   in 04 the perturbation panel's slider is dragged with the mouse and its
    figure must change. The run time of each notebook is printed (for
    benchmarks/README.md).
 
@@ -292,10 +292,18 @@ def test_notebook_04_runs_in_the_browser_site_and_its_slider_redraws(served_site
             expect(image).to_have_count(1, timeout=60_000)
             before = image.first.get_attribute("src")
             assert before and before.startswith("data:image/png;base64,")
-            slider.locator(".noUi-handle").focus()
-            page.keyboard.press("ArrowLeft")
-            expect(slider.locator(".widget-readout")).to_have_text("0.69", timeout=60_000)
-            expect(box.get_by_text("confidence 0.80 → 0.69")).to_have_count(1, timeout=120_000)
+            # drag the handle a little to the left with the mouse, as a student would
+            handle = slider.locator(".noUi-handle").bounding_box()
+            x, y = handle["x"] + handle["width"] / 2, handle["y"] + handle["height"] / 2
+            page.mouse.move(x, y)
+            page.mouse.down()
+            for dx in (5, 10, 20, 30):
+                page.mouse.move(x - dx, y)
+            page.mouse.up()
+            expect(slider.locator(".widget-readout")).not_to_have_text("0.70", timeout=60_000)
+            value = slider.locator(".widget-readout").inner_text().strip()
+            assert float(value) < 0.70, value
+            expect(box.get_by_text(f"confidence 0.80 → {value}")).to_have_count(1, timeout=120_000)
             deadline = time.monotonic() + 120
             while image.first.get_attribute("src") == before:
                 assert time.monotonic() < deadline, "the panel's figure did not change after the slider moved"
