@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 PARAMS ?=
 JOBS ?= 2
 
-.PHONY: report test bench venv clean seed-stability clean-checkouts
+.PHONY: report test bench venv clean seed-stability clean-checkouts site
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -53,5 +53,11 @@ bench: venv
 	$(PY) benchmarks/bench_audit.py
 	nice -n 10 $(PY) benchmarks/bench_scale.py
 
+# The JupyterLite site of notebooks 00-06 (runs in a browser, no server kernel) into site/.
+# Downloads (PyPI, npm) are cached in ~/.cache/calibnb-site; data come from CALIBNB_DATA_DIR.
+# Serve it with: python3 -m http.server -d site -b 127.0.0.1 8000
+site: venv
+	$(PY) tools/build_site.py
+
 clean:
-	rm -rf $(VENV) reports .pytest_cache
+	rm -rf $(VENV) reports .pytest_cache site build/site

@@ -190,7 +190,9 @@ def _multiplicities(rng: np.random.Generator, size: int, n: int) -> np.ndarray:
         b = min(step, size - start)
         i = rng.integers(0, n, (b, n))
         i += (np.arange(b) * n)[:, None]
-        w[start:start + b] = np.bincount(i.ravel(), minlength=b * n).reshape(b, n)
+        # intp: on 32-bit platforms (Pyodide in a browser) bincount refuses int64 indices; the draws
+        # stay int64, so the resamples are the same on every platform
+        w[start:start + b] = np.bincount(i.ravel().astype(np.intp, copy=False), minlength=b * n).reshape(b, n)
     return w
 
 
@@ -300,6 +302,13 @@ def _weights_distribution(metric, arrays, options, n_resamples: int, rng: np.ran
         return np.concatenate(list(pool.map(run, range(n_batches))))
 
 
+def _scipy_rng(function, rng) -> dict:
+    """``{"rng": rng}``, or ``{"random_state": rng}`` for SciPy < 1.15 (e.g. Pyodide 0.27's 1.14)."""
+    import inspect
+
+    return {"rng" if "rng" in inspect.signature(function).parameters else "random_state": rng}
+
+
 def _bootstrap(statistic, estimate: float, n: int, n_resamples, level, method, seed, mode: str, draw=None):
     """Interval from scipy.stats.bootstrap; ``draw(n_resamples, rng)``, if given, supplies the distribution."""
     from types import SimpleNamespace
@@ -317,8 +326,8 @@ def _bootstrap(statistic, estimate: float, n: int, n_resamples, level, method, s
         n_resamples = 0
     res = stats.bootstrap(
         (np.arange(n),), statistic, n_resamples=n_resamples, batch=batch, vectorized=True,
-        confidence_level=level, method="BCa" if method == "bca" else "percentile", rng=rng,
-        bootstrap_result=previous,
+        confidence_level=level, method="BCa" if method == "bca" else "percentile",
+        bootstrap_result=previous, **_scipy_rng(stats.bootstrap, rng),
     )
     ci = res.confidence_interval
     return BootstrapResult(estimate, float(ci.low), float(ci.high))

@@ -63,6 +63,7 @@ EXCLUDED = {
     "calibnb.scale.scan.scan_predictions": "reads prediction files from a path; tested in tests/test_stats.py",
     "calibnb.scale.scan.open_predictions": "opens prediction files from a path; tested in tests/test_stats.py",
     "calibnb.scale.dask.scan_parquet": "reads prediction files from a path on a Dask cluster; tested in tests/test_dask.py",
+    "calibnb.data.project_data_path": "reads a project file by name (browser site too); tested in tests/test_site.py",
     **{f"calibnb.widgets.{n}": "takes a live figure or ipywidgets control; tested in tests/test_widgets.py"
        for n in ("figure_png", "sweep_values", "rounded_readout")},
     **{f"calibnb.metrics.registry.{n}": "the metric registry: takes Metric declarations and keys; tested in "

@@ -9,6 +9,13 @@ and top-1 accuracy where they apply. The files themselves are never committed.
 Files live under a cache folder, resolved as: the ``cache_dir`` argument, else
 the environment variable ``CALIBNB_DATA_DIR``, else ``~/.cache/calibnb``, using
 the manifest's relative paths (``cifar/cifar10_resnet20.npz``, ...).
+
+In a browser kernel (Pyodide, e.g. the JupyterLite site that ``make site``
+builds) the default folder is the site's own ``data/`` folder as the kernel
+sees it (:data:`BROWSER_DATA_DIR`); the manifest and the project's small files
+are read from there too. Files are verified against the manifest's checksums as
+everywhere, and nothing is ever downloaded in the browser: a file the site does
+not carry (its licence does not allow redistribution) is an error saying so.
 """
 
 from __future__ import annotations
@@ -30,6 +37,9 @@ __all__ = [
     "DataUnavailableError",
     "ChecksumMismatchError",
     "MANIFEST_PATH",
+    "BROWSER_DATA_DIR",
+    "in_browser",
+    "project_data_path",
     "data_dir",
     "registry",
     "manifest_entry",
@@ -39,6 +49,11 @@ __all__ = [
 
 #: The committed manifest (``data/manifest.json`` at the project root).
 MANIFEST_PATH = Path(__file__).resolve().parents[2] / "data" / "manifest.json"
+
+#: Where a browser kernel finds the site's data: JupyterLite's Pyodide kernel mounts the
+#: site's files at ``/drive``, and ``make site`` puts the data (with data/manifest.json) in
+#: its ``data/`` folder.
+BROWSER_DATA_DIR = Path("/drive/data")
 
 _ENV = "CALIBNB_DATA_DIR"
 _CHUNK = 1 << 16
@@ -54,14 +69,49 @@ class ChecksumMismatchError(ValueError):
     """A data file's bytes (or converted arrays) do not match the manifest."""
 
 
+def in_browser() -> bool:
+    """True in a browser kernel (Pyodide, e.g. JupyterLite), where nothing is downloaded.
+
+    >>> in_browser()
+    False
+    """
+    return sys.platform == "emscripten"
+
+
+def project_data_path(name: str) -> Path:
+    """Path of one of the project's own files in ``data/`` (the manifest, the papers' examples).
+
+    Looked up in the source tree's ``data/`` folder (a checkout or an editable
+    install), else, in a browser kernel, in the site's :data:`BROWSER_DATA_DIR`.
+    Raises FileNotFoundError naming the places looked in.
+
+    >>> project_data_path("manifest.json").name
+    'manifest.json'
+    """
+    if not isinstance(name, str):
+        raise TypeError(f"name must be a str (a file name in the project's data/ folder); got {type(name).__name__}.")
+    tree = MANIFEST_PATH.parent / name
+    places = [tree] + ([BROWSER_DATA_DIR / name] if in_browser() else [])
+    for path in places:
+        if path.is_file():
+            return path
+    raise FileNotFoundError(
+        f"{name} not found (looked in {', '.join(str(p) for p in places)}); it ships with the calibnb "
+        "source tree's data/ folder, and in the browser site's data/ folder."
+    )
+
+
 @lru_cache(maxsize=1)
 def _manifest() -> tuple[dict[str, Any], ...]:
-    if not MANIFEST_PATH.is_file():
+    path = MANIFEST_PATH
+    if not path.is_file() and in_browser() and (BROWSER_DATA_DIR / "manifest.json").is_file():
+        path = BROWSER_DATA_DIR / "manifest.json"
+    if not path.is_file():
         raise FileNotFoundError(
             f"the data manifest {MANIFEST_PATH} is missing; it ships with the calibnb source tree "
             "(regenerate it with data/make_manifest.py)."
         )
-    with open(MANIFEST_PATH, encoding="utf-8") as f:
+    with open(path, encoding="utf-8") as f:
         return tuple(json.load(f))
 
 
@@ -106,6 +156,8 @@ def registry():
 def data_dir(cache_dir: str | os.PathLike | None = None) -> Path:
     """The cache folder: ``cache_dir``, else ``$CALIBNB_DATA_DIR``, else ``~/.cache/calibnb``.
 
+    In a browser kernel the last default is the site's :data:`BROWSER_DATA_DIR` instead.
+
     >>> str(data_dir("/tmp/x"))
     '/tmp/x'
     """
@@ -114,6 +166,8 @@ def data_dir(cache_dir: str | os.PathLike | None = None) -> Path:
     env = os.environ.get(_ENV)
     if env:
         return Path(env).expanduser()
+    if in_browser():
+        return BROWSER_DATA_DIR
     return Path.home() / ".cache" / "calibnb"
 
 
@@ -297,6 +351,13 @@ def fetch(name: str, *, cache_dir: str | os.PathLike | None = None, downloader: 
     if dest.is_file():
         _verify(dest, entry)
         return dest
+    if in_browser():
+        # A browser kernel reads only what the site carries: never a download.
+        raise DataUnavailableError(
+            f"data file {entry['file']!r} is not in this browser copy of calibnb ({dest} is missing): the site "
+            f"carries only files whose licence allows redistribution, and this one's is {entry['licence']!r}. "
+            "Nothing was downloaded. Run this notebook on a desktop install (see the README) to use it."
+        )
     env = os.environ.get(_ENV)
     if cache_dir is None and env and not root.is_dir():
         # A mistyped CALIBNB_DATA_DIR must not become a fresh download folder.

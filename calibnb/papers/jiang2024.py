@@ -1144,6 +1144,10 @@ def circa_examples_path() -> Path:
     """Path of ``jiang2024_circa_examples.csv`` in the repository's ``data/`` folder."""
     path = Path(__file__).resolve().parents[2] / "data" / "jiang2024_circa_examples.csv"
     if not path.is_file():
+        from calibnb.data import in_browser, project_data_path
+
+        if in_browser():  # the JupyterLite site ships it in its data/ folder
+            return project_data_path("jiang2024_circa_examples.csv")
         raise FileNotFoundError(f"jiang2024_circa_examples.csv not found at {path}.")
     return path
 

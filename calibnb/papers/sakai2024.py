@@ -58,6 +58,10 @@ def sakai_examples_path() -> Path:
         pass
     path = Path(__file__).resolve().parents[2] / "data" / _FILE
     if not path.is_file():
+        from calibnb.data import in_browser, project_data_path
+
+        if in_browser():  # the JupyterLite site ships it in its data/ folder
+            return project_data_path(_FILE)
         raise FileNotFoundError(
             f"{_FILE} not found as package data of calibnb.data nor at {path}."
         )

@@ -1,0 +1,337 @@
+"""The JupyterLite site of ``make site`` (tools/build_site.py): its build rules and a real browser.
+
+1. Without a browser: the build refuses a Pyodide wheel whose sha256 differs from
+   ``pyodide@0.27.7``'s own lock file (and one that is missing); the licence rule
+   carries open and non-commercial data and leaves out files that state no
+   licence; ``calibnb.data`` in a browser kernel reads the site's data folder,
+   verifies checksums and never downloads.
+2. In a real browser: ``site/`` served by ``python -m http.server`` on 127.0.0.1
+   (a free port, stopped by its PID), Debian's Chromium driven by Playwright with
+   every host but 127.0.0.1 unresolvable; every request the browser makes is
+   logged and any to another host fails the test. Notebook 04 and the data
+   notebook 06 run all their cells in the Pyodide kernel with no error output;
+   in 04 the perturbation panel's slider is dragged with the mouse and its
+   figure must change. The run time of each notebook is printed (for
+   benchmarks/README.md).
+
+The browser tests skip, with the reason, when ``site/`` was not built (``make
+site``; ``.ci/run`` builds it first) or no Chromium/Playwright is installed.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SITE = ROOT / "site"
+CHROMIUM = os.environ.get("CALIBNB_CHROMIUM", "/usr/bin/chromium")
+# Every name resolves to nothing except 127.0.0.1: nothing can leave the machine, and what tries is logged below.
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                 "--no-first-run", "--disable-sync", "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"]
+MIRROR = os.environ.get("CALIBNB_DATA_DIR")  # read before any test unsets it
+RUN_TIMEOUT_S = 900  # a notebook's Run All in Pyodide on a loaded 2-core machine (about 2 min when idle)
+
+
+def _build_module():
+    spec = importlib.util.spec_from_file_location("build_site", ROOT / "tools" / "build_site.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+build_site = _build_module()
+
+
+# ---------------------------------------------------------------------------- the build's rules
+
+def _npm_lock():
+    tgz = build_site.CACHE / f"pyodide-{build_site.PYODIDE_VERSION}.tgz"
+    if not tgz.is_file():
+        pytest.skip(f"the npm package pyodide@{build_site.PYODIDE_VERSION} is not cached (run `make site` once)")
+    return json.loads(build_site.read_npm_files(tgz, ["pyodide-lock.json"])["pyodide-lock.json"])
+
+
+def test_lock_closure_holds_the_scientific_stack_and_its_dependencies():
+    lock = _npm_lock()
+    needed = build_site.lock_closure(lock, build_site.PYODIDE_ROOTS)
+    for name in ["numpy", "scipy", "pandas", "matplotlib", "scikit-learn", "openblas", "joblib", "threadpoolctl",
+                 "python-dateutil", "ipython", "prompt-toolkit"]:
+        assert name in needed
+    assert "pyarrow" not in needed and "statsmodels" not in needed  # nothing the notebooks do not import
+    for name in needed:  # closed under depends
+        deps = lock["packages"][name].get("depends", [])
+        assert all(d.replace("_", "-").lower() in needed for d in deps), (name, deps)
+
+
+@pytest.mark.parametrize("fault", ["altered", "missing"])
+def test_a_wheel_that_does_not_match_the_lock_stops_the_build(tmp_path, fault):
+    lock = _npm_lock()
+    victim = lock["packages"]["scipy"]["file_name"]
+
+    def read(file_name):
+        if file_name != victim:
+            return b"x"  # every other file is wrong too, but scipy is the one checked by name below
+        return None if fault == "missing" else b"not the wheel"
+
+    with pytest.raises(build_site.BuildError, match="failed verification") as err:
+        build_site.stage_pyodide(tmp_path / "pyodide", dist_url=None, source=(read, "a test source"))
+    assert victim in str(err.value)
+    assert not (tmp_path / "pyodide" / victim).exists()  # nothing unverified is written
+    assert not (tmp_path / "pyodide" / "pyodide-lock.json").exists()
+
+
+def test_licence_rule_carries_open_and_non_commercial_data_and_leaves_out_unlicensed_files():
+    manifest = json.loads((ROOT / "data" / "manifest.json").read_text(encoding="utf-8"))
+    verdict = {e["file"]: build_site.licence_allows(e) for e in manifest}
+    assert verdict["chaosnli/chaosNLI_snli.jsonl"].startswith("CC BY-NC 4.0")  # ChaosNLI's own licence
+    assert verdict["chaosnli/predictions/SNLI_dev_roberta-base_0.json"] is None  # the repository states none
+    assert verdict["cifar/cifar10_resnet20.npz"] is None
+    assert verdict["qa/gpt_preds.json"] is None
+    assert verdict["cifar/cifar10_wideresnet_16_4_probs.npz"].startswith("Apache")
+    assert verdict["cifar10h/cifar10h-counts.npy"].startswith("CC BY-NC-SA")
+    for entry in manifest:
+        if entry["licence"].startswith("none stated") and not build_site.CHAOSNLI_OWN.match(entry["file"]):
+            assert verdict[entry["file"]] is None, entry["file"]
+
+
+def test_site_preset_names_only_declared_parameters():
+    import nbformat
+
+    preset = build_site.load_params(ROOT / "params" / "site.yaml")
+    stems = {p.stem for p in (ROOT / "notebooks").glob(build_site.NOTEBOOKS)}
+    assert set(preset) - {"all"} <= stems
+    for stem in stems:
+        nb = nbformat.read(ROOT / "notebooks" / f"{stem}.ipynb", as_version=4)
+        build_site.params_for(stem, nb, preset)  # raises BuildError on an undeclared name
+    # the CIFAR notebooks use networks whose files the site may carry
+    manifest = {e["file"]: e for e in json.loads((ROOT / "data" / "manifest.json").read_text(encoding="utf-8"))}
+    for name in preset["03_gupta2021_ks_splines"]["models"] + [preset["06_estimators_with_intervals"]["model"]]:
+        files = [f for f in manifest if f.startswith(f"cifar/cifar10_{name}")]
+        assert files and all(build_site.licence_allows(manifest[f]) for f in files), name
+
+
+# ---------------------------------------------------------------------------- calibnb.data in a browser kernel
+
+@pytest.fixture()
+def browser_kernel(tmp_path, monkeypatch):
+    """calibnb.data as a Pyodide kernel sees it: sys.platform 'emscripten', the site's data folder."""
+    from calibnb.data import _registry
+
+    site_data = tmp_path / "drive" / "data"
+    site_data.mkdir(parents=True)
+    monkeypatch.setattr(sys, "platform", "emscripten")
+    monkeypatch.setattr(_registry, "BROWSER_DATA_DIR", site_data)
+    monkeypatch.delenv("CALIBNB_DATA_DIR", raising=False)
+    return site_data
+
+
+def test_browser_kernel_reads_the_site_data_with_checksums_and_never_downloads(browser_kernel):
+    import calibnb.data as data
+
+    assert data.in_browser()
+    assert data.data_dir() == browser_kernel
+    text = b"a file the site carries\n"
+    entry = data.manifest_entry("cifar10h/LICENSE.txt")
+    downloads = []
+
+    def downloader(url, out):  # must never be called in the browser
+        downloads.append(url)
+
+    # a file the site does not carry: an error naming it and its licence; no download
+    with pytest.raises(data.DataUnavailableError, match="not in this browser copy") as err:
+        data.fetch("qa/gpt_preds.json", downloader=downloader)
+    assert "none stated" in str(err.value) and "Nothing was downloaded" in str(err.value)
+    # a carried file with the wrong bytes is refused
+    target = browser_kernel / entry["file"]
+    target.parent.mkdir(parents=True)
+    target.write_bytes(text)
+    with pytest.raises(data.ChecksumMismatchError):
+        data.fetch(entry["file"], downloader=downloader)
+    assert downloads == []
+    # the real file (from the data folder the tests use) is returned from the site's folder
+    real = Path(MIRROR) / entry["file"] if MIRROR else None
+    if real is not None and real.is_file():
+        target.write_bytes(real.read_bytes())
+        assert data.fetch(entry["file"], downloader=downloader) == target
+    assert downloads == []
+
+
+def test_project_files_are_found_in_the_site_when_not_in_a_source_tree(browser_kernel, monkeypatch):
+    from calibnb.data import _registry, project_data_path
+
+    (browser_kernel / "sakai2024_examples.json").write_text("{}")
+    monkeypatch.setattr(_registry, "MANIFEST_PATH", browser_kernel.parent / "no-tree" / "manifest.json")
+    assert project_data_path("sakai2024_examples.json") == browser_kernel / "sakai2024_examples.json"
+    with pytest.raises(FileNotFoundError, match="nothing.json not found"):
+        project_data_path("nothing.json")
+    with pytest.raises(TypeError, match="name must be a str"):
+        project_data_path(3)
+
+
+# ---------------------------------------------------------------------------- the site in a real browser
+
+def _need_site_and_browser() -> dict:
+    summary = SITE / "calibnb-site.json"
+    if not summary.is_file():
+        pytest.skip("site/ is not built: run `make site` (.ci/run builds it before the tests)")
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"no Chromium at {CHROMIUM} (Debian: apt-get install chromium; .ci/run installs it)")
+    pytest.importorskip("playwright.sync_api", reason="Playwright is not installed (pip install playwright)")
+    return json.loads(summary.read_text(encoding="utf-8"))
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def served_site():
+    """site/ on http://127.0.0.1:<free port>; the server is stopped by its PID."""
+    summary = _need_site_and_browser()
+    port = _free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "http.server", "--bind", "127.0.0.1", "--directory", str(SITE),
+                             str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                urllib.request.urlopen(base + "/calibnb-site.json", timeout=2)
+                break
+            except OSError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    pytest.fail("python -m http.server did not start")
+                time.sleep(0.2)
+        yield base, summary
+    finally:
+        if proc.poll() is None:
+            os.kill(proc.pid, signal.SIGTERM)
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                os.kill(proc.pid, signal.SIGKILL)
+                proc.wait(timeout=10)
+
+
+def _is_local(url: str) -> bool:
+    return url.startswith(("http://127.0.0.1:", "data:", "blob:", "about:"))
+
+
+class _Browser:
+    def __init__(self, p, base):
+        self.requests: list[str] = []
+        self.browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        self.context = self.browser.new_context(viewport={"width": 1366, "height": 768})
+        self.context.on("request", lambda r: self.requests.append(r.url))
+        self.context.on("requestfailed", lambda r: self.requests.append(r.url))
+        self.base = base
+
+    def run_all(self, notebook: str):
+        """Open ``notebook`` in JupyterLite, Run All, wait for every cell; return (page, notebook JSON, seconds)."""
+        page = self.context.new_page()
+        page.on("worker", lambda w: self.requests.append(w.url))
+        page.goto(f"{self.base}/lab/index.html?path={notebook}")
+        page.locator(".jp-Notebook").wait_for(timeout=120_000)
+        page.locator(".jp-Notebook-ExecutionIndicator[data-status=idle]").first.wait_for(state="attached",
+                                                                                           timeout=120_000)
+        start = time.monotonic()
+        page.get_by_role("menuitem", name="Run", exact=True).click()
+        page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
+        page.wait_for_function("""() => {
+            const p = [...document.querySelectorAll('.jp-CodeCell .jp-InputPrompt')].map(e => e.textContent.trim());
+            return p.length > 0 && p.every(t => /^\\[\\d+\\]:$/.test(t));
+        }""", timeout=RUN_TIMEOUT_S * 1000, polling=1000)
+        seconds = time.monotonic() - start
+        nb = page.evaluate("() => window.jupyterapp.shell.currentWidget.context.model.toJSON()")
+        print(f"\n[site timing] {notebook}: Run All {seconds:.0f} s in the browser")
+        return page, nb, seconds
+
+    def close(self):
+        self.browser.close()
+
+
+def _check_ran_clean(nb: dict) -> None:
+    code = [c for c in nb["cells"] if c["cell_type"] == "code"]
+    assert code and all(c.get("execution_count") for c in code), "not every cell ran"
+    errors = [o for c in code for o in c.get("outputs", []) if o.get("output_type") == "error"]
+    assert not errors, [f"{e['ename']}: {e['evalue'][:300]}" for e in errors]
+
+
+@pytest.mark.xdist_group("browser")
+def test_notebook_04_runs_in_the_browser_site_and_its_slider_redraws(served_site):
+    from playwright.sync_api import expect, sync_playwright
+
+    base, summary = served_site
+    assert "04_sakai2024_hmr.ipynb" in summary["notebooks"]
+    with sync_playwright() as p:
+        b = _Browser(p, base)
+        try:
+            page, nb, _ = b.run_all("04_sakai2024_hmr.ipynb")
+            _check_ran_clean(nb)
+            source = "".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code")
+            assert "%pip install -q --no-deps calibnb" in source  # the site's install cell ran first
+            slider = page.locator(".widget-slider", has_text="new confidence of instance 7")
+            expect(slider).to_have_count(1, timeout=60_000)
+            box = slider.locator("xpath=ancestor::div[contains(@class, 'widget-vbox')][1]")
+            image = box.locator(".widget-output img")
+            slider.scroll_into_view_if_needed()
+            expect(slider.locator(".widget-readout")).to_have_text("0.70", timeout=60_000)
+            expect(image).to_have_count(1, timeout=60_000)
+            before = image.first.get_attribute("src")
+            assert before and before.startswith("data:image/png;base64,")
+            # drag the handle a little to the left with the mouse, as a student would
+            handle = slider.locator(".noUi-handle").bounding_box()
+            x, y = handle["x"] + handle["width"] / 2, handle["y"] + handle["height"] / 2
+            page.mouse.move(x, y)
+            page.mouse.down()
+            for dx in (5, 10, 20, 30):
+                page.mouse.move(x - dx, y)
+            page.mouse.up()
+            expect(slider.locator(".widget-readout")).not_to_have_text("0.70", timeout=60_000)
+            value = slider.locator(".widget-readout").inner_text().strip()
+            assert float(value) < 0.70, value
+            expect(box.get_by_text(f"confidence 0.80 → {value}")).to_have_count(1, timeout=120_000)
+            deadline = time.monotonic() + 120
+            while image.first.get_attribute("src") == before:
+                assert time.monotonic() < deadline, "the panel's figure did not change after the slider moved"
+                time.sleep(0.5)
+            assert image.count() == 1  # replaced, not appended
+        finally:
+            b.close()
+    off = sorted({u for u in b.requests if not _is_local(u)})
+    assert off == [], f"the site asked for off-machine resources: {off}"
+    assert any("/static/pyodide/" in u for u in b.requests)  # Pyodide came from the site itself
+
+
+@pytest.mark.xdist_group("browser")
+def test_data_notebook_06_reads_the_site_data_in_the_browser(served_site):
+    from playwright.sync_api import sync_playwright
+
+    base, summary = served_site
+    model = summary["notebooks"]["06_estimators_with_intervals.ipynb"]["params"]["model"]
+    data_file = f"cifar/cifar10_{model}_probs.npz"
+    assert data_file in summary["data_files"]
+    with sync_playwright() as p:
+        b = _Browser(p, base)
+        try:
+            page, nb, _ = b.run_all("06_estimators_with_intervals.ipynb")
+            _check_ran_clean(nb)
+            images = sum("image/png" in o.get("data", {}) for c in nb["cells"] for o in c.get("outputs", []))
+            assert images >= 1
+        finally:
+            b.close()
+    off = sorted({u for u in b.requests if not _is_local(u)})
+    assert off == [], f"the site asked for off-machine resources: {off}"
