@@ -81,8 +81,10 @@ def test_a_registered_toy_metric_is_in_the_audit(toy):
 
 def test_the_scorers_and_dask_functions_come_from_the_registry():
     assert set(scorer_metrics()) == {"ece", "mce", "ice", "macro_ce", "hmr", "ks_error", "brier_top", "smooth_ece",
-                                     "debiased_ece"}
+                                     "debiased_ece", "rms_calibration_error", "coverage_accuracy_area",
+                                     "selective_accuracy"}
     assert scorer_metrics()["hmr"][1] and not scorer_metrics()["ece"][1]
+    assert scorer_metrics()["selective_accuracy"][1] and not scorer_metrics()["rms_calibration_error"][1]
     pytest.importorskip("dask")
     import calibnb.dask as cdask
 
