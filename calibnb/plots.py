@@ -721,7 +721,7 @@ def plot_confidence_by_correctness(data: pd.DataFrame, *, kind: str = "hist", bi
         raise TypeError("data must be the DataFrame of confidence_by_correctness_data (columns confidence, outcome, "
                         f"weight); got {type(data).__name__}.")
     kind = check_choice(kind, ("hist", "ecdf"), "kind")
-    bins = check_positive_int(bins, "bins")
+    bins = check_n_bins(bins, "bins")
     import seaborn as sns
 
     ax = _new_axes(ax)
