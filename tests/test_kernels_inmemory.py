@@ -158,7 +158,7 @@ def test_bad_values_rejected_as_before(monkeypatch, name, bad, match, kernel):
 
 
 def test_constants_agree_with_the_numpy_path():
-    assert K._EDGE_SHRINK == binary._EDGE_SHRINK and K._NEAR == binary._NEAR
+    assert K.EDGE_SHRINK == binary._EDGE_SHRINK and K.NEAR == binary._NEAR
     assert K.CHUNK == binary._CHUNK and K.CHUNK % K.LANES == 0
 
 

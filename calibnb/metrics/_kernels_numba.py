@@ -1,0 +1,244 @@
+"""The numba functions behind :mod:`calibnb.metrics._kernels` (imported only when a kernel is used).
+
+Helpers are module-level jitted functions and the factories close over
+booleans only, so that numba's on-disk cache (``cache=True``) finds each
+variant again in the next process (a closure over a jitted function would be
+a new cache key in every process, and every process would compile again).
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from ._kernels import BLOCK, EDGE_SHRINK, NEAR, NONNEG, CHUNK, LANES
+
+__all__ = ["invalid", "block_codes", "make_width_sums", "make_width_table", "make_width_rows", "make_group_lanes",
+           "make_brier_lanes", "make_row_lanes"]
+
+
+@numba.njit(nogil=True, cache=True, inline="always")
+def invalid(x):
+    """1 if x is not in [0, 1] (NaN included), else 0, without branches.
+
+    ``x * (1 - x) >= 0`` exactly when ``0 <= x <= 1``: below 0 the product
+    is negative (``1 - x >= 1``, no underflow), above 1 too (``1 - x < 0``),
+    and every comparison with NaN is False.
+    """
+    return np.int64(not (x * (1.0 - x) >= 0.0))
+
+@numba.njit(nogil=True, cache=True)
+def block_codes(c, start, m, n_bins, codes):
+    """Exact codes K of c[start:start + m] into codes[:m] (as _codes_into); the number of invalid values.
+
+    A vectorisable pass (scale, ceil, the distance to the ceiling); the
+    rows within rounding of an edge, if any, are corrected in a second pass.
+    """
+    scale = n_bins * EDGE_SHRINK
+    near = NEAR * n_bins
+    bad = 0
+    n_near = 0
+    for j in range(m):
+        x = np.float64(c[(start + j) & NONNEG])
+        t = x * scale
+        kf = np.ceil(t)
+        n_near += np.int64(kf - t < near)
+        bad += invalid(x)
+        codes[j] = np.int64(kf)
+    if n_near and not bad:
+        for j in range(m):
+            x = np.float64(c[start + j])
+            t = x * scale
+            kf = np.ceil(t)
+            if kf - t < near and x > kf / n_bins:
+                codes[j] += 1
+    return bad
+
+
+
+
+def make_width_sums(counts: bool):
+
+    @numba.njit(nogil=True, cache=True)
+    def width_sums(c, y, n_bins, diff, cnt):
+        n = c.shape[0]
+        codes = np.empty(BLOCK, dtype=np.int64)
+        for start in range(0, n, BLOCK):
+            m = min(BLOCK, n - start)
+            if block_codes(c, start, m, n_bins, codes):
+                return 1  # nothing of a bad block is scattered
+            for j in range(m):
+                i = (start + j) & NONNEG
+                k = codes[j] & NONNEG
+                diff[k] += np.float64(c[i]) - np.float64(y[i])
+                if counts:
+                    cnt[k] += 1.0
+        return 0
+
+    return width_sums
+
+
+def make_width_table(weighted: bool):
+
+    @numba.njit(nogil=True, cache=True)
+    def width_table(c, y, w, n_bins, cnt, csum, ncor):
+        n = c.shape[0]
+        codes = np.empty(BLOCK, dtype=np.int64)
+        for start in range(0, n, BLOCK):
+            m = min(BLOCK, n - start)
+            if block_codes(c, start, m, n_bins, codes):
+                return 1
+            for j in range(m):
+                i = (start + j) & NONNEG
+                b = max(codes[j] - 1, 0) & NONNEG  # code 0 (conf == 0) is in bin 0
+                x = np.float64(c[i])
+                if weighted:
+                    wi = w[i]
+                    cnt[b] += wi
+                    csum[b] += wi * x
+                    ncor[b] += wi * np.float64(y[i])
+                else:
+                    cnt[b] += 1.0
+                    csum[b] += x
+                    ncor[b] += np.float64(y[i])
+        return 0
+
+    return width_table
+
+
+def make_width_rows(weighted: bool):
+
+    @numba.njit(nogil=True, cache=True)
+    def width_rows(c, y, w, n_bins, diff, cnt):
+        s_rows, n = c.shape
+        codes = np.empty(BLOCK, dtype=np.int64)
+        for s in range(s_rows):
+            cs = c[s]
+            for start in range(0, n, BLOCK):
+                m = min(BLOCK, n - start)
+                block_codes(cs, start, m, n_bins, codes)  # validated by the caller
+                for j in range(m):
+                    i = (start + j) & NONNEG
+                    b = max(codes[j] - 1, 0) & NONNEG
+                    d = np.float64(cs[i]) - np.float64(y[s, i])
+                    if weighted:
+                        wi = w[s, i]
+                        diff[s, b] += d * wi
+                        cnt[s, b] += wi
+                    else:
+                        diff[s, b] += d
+                        cnt[s, b] += 1.0
+
+    return width_rows
+
+
+def make_group_lanes():
+
+    @numba.njit(nogil=True, cache=True)
+    def group_lanes(c, y):
+        n = c.shape[0]
+        tot = np.zeros(LANES)
+        pos = np.zeros(LANES)
+        pt = np.zeros(LANES)
+        pp = np.zeros(LANES)
+        bad = 0
+        for start in range(0, n, CHUNK):
+            stop = min(start + CHUNK, n)
+            full = start + (stop - start) // LANES * LANES
+            pt[:] = 0.0
+            pp[:] = 0.0
+            for b in range(start, full, LANES):
+                for j in range(LANES):
+                    # i >= 0 already; the mask tells the compiler so, which drops numba's
+                    # negative-index wraparound and lets it vectorise the loop over lanes
+                    i = (b + j) & NONNEG
+                    x = np.float64(c[i])
+                    pt[j] += x
+                    pp[j] += x * np.float64(y[i])
+                    bad += invalid(x)
+            for j in range(stop - full):  # the tail of the last chunk
+                x = np.float64(c[full + j])
+                pt[j] += x
+                pp[j] += x * np.float64(y[full + j])
+                bad += invalid(x)
+            for j in range(LANES):
+                tot[j] += pt[j]
+                pos[j] += pp[j]
+        return tot, pos, bad > 0
+
+    return group_lanes
+
+
+def make_brier_lanes():
+
+    @numba.njit(nogil=True, cache=True)
+    def brier_lanes(c, y):
+        n = c.shape[0]
+        tot = np.zeros(LANES)
+        pt = np.zeros(LANES)
+        bad = 0
+        for start in range(0, n, CHUNK):
+            stop = min(start + CHUNK, n)
+            full = start + (stop - start) // LANES * LANES
+            pt[:] = 0.0
+            for b in range(start, full, LANES):
+                for j in range(LANES):
+                    i = (b + j) & NONNEG
+                    x = np.float64(c[i])
+                    d = x - np.float64(y[i])
+                    pt[j] += d * d
+                    bad += invalid(x)
+            for j in range(stop - full):
+                x = np.float64(c[full + j])
+                d = x - np.float64(y[full + j])
+                pt[j] += d * d
+                bad += invalid(x)
+            for j in range(LANES):
+                tot[j] += pt[j]
+        return tot, bad > 0
+
+    return brier_lanes
+
+
+def make_row_lanes(weighted: bool, brier: bool):
+    n_terms = (2 if weighted else 1) if brier else (4 if weighted else 3)
+
+    @numba.njit(nogil=True, cache=True)
+    def row_lanes(c, y, w):
+        s_rows, n = c.shape
+        out = np.zeros((s_rows, n_terms, LANES))
+        part = np.zeros((n_terms, LANES))
+        for s in range(s_rows):
+            for start in range(0, n, CHUNK):
+                stop = min(start + CHUNK, n)
+                part[:, :] = 0.0
+                for b in range(start, stop, LANES):
+                    for j in range(min(LANES, stop - b)):
+                        i = (b + j) & NONNEG
+                        x = np.float64(c[s, i])
+                        yi = np.float64(y[s, i])
+                        if brier:
+                            d = x - yi
+                            if weighted:
+                                wi = w[s, i]
+                                part[0, j] += wi * (d * d)
+                                part[1, j] += wi
+                            else:
+                                part[0, j] += d * d
+                        elif weighted:
+                            wi = w[s, i]
+                            wy = wi * yi
+                            part[0, j] += wi
+                            part[1, j] += wy
+                            part[2, j] += wy * x
+                            part[3, j] += wi * x
+                        else:
+                            part[0, j] += yi
+                            part[1, j] += x * yi
+                            part[2, j] += x
+                for t in range(n_terms):
+                    for j in range(LANES):
+                        out[s, t, j] += part[t, j]
+        return out
+
+    return row_lanes
