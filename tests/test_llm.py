@@ -253,6 +253,25 @@ def test_lm_eval_one_readout_and_logged_metric_mismatch(tmp_path):
     assert llm.read_lm_eval(path, readouts="acc_norm").task.iloc[0] == "x"
 
 
+def test_lm_eval_acc_mutual_info_is_refused(tmp_path):
+    # regression: with acc_mutual_info the harness logs 2n log-likelihoods (conditional and unconditional);
+    # they were read as 2n choices and the softmax ran over all of them (a wrong confidence, acc still agreeing)
+    doc = json.loads((DATA / "samples_trivia_mc_2026-11-25T10-00-00.000000.jsonl").read_text().splitlines()[0])
+    n = len(doc["filtered_resps"])
+    doc["arguments"].update({f"gen_args_{n + i}": {"arg_0": "", "arg_1": doc["arguments"][f"gen_args_{i}"]["arg_1"]}
+                             for i in range(n)})
+    doc["filtered_resps"] = doc["filtered_resps"] + [["-9.0", "False"]] * n
+    doc["resps"] = [[r] for r in doc["filtered_resps"]]
+    doc["metrics"] = ["acc", "acc_mutual_info"]
+    doc["acc_mutual_info"] = 1.0
+    doc.pop("acc_norm")
+    path = tmp_path / "samples_mi_2026-11-25T10-00-00.000000.jsonl"
+    path.write_text(json.dumps(doc) + "\n")
+    with pytest.raises(ValueError, match=r"line 1 \(doc_id 0\): field 'filtered_resps' holds the unconditional "
+                                         r"log-likelihoods of acc_mutual_info"):
+        llm.read_lm_eval(path)
+
+
 def test_lm_eval_several_targets(tmp_path):
     rows = _mc_rows()[:3]
     rows[2]["target"] = [0, 1]  # doc 2: the tie picks choice 0, now a gold
