@@ -151,7 +151,8 @@ def _specs(n_bins: int) -> list[_Spec]:
               "mean accuracy of the k most confident predictions over k = 1..N (HELM's selective_cov_acc_area)",
               coverage_accuracy_area, "binary", "loop", higher_is_better=True),
         _Spec("selective_acc_10", "accuracy on the 10% most confident", "Liang 2023",
-              "accuracy of the most confident tenth of the predictions (HELM's selective_acc@10)",
+              "accuracy of the ceil(N/10) most confident predictions (HELM's selective_acc@10 keeps int(N/10) + 1: "
+              "selective_accuracy(..., rounding='helm'))",
               selective_accuracy, "binary", "loop", higher_is_better=True),
         _Spec("ks_top2", "KS (top-2)", "Gupta 2021",
               "KS of the second-highest probability against 'the label is the second guess'",
