@@ -431,6 +431,14 @@ def test_parse_verbalized_confidence_auto_refuses_a_fraction_among_percents():
     assert_allclose(llm.parse_verbalized_confidence(["Confidence: 90", "Confidence: 0"]), [0.9, 0.0])
 
 
+@pytest.mark.parametrize("text", ["Confidence: 8/10", "Confidence: 85 / 100", "Confidence: 9 out of 10"])
+def test_default_pattern_refuses_other_scales(text):
+    # regression: the default pattern read "8/10" as 8 (then 8% beside per-cent numbers) and "9 out of 10" as 9
+    with pytest.raises(ValueError, match=r"texts\[1\]: field 'text' states no confidence"):
+        llm.parse_verbalized_confidence(["Confidence: 90%", text])
+    assert_allclose(llm.parse_verbalized_confidence(["Confidence: 0.85.", "Confidence: 0.4"]), [0.85, 0.4])
+
+
 def test_parse_verbalized_confidence_user_pattern_and_errors():
     out = llm.parse_verbalized_confidence(["(8/10)", "(3/10)"], pattern=r"\((?P<value>\d+)/10\)", scale="auto")
     assert_allclose(out, [0.08, 0.03])  # read on 0-100: a "/10" scale needs its own transform, stated here
