@@ -439,6 +439,22 @@ def test_default_pattern_refuses_other_scales(text):
     assert_allclose(llm.parse_verbalized_confidence(["Confidence: 0.85.", "Confidence: 0.4"]), [0.85, 0.4])
 
 
+def test_by_source_pairs_the_sources_item_by_item_after_sorting():
+    # regression: by_source kept each source's rows in table order, so after sorting the table (by confidence,
+    # say) the arrays of two sources no longer paired the same items, silently
+    df = llm.read_openai(DATA / "openai_chat.jsonl")
+    ref = llm.by_source(df)
+    shuffled = df.sort_values("confidence").set_index(np.full(len(df), 7))  # a sorted table, duplicated index
+    got = llm.by_source(shuffled)
+    assert list(got) != [] and set(got) == set(ref)
+    # every source's arrays follow one item order: the items' first appearance in the sorted table
+    order = list(pd.unique(shuffled.item_id))
+    for source, (conf, correct) in got.items():
+        rows = df[df.confidence_source == source].set_index("item_id").loc[order]
+        assert_allclose(conf, rows.confidence.to_numpy())
+        assert (correct == rows.correct.to_numpy()).all()
+
+
 def test_parse_verbalized_confidence_user_pattern_and_errors():
     out = llm.parse_verbalized_confidence(["(8/10)", "(3/10)"], pattern=r"\((?P<value>\d+)/10\)", scale="auto")
     assert_allclose(out, [0.08, 0.03])  # read on 0-100: a "/10" scale needs its own transform, stated here
