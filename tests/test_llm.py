@@ -353,6 +353,25 @@ def test_inspect_json_and_eval_give_the_same_table():
     assert a.groupby("item_id").correct.first().sum() == 11
 
 
+def test_inspect_token_readouts_leave_out_the_stated_confidence(tmp_path):
+    # regression: with 'verbalized', read_inspect's token read-outs used every output token, the
+    # "Confidence: 95%" statement's too (read_openai uses only the tokens before it)
+    log = json.loads((DATA / "inspect_trivia.json").read_text())
+    log["samples"] = log["samples"][:1]
+    sample = log["samples"][0]
+    tokens = [("ANSWER", -0.01), (":", -0.01), (" Paris", -0.2), ("\n", -0.05), ("Confidence", -0.01),
+              (":", -0.01), (" ", -0.01), ("95", -2.0), ("%", -0.01)]
+    sample["output"]["choices"][0]["message"]["content"] = "".join(t for t, _ in tokens)
+    sample["output"]["choices"][0]["logprobs"]["content"] = [{"token": t, "logprob": lp, "top_logprobs": []}
+                                                             for t, lp in tokens]
+    (tmp_path / "log.json").write_text(json.dumps(log))
+    df = llm.read_inspect(tmp_path / "log.json", confidence_sources=["sequence-probability", "min-token", "verbalized"])
+    conf = dict(zip(df.confidence_source, df.confidence))
+    assert_allclose([conf["sequence-probability"], conf["min-token"], conf["verbalized"]],
+                    [np.exp(-0.22), np.exp(-0.2), 0.95], rtol=1e-12)
+    assert df[df.confidence_source == "min-token"].readout.str.contains("before the stated confidence").all()
+
+
 def test_inspect_verbalized_and_bad_score():
     df = llm.read_inspect(DATA / "inspect_trivia.json", confidence_sources="verbalized")
     assert set(df.scale) == {"0-100"} and df.confidence.iloc[0] == pytest.approx(0.95)
