@@ -253,6 +253,25 @@ def test_lm_eval_one_readout_and_logged_metric_mismatch(tmp_path):
     assert llm.read_lm_eval(path, readouts="acc_norm").task.iloc[0] == "x"
 
 
+def test_lm_eval_acc_mutual_info_is_refused(tmp_path):
+    # regression: with acc_mutual_info the harness logs 2n log-likelihoods (conditional and unconditional);
+    # they were read as 2n choices and the softmax ran over all of them (a wrong confidence, acc still agreeing)
+    doc = json.loads((DATA / "samples_trivia_mc_2026-11-25T10-00-00.000000.jsonl").read_text().splitlines()[0])
+    n = len(doc["filtered_resps"])
+    doc["arguments"].update({f"gen_args_{n + i}": {"arg_0": "", "arg_1": doc["arguments"][f"gen_args_{i}"]["arg_1"]}
+                             for i in range(n)})
+    doc["filtered_resps"] = doc["filtered_resps"] + [["-9.0", "False"]] * n
+    doc["resps"] = [[r] for r in doc["filtered_resps"]]
+    doc["metrics"] = ["acc", "acc_mutual_info"]
+    doc["acc_mutual_info"] = 1.0
+    doc.pop("acc_norm")
+    path = tmp_path / "samples_mi_2026-11-25T10-00-00.000000.jsonl"
+    path.write_text(json.dumps(doc) + "\n")
+    with pytest.raises(ValueError, match=r"line 1 \(doc_id 0\): field 'filtered_resps' holds the unconditional "
+                                         r"log-likelihoods of acc_mutual_info"):
+        llm.read_lm_eval(path)
+
+
 def test_lm_eval_several_targets(tmp_path):
     rows = _mc_rows()[:3]
     rows[2]["target"] = [0, 1]  # doc 2: the tie picks choice 0, now a gold
@@ -334,6 +353,25 @@ def test_inspect_json_and_eval_give_the_same_table():
     assert a.groupby("item_id").correct.first().sum() == 11
 
 
+def test_inspect_token_readouts_leave_out_the_stated_confidence(tmp_path):
+    # regression: with 'verbalized', read_inspect's token read-outs used every output token, the
+    # "Confidence: 95%" statement's too (read_openai uses only the tokens before it)
+    log = json.loads((DATA / "inspect_trivia.json").read_text())
+    log["samples"] = log["samples"][:1]
+    sample = log["samples"][0]
+    tokens = [("ANSWER", -0.01), (":", -0.01), (" Paris", -0.2), ("\n", -0.05), ("Confidence", -0.01),
+              (":", -0.01), (" ", -0.01), ("95", -2.0), ("%", -0.01)]
+    sample["output"]["choices"][0]["message"]["content"] = "".join(t for t, _ in tokens)
+    sample["output"]["choices"][0]["logprobs"]["content"] = [{"token": t, "logprob": lp, "top_logprobs": []}
+                                                             for t, lp in tokens]
+    (tmp_path / "log.json").write_text(json.dumps(log))
+    df = llm.read_inspect(tmp_path / "log.json", confidence_sources=["sequence-probability", "min-token", "verbalized"])
+    conf = dict(zip(df.confidence_source, df.confidence))
+    assert_allclose([conf["sequence-probability"], conf["min-token"], conf["verbalized"]],
+                    [np.exp(-0.22), np.exp(-0.2), 0.95], rtol=1e-12)
+    assert df[df.confidence_source == "min-token"].readout.str.contains("before the stated confidence").all()
+
+
 def test_inspect_verbalized_and_bad_score():
     df = llm.read_inspect(DATA / "inspect_trivia.json", confidence_sources="verbalized")
     assert set(df.scale) == {"0-100"} and df.confidence.iloc[0] == pytest.approx(0.95)
@@ -410,6 +448,30 @@ def test_parse_verbalized_confidence_auto_refuses_a_fraction_among_percents():
     assert_allclose(llm.parse_verbalized_confidence(["Confidence: 90", "Confidence: 0.9"], scale="0-100"), [0.9, 0.009])
     assert_allclose(llm.parse_verbalized_confidence(["Confidence: 90", "Confidence: 0.9%"]), [0.9, 0.009])
     assert_allclose(llm.parse_verbalized_confidence(["Confidence: 90", "Confidence: 0"]), [0.9, 0.0])
+
+
+@pytest.mark.parametrize("text", ["Confidence: 8/10", "Confidence: 85 / 100", "Confidence: 9 out of 10"])
+def test_default_pattern_refuses_other_scales(text):
+    # regression: the default pattern read "8/10" as 8 (then 8% beside per-cent numbers) and "9 out of 10" as 9
+    with pytest.raises(ValueError, match=r"texts\[1\]: field 'text' states no confidence"):
+        llm.parse_verbalized_confidence(["Confidence: 90%", text])
+    assert_allclose(llm.parse_verbalized_confidence(["Confidence: 0.85.", "Confidence: 0.4"]), [0.85, 0.4])
+
+
+def test_by_source_pairs_the_sources_item_by_item_after_sorting():
+    # regression: by_source kept each source's rows in table order, so after sorting the table (by confidence,
+    # say) the arrays of two sources no longer paired the same items, silently
+    df = llm.read_openai(DATA / "openai_chat.jsonl")
+    ref = llm.by_source(df)
+    shuffled = df.sort_values("confidence").set_index(np.full(len(df), 7))  # a sorted table, duplicated index
+    got = llm.by_source(shuffled)
+    assert list(got) != [] and set(got) == set(ref)
+    # every source's arrays follow one item order: the items' first appearance in the sorted table
+    order = list(pd.unique(shuffled.item_id))
+    for source, (conf, correct) in got.items():
+        rows = df[df.confidence_source == source].set_index("item_id").loc[order]
+        assert_allclose(conf, rows.confidence.to_numpy())
+        assert (correct == rows.correct.to_numpy()).all()
 
 
 def test_parse_verbalized_confidence_user_pattern_and_errors():

@@ -188,3 +188,14 @@ def test_risk_coverage_plot_draws_its_data():
     plt.close(fig)
     with pytest.raises(TypeError, match="data must be a RiskCoverageData"):
         cn.plot_risk_coverage((conf, correct))
+
+
+def test_summary_selective_acc_10_says_which_rounding_it_uses():
+    # regression: metric_summary's selective_acc_10 was described as "HELM's selective_acc@10" but keeps
+    # ceil(N/10) answers (HELM keeps int(N/10) + 1): with N = 100 and the 4th most confident wrong, 0.9 vs 10/11
+    conf = np.linspace(1, 0.01, 100)
+    correct = np.arange(100) != 3
+    s = cn.metric_summary(conf, correct, n_resamples=20, seed=0).set_index("key")
+    assert s.loc["selective_acc_10", "estimate"] == pytest.approx(0.9)
+    assert cn.selective_accuracy(conf, correct, rounding="helm") == pytest.approx(10 / 11)
+    assert "int(N/10) + 1" in s.loc["selective_acc_10", "reading"]

@@ -123,8 +123,10 @@ def read_log(source, *, format: str, **options):
 def by_source(table):
     """``{confidence_source: (conf, correct)}`` of a table from :func:`read_log`, in table order.
 
-    The arrays for calibnb's metrics, one pair per confidence source (each
-    source's rows in the table's item order).
+    The arrays for calibnb's metrics, one pair per confidence source. Each
+    source's rows follow the order in which the items (``model``, ``task``,
+    ``item_id``, where the table has them) first appear in the table, so the
+    sources pair item by item even after the table was sorted or filtered.
 
     >>> import pandas as pd
     >>> t = pd.DataFrame({"confidence": [0.9, 0.4], "correct": [True, False],
@@ -139,7 +141,17 @@ def by_source(table):
     missing = [c for c in ("confidence", "correct", "confidence_source") if c not in table.columns]
     if missing:
         raise ValueError(f"table has no column {missing[0]!r} (a table from calibnb.llm.read_log has it).")
+    import numpy as np
+
+    table = table.reset_index(drop=True)  # row positions as the index
+    ids = [c for c in ("model", "task", "item_id") if c in table.columns]
+    rank = None
+    if "item_id" in ids:
+        key = table[ids].astype(str).agg("\x1f".join, axis=1)
+        rank = pd.Index(pd.unique(key)).get_indexer(key)
     out = {}
-    for key, g in table.groupby("confidence_source", sort=False):
-        out[str(key)] = (g["confidence"].to_numpy(dtype=float), g["correct"].to_numpy(dtype=bool))
+    for name, g in table.groupby("confidence_source", sort=False):
+        if rank is not None:  # the items' order of first appearance
+            g = g.iloc[np.argsort(rank[g.index.to_numpy()], kind="stable")]
+        out[str(name)] = (g["confidence"].to_numpy(dtype=float), g["correct"].to_numpy(dtype=bool))
     return out

@@ -10,7 +10,8 @@ from ._common import (
     TOKEN_READOUT, TOKEN_SOURCES, Dropped, Record, as_path, check_on_missing, check_sources, check_str, correctness,
     frame, get, load_json, logprob, token_confidences,
 )
-from ._verbalized import check_pattern, check_scale, parse_one, resolve_scale
+from ._openai import _answer_tokens
+from ._verbalized import check_pattern, check_scale, parse_one, resolve_scale, statement_start
 
 __all__ = ["read_inspect"]
 
@@ -68,7 +69,9 @@ def read_inspect(source, *, scorer: str | None = None, confidence_sources=None, 
     ``output.choices[0].logprobs.content`` (token readouts, as
     :func:`calibnb.llm.read_openai`) and/or ``verbalized`` (parsed from the
     output text with ``pattern``/``scale`` as
-    :func:`calibnb.llm.read_verbalized`).
+    :func:`calibnb.llm.read_verbalized`). With ``verbalized``, the token
+    read-outs use only the tokens before the stated confidence where the
+    logged tokens spell the output text (as in ``read_openai``).
 
     Parameters
     ----------
@@ -134,11 +137,17 @@ def read_inspect(source, *, scorer: str | None = None, confidence_sources=None, 
                 continue
             lps = [logprob(get(t, "logprob", where), f"output.choices.0.logprobs.content.{j}.logprob", where)
                    for j, t in enumerate(content)]
+            field = "output.choices[0].logprobs.content"
+            strs = [t.get("token") if isinstance(t, dict) else None for t in content]
+            start = statement_start(text, pat) if "verbalized" in sources else None
+            if start is not None and all(isinstance(t, str) for t in strs) and "".join(strs) == text:
+                # as read_openai: the answer's token read-outs leave out the stated confidence's tokens
+                lps = _answer_tokens(text, lps, strs, start, where)
+                field += " (the tokens before the stated confidence)"
             conf = token_confidences(lps, tok)
             for x in tok:
                 rows.append(dict(base, confidence=conf[x], confidence_source=x,
-                                 readout=f"inspect: {TOKEN_READOUT[x]} of output.choices[0].logprobs.content",
-                                 scale="logprob"))
+                                 readout=f"inspect: {TOKEN_READOUT[x]} of {field}", scale="logprob"))
         if "verbalized" in sources:
             v, pc = parse_one(text, pat, where, "output.choices.0.message.content")
             pending.append((dict(base, confidence_source="verbalized",

@@ -148,6 +148,12 @@ def read_lm_eval(source, *, model: str = "", task: str | None = None, context: s
         where = Record(f"{where.where} (doc_id {doc_id})")
         base = dict(item_id=str(doc_id), model=model, task=task, context=context, record=where.where)
         ll = _loglikelihoods(doc, where)
+        logged = doc.get("metrics") if isinstance(doc.get("metrics"), list) else []
+        if ll is not None and ("acc_mutual_info" in doc or "acc_mutual_info" in logged):
+            # the harness then logs each choice's unconditional log-likelihood beside its conditional one:
+            # a softmax over all of them would not be a distribution over the choices
+            raise where.error("filtered_resps", "holds the unconditional log-likelihoods of acc_mutual_info "
+                              "beside the choices' own; run the task without acc_mutual_info to read it.")
         if ll is not None:
             n = ll.shape[0]
             choices = _choice_strings(doc, n, where)

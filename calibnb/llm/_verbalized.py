@@ -16,8 +16,9 @@ __all__ = [
 
 #: The default pattern: the last "Confidence: 85%", "confidence = 0.85", "Confidence level: 85 %",
 #: "**Confidence**: 85%" in a text (case-insensitive). Group ``value`` is the number, group ``percent`` the optional per-cent sign.
+#: A number on another scale ("8/10", "9 out of 10") does not match (an error naming the record, not 8%).
 DEFAULT_PATTERN = (r"(?i)\bconfidence(?:\s+(?:level|score))?\**\s*(?:[:=]|is)\s*\**\s*"
-                   r"(?P<value>\d+(?:\.\d+)?)\s*(?P<percent>%)?")
+                   r"(?P<value>\d+(?:\.\d+)?)(?!\.?\d)\s*(?P<percent>%)?(?!\s*(?:/|out\s+of\b))")
 
 #: The default answer pattern: the rest of the last line starting "Answer:" (HLE's "Exact Answer:" too).
 DEFAULT_ANSWER_PATTERN = r"(?im)^\W*(?:exact\s+)?answer\s*:\s*(?P<answer>.*?)\s*$"

@@ -278,6 +278,7 @@ register(Metric("selective_cov_acc_area", "area under the coverage-accuracy curv
                 coverage_accuracy_area, form="loop", higher_is_better=True,
                 aka="HELM selective_cov_acc_area; coverage_accuracy_area(conf, correct)"))
 register(Metric("selective_acc_10", "accuracy on the 10% most confident", "Liang 2023",
-                "accuracy of the most confident tenth of the predictions (HELM's selective_acc@10)",
+                "accuracy of the ceil(N/10) most confident predictions (HELM's selective_acc@10 keeps int(N/10) + 1: "
+                "selective_accuracy(..., rounding='helm'))",
                 selective_accuracy, form="loop", higher_is_better=True,
-                aka="HELM selective_acc@10; selective_accuracy(conf, correct)"))
+                aka="HELM selective_acc@10 (with rounding='helm'); selective_accuracy(conf, correct)"))

@@ -49,6 +49,8 @@ def check_default(results: dict) -> None:
     assert m.xs("sequence-probability").loc["coverage-accuracy area", "estimate"] == pytest.approx(
         cn.coverage_accuracy_area(seq, correct))
     assert "mean-token-logprob" in r["overconfident_on_average"]
+    # exercise 3 answered by the run: ECE with 5/10/20 bins, from the token probabilities directly
+    assert all(f"{cn.ece(seq, correct, n_bins=b):.3f}" in r["exercise_answers"]["3"] for b in (5, 10, 20))
     paired = pd.DataFrame(**r["paired"])
     assert len(paired) == 3 * 3 and set(paired.source) == set(SOURCES) - {"mean-token-logprob"}
 
