@@ -920,4 +920,4 @@ def perturbation_explorer(conf: Any, correct: Any, *, instance: int = 1, n_bins:
 
     # Choosing another instance starts its slider at that instance's own confidence.
     controls["instance"].observe(reset_conf, names="value")
-    return build_panel(controls, draw, 2, (11, 3.6), extra=[label], sweep="new_conf")
+    return build_panel(controls, draw, 2, (11, 3.3), extra=[label], sweep="new_conf")
