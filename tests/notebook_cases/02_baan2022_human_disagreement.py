@@ -75,15 +75,18 @@ def check_default(results):
 
 
 def check_no_temperature(results, default):
-    """τ = 1 leaves the outputs unscaled: TS rows equal the vanilla rows, so every 'TS lowers X' claim fails."""
+    """τ = 1 leaves the outputs unscaled: TS rows equal the vanilla rows, so no 'TS lowers X' claim reproduces."""
     r, d = results["results"], default["results"]
     t1m = r["table1_mean"]
     for metric in TABLE1_METRICS:
         assert _close(t1m["RoBERTa-TS"][metric], t1m["RoBERTa"][metric])
         assert _close(t1m["RoBERTa"][metric], d["table1_mean"]["RoBERTa"][metric])  # vanilla does not depend on τ
     assert r["temperature_ece_minimiser"] == d["temperature_ece_minimiser"]  # searched, not the τ used
+    # TS is the identity: no 'TS lowers X' claim can reproduce. A difference that is exactly 0 (interval [0, 0])
+    # excludes 0 neither way, so the direction rule leaves it undecided (inconclusive); a rounding-level negative
+    # difference makes it fail.
     for cid in ("ts_lowers_ece", "ts_lowers_distce", "fig1_ts_retracts_tail"):
-        assert _status(results, cid) == "does-not-reproduce", cid
+        assert _status(results, cid) in ("does-not-reproduce", "inconclusive"), cid
     # claims that do not involve τ keep their status
     for cid in ("n_items_total", "table1_roberta_ece", "table1_oracle_ece", "oracle_ece_above_roberta",
                 "distce_is_proper", "table2_tvd_h1_h2"):
