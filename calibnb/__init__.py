@@ -34,8 +34,6 @@ from .metrics import (  # noqa: E402
     macro_ce_parts, majority_label, mce, nbr, rank_cs, ranking_risk, ranking_ties, reliability_table, rewards,
     scalar_mae, top_r, tvd, unli_inverse, unli_transform, within_top_r,
 )
-from .metrics import CORPReliability, ScoreDecomposition, corp_reliability, score_decomposition  # noqa: E402
-from .metrics import LossGain, RecalibrationGain, recalibration_gain  # noqa: E402
 
 # --- sampling uncertainty (calibnb.uncertainty) -----------------------------
 from .uncertainty import (  # noqa: E402,F401
@@ -65,6 +63,9 @@ from .metrics import (  # noqa: E402
     RiskCoverageCurve, coverage_accuracy_area, risk_coverage_curve, rms_calibration_error, selective_accuracy,
 )
 from .plots import RiskCoverageData, plot_risk_coverage, risk_coverage_data  # noqa: E402,F401
+# --- estimators beyond bins: CORP (calibnb.corp) and the loss gain of recalibration (calibnb.loss_gain) ---
+from .corp import CORPReliability, ScoreDecomposition, corp_reliability, score_decomposition  # noqa: E402
+from .loss_gain import LossGain, RecalibrationGain, recalibration_gain  # noqa: E402
 
 # --- mergeable statistics of large prediction streams (calibnb.scale.stats) -
 # (`calibnb.dask` is imported explicitly: importing calibnb never imports Dask.)

@@ -1008,7 +1008,7 @@ def corp_reliability_data(conf: Any, correct: Any, *, sample_weight: Any = None,
     >>> d.curve.cep.round(3).tolist(), d.histogram["count"].tolist()
     ([0.0, 0.333, 0.333, 1.0], [3.0, 2.0])
     """
-    from .metrics import corp_reliability, score_decomposition
+    from .corp import corp_reliability, score_decomposition
 
     bins = check_n_bins(bins, "bins")
     curve = corp_reliability(conf, correct, sample_weight=sample_weight, n_resamples=n_resamples, level=level,

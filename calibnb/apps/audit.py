@@ -1984,9 +1984,10 @@ classes, percent, low_conf : optional
     Examples
     --------
     >>> rng = np.random.default_rng(0)
-    >>> p = rng.uniform(size=300); y = (rng.uniform(size=300) < p ** 2).astype(int)   # overconfident
+    >>> p = rng.uniform(size=300)                    # the model's P(class 1); the truth is nearer 0.5:
+    >>> y = (rng.uniform(size=300) < 0.5 + 0.4 * (p - 0.5)).astype(int)   # overconfident
     >>> r = audit(pd.DataFrame({"y_prob": p, "y_true": y}), n_resamples=50, heavy_resamples=10, n_folds=3)
-    >>> r.verdict["label"], r.summary.set_index("key").loc["accuracy", "estimate"] == np.mean((p >= .5) == y)
+    >>> r.verdict["label"], bool(r.summary.set_index("key").loc["accuracy", "estimate"] == np.mean((p >= .5) == y))
     ('overconfident', True)
     """
     settings = _check_settings(dict(n_bins=n_bins, n_resamples=n_resamples, heavy_resamples=heavy_resamples,

@@ -117,7 +117,7 @@ def scorer_metrics() -> dict[str, tuple[Any, bool]]:
     Examples
     --------
     >>> sorted(scorer_metrics())[:4]
-    ['brier_top', 'debiased_ece', 'ece', 'hmr']
+    ['brier_top', 'coverage_accuracy_area', 'debiased_ece', 'ece']
     """
     out: dict[str, tuple[Any, bool]] = {}
     for m in registry.metrics():

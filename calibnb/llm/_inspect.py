@@ -10,7 +10,7 @@ from ._common import (
     TOKEN_READOUT, TOKEN_SOURCES, Dropped, Record, as_path, check_on_missing, check_sources, check_str, correctness,
     frame, get, load_json, logprob, token_confidences,
 )
-from ._openai import _answer_tokens
+from ._openai import answer_tokens
 from ._verbalized import check_pattern, check_scale, parse_one, resolve_scale, statement_start
 
 __all__ = ["read_inspect"]
@@ -142,7 +142,7 @@ def read_inspect(source, *, scorer: str | None = None, confidence_sources=None, 
             start = statement_start(text, pat) if "verbalized" in sources else None
             if start is not None and all(isinstance(t, str) for t in strs) and "".join(strs) == text:
                 # as read_openai: the answer's token read-outs leave out the stated confidence's tokens
-                lps = _answer_tokens(text, lps, strs, start, where)
+                lps = answer_tokens(text, lps, strs, start, where)
                 field += " (the tokens before the stated confidence)"
             conf = token_confidences(lps, tok)
             for x in tok:

@@ -13,7 +13,7 @@ from ._common import (
     exact_match, frame, get, iter_jsonl, logprob, normalize_answer, token_confidences,
 )
 
-__all__ = ["read_openai"]
+__all__ = ["read_openai", "answer_tokens"]
 
 _OPENAI_SOURCES = TOKEN_SOURCES + ("sample-agreement", "verbalized", "p-true")
 _P_TRUE_TOKENS = (("true",), ("false",))
@@ -137,7 +137,7 @@ def _token_strings(choice: dict) -> list[str] | None:
     return strs
 
 
-def _answer_tokens(raw: str, tokens: list[float], strs: list[str] | None, start: int, where: Record) -> list[float]:
+def answer_tokens(raw: str, tokens: list[float], strs: list[str] | None, start: int, where: Record) -> list[float]:
     """The log-probabilities of the tokens before the stated confidence (trailing white space dropped)."""
     if strs is None or len(strs) != len(tokens) or "".join(strs) != raw:
         raise where.error("choices.0.logprobs", "has token strings that do not spell the text, so the answer's "
@@ -270,7 +270,7 @@ def read_openai(source, *, gold=None, model: str | None = None, task: str = "", 
         if stated:
             value, percent = parse_one(raw, pat, where, "choices.0 text")
             if tokens is not None and any(x in TOKEN_SOURCES for x in sources):
-                tokens = _answer_tokens(raw, tokens, _token_strings(choices[0]), statement_start(raw, pat), where)
+                tokens = answer_tokens(raw, tokens, _token_strings(choices[0]), statement_start(raw, pat), where)
         if sources == ("p-true",):
             answer = get(obj, "proposed_answer", where, types=str).strip()
         if "correct" in obj:

@@ -4,8 +4,6 @@
   ECE, MCE, ICE, MacroCE, rewards, HMR, Brier, KS error, reliability tables
   (batch axis (S, N) -> (S,) and sample weights).
 * :mod:`calibnb.metrics.estimators` -- smooth ECE and debiased ECE.
-* :mod:`calibnb.metrics.corp` -- CORP reliability curve (PAV) and the MCB/DSC/UNC score decomposition.
-* :mod:`calibnb.metrics.loss_gain` -- calibration error as the cross-fitted loss gain of a recalibration.
 * :mod:`calibnb.metrics.multiclass` -- class probabilities and labels
   ``(probs, labels)``: top-r and within-top-r reductions, class-wise ECE, NBR.
 * :mod:`calibnb.metrics.selective` -- RMS calibration error and selective
@@ -21,11 +19,9 @@ fractions, not percentages.
 """
 
 # (import order = registration order of the metrics: calibnb.metrics.registry)
-from . import batch, binary, estimators, selective, corp, loss_gain, multiclass, human, scalar, registry
+from . import batch, binary, estimators, selective, multiclass, human, scalar, registry
 from .batch import *  # noqa: F401,F403
 from .binary import *  # noqa: F401,F403
-from .corp import *  # noqa: F401,F403
-from .loss_gain import *  # noqa: F401,F403
 from .estimators import *  # noqa: F401,F403
 from .human import *  # noqa: F401,F403
 from .multiclass import *  # noqa: F401,F403
@@ -33,6 +29,6 @@ from .scalar import *  # noqa: F401,F403
 from .selective import *  # noqa: F401,F403
 
 # Exactly the names of the modules, each once (tests/test_api.py checks).
-__all__ = [*batch.__all__, *binary.__all__, *estimators.__all__, *corp.__all__, *loss_gain.__all__, *multiclass.__all__,
+__all__ = [*batch.__all__, *binary.__all__, *estimators.__all__, *multiclass.__all__,
            *human.__all__, *scalar.__all__,
            *selective.__all__]

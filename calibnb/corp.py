@@ -39,9 +39,10 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..validation import (
+from .validation import (
     as_rng, check_choice, check_conf_correct, check_positive_int, check_sample_weight, check_scalar_in_range,
 )
+from .uncertainty import BootstrapResult
 
 __all__ = ["CORPReliability", "corp_reliability", "ScoreDecomposition", "score_decomposition"]
 
@@ -340,7 +341,6 @@ def score_decomposition(conf, correct, *, score: str = "brier", sample_weight=No
     >>> round(d.score.estimate, 4), round(d.mcb.estimate, 4), round(d.dsc.estimate, 4), round(d.unc.estimate, 4)
     (0.19, 0.065, 0.0625, 0.1875)
     """
-    from ..uncertainty import BootstrapResult  # imported on use: calibnb.metrics does not import uncertainty
 
     conf, correct, w = _check_inputs(conf, correct, sample_weight)
     score = check_choice(score, ("brier", "log"), "score")

@@ -33,10 +33,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..validation import (
+from .validation import (
     as_float_array, check_choice, check_conf, check_correct, check_labels, check_logits, check_positive_int,
     check_sample_weight, check_scalar_in_range, seed_int,
 )
+from . import calibrators as c
+from .uncertainty import BootstrapResult
 
 __all__ = ["LossGain", "RecalibrationGain", "recalibration_gain"]
 
@@ -115,7 +117,6 @@ def _item_losses(p: np.ndarray, y: np.ndarray, binary: bool) -> tuple[np.ndarray
 
 
 def _make_calibrator(calibrator: Any, binary: bool):
-    from .. import calibrators as c
 
     if isinstance(calibrator, str):
         check_choice(calibrator, _NAMES, "calibrator")
@@ -218,7 +219,6 @@ def recalibration_gain(scores, labels, *, calibrator: Any = "temperature", sampl
     from sklearn.base import clone
     from sklearn.model_selection import KFold
 
-    from ..uncertainty import BootstrapResult  # imported on use: calibnb.metrics does not import uncertainty
 
     binary = np.ndim(as_float_array(scores, "scores")) == 1
     if binary:
