@@ -867,7 +867,7 @@ def isotonic_columns(s_cal: Any, c_cal: Any, s_new: Any) -> np.ndarray:
         counts = np.diff(np.append(starts, col.size)).astype(np.float64)
         mean = np.add.reduceat(ys[j], starts) / counts
         fit = np.clip(isotonic_regression(mean, weights=counts).x, 0.0, 1.0)
-        fitted[j] = np.repeat(fit, counts.astype(np.int64))
+        fitted[j] = np.repeat(fit, counts.astype(np.intp))  # intp: 32-bit Pyodide refuses int64 repeats
     return np.clip(_interp_columns(s_new, xs, fitted), 0.0, 1.0)
 
 
@@ -1220,7 +1220,9 @@ def paired_ks_difference_ci(conf_a: Any, conf_b: Any, correct: Any, *, n_resampl
     n = a.size
     rng = as_rng(seed)
     idx = rng.integers(0, n, size=(n_resamples, n))
-    w = np.bincount((idx + n * np.arange(n_resamples)[:, None]).ravel(), minlength=n_resamples * n)
+    # intp: on 32-bit Pyodide (the browser site) bincount refuses int64; the draws themselves are unchanged
+    w = np.bincount((idx + n * np.arange(n_resamples)[:, None]).ravel().astype(np.intp, copy=False),
+                    minlength=n_resamples * n)
     w = w.reshape(n_resamples, n).astype(np.float32)  # multiplicities <= n: exact in float32
     ks = []
     for s in (a, b):
