@@ -9,7 +9,7 @@
    (a free port, stopped by its PID), Debian's Chromium driven by Playwright with
    every host but 127.0.0.1 unresolvable; every request the browser makes is
    logged and any to another host fails the test. Notebook 04 and the data
-   notebooks 06 and 03 run all their cells in the Pyodide kernel with no error output;
+   notebook 06 run all their cells in the Pyodide kernel with no error output;
    in 04 the perturbation panel's slider is dragged with the mouse and its
    figure must change. The run time of each notebook is printed (for
    benchmarks/README.md).
@@ -319,7 +319,6 @@ def test_notebook_04_runs_in_the_browser_site_and_its_slider_redraws(served_site
 @pytest.mark.xdist_group("browser")
 @pytest.mark.parametrize("notebook, files", [
     ("06_estimators_with_intervals.ipynb", ["cifar/cifar10_wideresnet_16_4_probs.npz"]),
-    ("03_gupta2021_ks_splines.ipynb", ["cifar/cifar10_lenet_5_probs.npz", "cifar/cifar10_wideresnet_16_4_probs.npz"]),
 ])
 def test_data_notebook_reads_the_site_data_in_the_browser(served_site, notebook, files):
     from playwright.sync_api import sync_playwright
