@@ -317,18 +317,20 @@ def test_notebook_04_runs_in_the_browser_site_and_its_slider_redraws(served_site
 
 
 @pytest.mark.xdist_group("browser")
-def test_data_notebook_06_reads_the_site_data_in_the_browser(served_site):
+@pytest.mark.parametrize("notebook, files", [
+    ("06_estimators_with_intervals.ipynb", ["cifar/cifar10_wideresnet_16_4_probs.npz"]),
+])
+def test_data_notebook_reads_the_site_data_in_the_browser(served_site, notebook, files):
     from playwright.sync_api import sync_playwright
 
     base, summary = served_site
-    model = summary["notebooks"]["06_estimators_with_intervals.ipynb"]["params"]["model"]
-    data_file = f"cifar/cifar10_{model}_probs.npz"
-    assert data_file in summary["data_files"]
+    assert notebook in summary["notebooks"] and not summary["notebooks"][notebook]["missing_data"]
+    assert set(files) <= set(summary["data_files"])
     with sync_playwright() as p:
         b = _Browser(p, base)
         try:
-            page, nb, _ = b.run_all("06_estimators_with_intervals.ipynb")
-            _check_ran_clean(nb)
+            page, nb, _ = b.run_all(notebook)
+            _check_ran_clean(nb)  # a file missing from the site would have stopped a cell with an error
             images = sum("image/png" in o.get("data", {}) for c in nb["cells"] for o in c.get("outputs", []))
             assert images >= 1
         finally:

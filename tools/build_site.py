@@ -492,7 +492,7 @@ def stage_notebooks(dest: Path, preset: dict, data: dict) -> dict:
             shown = [f"`{d}` ({len(fs)} files)" if len(fs) > 3 else ", ".join(f"`{f}`" for f in fs)
                      for d, fs in folders.items()]
             note.append("This site does not carry " + ", ".join(shown) +
-                        ": their licence does not allow redistribution, so the cells that load them stop with a "
+                        ": they state no licence that allows serving them, so the cells that load them stop with a "
                         "message saying so. Run the notebook on a desktop install (see the calibnb README) for those parts.")
         first_code = next(i for i, c in enumerate(nb.cells) if c.cell_type == "code")
         install_cell = nbformat.v4.new_code_cell(install)

@@ -807,7 +807,7 @@ def _isotonic_columns(s_cal, c_cal, s_new, *, order_cal=None, order_new=None):
         counts = np.diff(np.append(starts, col.size)).astype(np.float64)
         mean = np.add.reduceat(ys[j], starts) / counts
         fit = np.clip(isotonic_regression(mean, weights=counts).x, 0.0, 1.0)
-        fitted[j] = np.repeat(fit, counts.astype(np.int64))
+        fitted[j] = np.repeat(fit, counts.astype(np.intp))  # intp: 32-bit Pyodide refuses int64 repeats
     return np.clip(_interp_columns(s_new, xs, fitted, order_new), 0.0, 1.0)
 
 
