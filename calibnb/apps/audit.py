@@ -79,6 +79,7 @@ from ..validation import check_unique_names
 __all__ = [
     "audit",
     "AuditResult",
+    "llm_provenance",
     "verdict_data",
     "verdict_text",
     "recommendation_data",
@@ -143,6 +144,44 @@ PREDICTION_NAMES = ("y_pred", "pred", "prediction", "predicted", "predicted_labe
 
 #: Columns of the tidy table of ``calibnb.llm`` (one row per item, model and confidence source).
 LLM_COLUMNS = ("item_id", "model", "task", "answer", "confidence", "correct", "confidence_source")
+#: Its provenance columns: how each confidence was read out (named on the page, never "ignored").
+LLM_PROVENANCE = ("readout", "scored_answer", "context", "scale")
+#: The tidy table's columns that are not audited (identity, provenance, the log's record number).
+LLM_NOT_AUDITED = ("item_id", "model", "task", "answer", "confidence_source", *LLM_PROVENANCE, "record")
+
+
+def llm_provenance(table: pd.DataFrame) -> list[str]:
+    """One sentence per confidence source of calibnb.llm's tidy table: how its confidences were read out.
+
+    Each names the source, and the distinct values (at most three, then "...") of its
+    ``readout``, ``scored_answer``, ``context`` and ``scale`` columns, plus its
+    model(s) and task(s); a column the table lacks is left out.
+
+    Examples
+    --------
+    >>> t = pd.DataFrame({"confidence_source": ["verbalized"] * 2, "readout": ["'Confidence: N%'"] * 2,
+    ...                   "scored_answer": ["generated"] * 2, "scale": ["0-100", "0-100"], "model": ["m", "m"]})
+    >>> llm_provenance(t)
+    ["confidence source 'verbalized' (model m): read out as 'Confidence: N%'; answer scored: generated; scale: 0-100"]
+    """
+    if "confidence_source" not in table.columns:
+        return []
+
+    def distinct(g, col):
+        vals = [str(v) for v in dict.fromkeys(g[col].dropna().astype(str)) if str(v) != ""]
+        return ", ".join(vals[:3]) + (", ..." if len(vals) > 3 else "")
+
+    out = []
+    for s_ in dict.fromkeys(table["confidence_source"].astype(str)):
+        g = table[table["confidence_source"].astype(str) == s_]
+        who = [f"{c} {distinct(g, c)}" for c in ("model", "task") if c in g.columns and distinct(g, c)]
+        parts = [f"{label}: {distinct(g, c)}" if label != "read out as" else f"read out as {distinct(g, c)}"
+                 for c, label in (("readout", "read out as"), ("scored_answer", "answer scored"),
+                                  ("context", "context"), ("scale", "scale"))
+                 if c in g.columns and distinct(g, c)]
+        out.append(f"confidence source {s_!r}" + (f" ({'; '.join(who)})" if who else "") + ": "
+                   + ("; ".join(parts) if parts else "no provenance recorded"))
+    return out
 
 NOTEBOOK = Path(__file__).resolve().parents[2] / "notebooks" / "00_audit_your_model.ipynb"
 
@@ -2034,7 +2073,7 @@ classes, percent, low_conf : optional
         if chosen not in names_:
             raise AuditInputError(f"column 'confidence_source': --source {chosen!r} is not among {names_}.")
         sub = table[table["confidence_source"].astype(str) == chosen]
-        keep = [c for c in sub.columns if c not in ("item_id", "model", "task", "answer", "confidence_source")]
+        keep = [c for c in sub.columns if c not in LLM_NOT_AUDITED]
         cols = read_columns(sub[keep].reset_index(drop=True))
         options.setdefault("conf", None)
         options["conf"] = options["conf"] or "confidence"
@@ -2050,6 +2089,8 @@ classes, percent, low_conf : optional
         if sources is not None:
             pred.notes.append(f"confidence source {chosen!r} of {len(sources['sources'])} "
                               f"({', '.join(sources['sources'])}); the sources are compared below")
+        if llm_table:
+            pred.notes.extend(llm_provenance(table))
     elif isinstance(pathish, Predictions):
         pred = pathish
         pred.source = name or "arrays"
@@ -2442,12 +2483,16 @@ def _validate_input(params: dict) -> Predictions:
             chosen = params.get("source") or names_[0]
             if chosen not in names_:
                 raise AuditInputError(f"column 'confidence_source': --source {chosen!r} is not among {names_}.")
+            provenance = llm_provenance(frame)
             frame = frame[frame["confidence_source"].astype(str) == chosen]
-            frame = frame[[c for c in frame.columns if c not in ("item_id", "model", "task", "answer",
-                                                                 "confidence_source")]].reset_index(drop=True)
-        return load_predictions(frame, sum_tol=params["sum_tol"], n_folds=params["n_folds"],
+            frame = frame[[c for c in frame.columns if c not in LLM_NOT_AUDITED]].reset_index(drop=True)
+        else:
+            provenance = []
+        pred = load_predictions(frame, sum_tol=params["sum_tol"], n_folds=params["n_folds"],
                                 low_conf=True, percent=bool(params.get("percent")),
                                 **{k: (params.get(k) or None) for k in INPUT_OPTIONS})
+        pred.notes.extend(provenance)
+        return pred
     return load_from_parameters(params)
 
 
