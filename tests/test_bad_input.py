@@ -49,7 +49,7 @@ EXCLUDED = {
         "plot_human", "run_audit", "predictions_from_columns", "predictions_from_arrays", "summary_frame",
         "comparison_frame", "parse_scalar_values", "audit", "AuditResult", "verdict_data", "verdict_text",
         "recommendation_data", "recommendation_text", "summarise_warnings", "source_comparison", "plot_sources",
-        "picks_frame", "check_out", "secure_page", "render_report", "write_report", "llm_provenance")},
+        "picks_frame", "check_out", "secure_page", "render_report", "write_report", "llm_provenance", "bin_free_table")},
     "calibnb.audit": "the audit module is also the call calibnb.audit(df); tested in tests/test_audit_api.py",
     # the claims ledger: writes result files; its own validation is tested in tests/test_reproduction.py
     **{f"calibnb.record.reproduction.{n}": "claims ledger record (writes files); tested in tests/test_reproduction.py"

@@ -80,6 +80,7 @@ __all__ = [
     "audit",
     "AuditResult",
     "llm_provenance",
+    "bin_free_table",
     "verdict_data",
     "verdict_text",
     "recommendation_data",
@@ -1424,7 +1425,9 @@ def _run_audit(pred: Predictions, *, n_bins, n_resamples, heavy_resamples, n_fol
     recommendation = recommendation_data(scores, comparison, n_resamples=n_resamples, level=level, seed=seed,
                                          weights=rec["sample_weight"])
     recommendation["text"] = recommendation_text(recommendation)
+    corp = bin_free_table(pred, n_resamples=min(n_resamples, CORP_RESAMPLES), n_folds=n_folds, level=level, seed=seed)
     return {
+        "corp": corp,
         "inputs": {"kind": pred.kind, "rows": pred.n if pred.n_file is None else pred.n_file,
                    "sample_rows": None if pred.n_file is None else pred.n, "classes": pred.n_classes, "roles": dict(pred.roles),
                    "notes": list(pred.notes), "source": _display_name(pred.source),
@@ -1489,6 +1492,67 @@ def _stream_estimates(stats, n_bins: int) -> dict | None:
         out.update({m.key: m.streaming(stats, **m.call_options(n_bins)) for m in mergeable
                     if m.binned or m.options})
     return out
+
+
+#: Resamples of the CORP band and of the decomposition's and loss gain's intervals (at most).
+CORP_RESAMPLES = 200
+#: Rows the CORP diagram and the loss gain use at most (a seeded sample beyond).
+CORP_ROWS = 100_000
+
+
+def _corp_rows(pred: Predictions, seed) -> tuple:
+    c, y = np.asarray(pred.conf, dtype=np.float64), np.asarray(pred.correct)
+    w = None if pred.weights is None or np.shape(pred.weights) != c.shape else np.asarray(pred.weights, float)
+    if c.size > CORP_ROWS:
+        keep = np.sort(np.random.default_rng(seed).choice(c.size, CORP_ROWS, replace=False))
+        c, y, w = c[keep], y[keep], (None if w is None else w[keep])
+    return c, y, w
+
+
+def bin_free_table(pred: Predictions, *, n_resamples: int = CORP_RESAMPLES, n_folds: int = 5, level: float = 0.95,
+                   seed=0) -> pd.DataFrame:
+    """The bin-free estimates of the top-1 confidence: CORP's Brier decomposition and the loss gain of TS.
+
+    Rows: the Brier score and its miscalibration (MCB), discrimination (DSC) and
+    uncertainty (UNC) parts (:func:`calibnb.score_decomposition`, Dimitriadis et al.
+    2021; MCB is the drop in Brier score that the in-sample PAV recalibration
+    achieves), then the cross-fitted loss gain of temperature scaling of the top-1
+    confidence in log loss and in Brier score, with its paired interval, and the
+    refinement loss left after it (:func:`calibnb.recalibration_gain`, Berta et al.
+    2025). At most :data:`CORP_ROWS` rows (a seeded sample beyond).
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(1)
+    >>> p = rng.uniform(0.5, 1, 400)
+    >>> pred = Predictions(kind="binary", conf=p, correct=(rng.uniform(size=400) < p - 0.2).astype(int))
+    >>> t = bin_free_table(pred, n_resamples=50, n_folds=3, seed=0).set_index("measure")
+    >>> bool(abs(t.loc["Brier score", "estimate"] - (t.loc["MCB (miscalibration)", "estimate"]
+    ...      - t.loc["DSC (discrimination)", "estimate"] + t.loc["UNC (uncertainty)", "estimate"])) < 1e-12)
+    True
+    """
+    import calibnb as cn
+
+    c, y, w = _corp_rows(pred, seed)
+    dec = cn.score_decomposition(c, y, score="brier", sample_weight=w, n_resamples=n_resamples, level=level,
+                                 seed=seed)
+    rows = [("Brier score", dec.score), ("MCB (miscalibration)", dec.mcb), ("DSC (discrimination)", dec.dsc),
+            ("UNC (uncertainty)", dec.unc)]
+    out = [{"measure": m, "estimate": float(r.estimate), "low": float(r.low), "high": float(r.high)} for m, r in rows]
+    try:
+        gain = cn.recalibration_gain(c, y, calibrator="temperature", sample_weight=w, n_folds=n_folds,
+                                     n_resamples=n_resamples, level=level, seed=seed)
+    except ValueError as exc:  # e.g. too few rows of one outcome for the folds
+        out.append({"measure": f"loss gain of temperature scaling: not computed ({exc})", "estimate": None,
+                    "low": None, "high": None})
+    else:
+        for name, label in (("log", "log loss"), ("brier", "Brier score")):
+            g = getattr(gain, name)
+            out.append({"measure": f"{label} gain of temperature scaling (cross-fitted)",
+                        "estimate": float(g.gain.estimate), "low": float(g.gain.low), "high": float(g.gain.high)})
+            out.append({"measure": f"{label} left after it (refinement)", "estimate": float(g.refinement.estimate),
+                        "low": float(g.refinement.low), "high": float(g.refinement.high)})
+    return pd.DataFrame(out, columns=["measure", "estimate", "low", "high"])
 
 
 def audit_json(result: dict) -> dict:
@@ -1894,6 +1958,30 @@ class AuditResult:
 
     def plot_human(self):
         return None if self.predictions.votes is None else plot_human(self.predictions)
+
+    def plot_corp(self):
+        """CORP reliability diagram of the top-1 confidence (PAV curve, consistency band, decomposition)."""
+        import matplotlib.pyplot as plt
+
+        import calibnb as cn
+
+        seed = self.result["settings"]["seed"]
+        c, y, w = _corp_rows(self.predictions, seed)
+        data = cn.corp_reliability_data(c, y, sample_weight=w, seed=seed,
+                                        n_resamples=min(self.result["settings"]["n_resamples"], CORP_RESAMPLES))
+        fig, ax = plt.subplots(figsize=(5.5, 5))
+        cn.plot_corp_reliability(data, ax=ax)
+        ax.set_title("CORP reliability diagram (top-1 confidence)")
+        fig.tight_layout()
+        return fig
+
+    def corp_html(self) -> str:
+        """The bin-free table (:func:`bin_free_table`) as HTML, every string escaped."""
+        t = self.result["corp"].copy()
+        t["interval"] = [("no interval" if r["low"] is None or pd.isna(r["low"]) else
+                          f"[{_fmt(r['low'])}, {_fmt(r['high'])}]") for _, r in t.iterrows()]
+        t["estimate"] = [_fmt(v) for v in t["estimate"]]
+        return t[["measure", "estimate", "interval"]].to_html(index=False, escape=True, border=0)
 
     def plot_sources(self):
         return None if self.sources is None else plot_sources(self.sources, level=self.result["settings"]["level"])
