@@ -250,9 +250,15 @@ class _Browser:
         start = time.monotonic()
         page.get_by_role("menuitem", name="Run", exact=True).click()
         page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
+        # Every code cell has an execution count in the notebook's model (the on-screen prompt of a
+        # cell whose source is collapsed, as notebook 04's bookkeeping cells are, is empty), or a
+        # cell failed (Run All stops there; _check_ran_clean then names the error).
         page.wait_for_function("""() => {
-            const p = [...document.querySelectorAll('.jp-CodeCell .jp-InputPrompt')].map(e => e.textContent.trim());
-            return p.length > 0 && p.every(t => /^\\[\\d+\\]:$/.test(t));
+            const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;
+            if (!w || !w.context || !w.context.model) return false;
+            const code = w.context.model.toJSON().cells.filter(c => c.cell_type === 'code');
+            const failed = code.some(c => (c.outputs || []).some(o => o.output_type === 'error'));
+            return failed || (code.length > 0 && code.every(c => Number.isInteger(c.execution_count)));
         }""", timeout=RUN_TIMEOUT_S * 1000, polling=1000)
         seconds = time.monotonic() - start
         nb = page.evaluate("() => window.jupyterapp.shell.currentWidget.context.model.toJSON()")
