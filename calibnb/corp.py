@@ -262,7 +262,9 @@ def corp_reliability(conf, correct, *, sample_weight=None, n_resamples: int = 10
         n = grp.conf.shape[0]
         pos = np.arange(grp.g)
         for k in range(n_resamples):
-            idx = rng.integers(0, n, n)  # the items resampled with replacement (confidences and weights)
+            # the items resampled with replacement (confidences and weights); intp: 32-bit Pyodide's
+            # bincount refuses int64 indices (the draws are unchanged)
+            idx = rng.integers(0, n, n).astype(np.intp, copy=False)
             ystar = rng.random(n) < grp.conf[idx]  # outcomes drawn under calibration
             g, wi = grp.group[idx], grp.w[idx]
             cur = _pav(np.bincount(g, weights=wi * ystar, minlength=grp.g),
@@ -354,7 +356,7 @@ def score_decomposition(conf, correct, *, score: str = "brier", sample_weight=No
     n = grp.conf.shape[0]
     dist = np.empty((n_resamples, 4))
     for b in range(n_resamples):
-        m = np.bincount(rng.integers(0, n, n), minlength=n) * grp.w  # multiplicity x weight
+        m = np.bincount(rng.integers(0, n, n).astype(np.intp, copy=False), minlength=n) * grp.w  # multiplicity x weight
         dist[b] = _decompose(grp.x, np.bincount(grp.group, weights=m * grp.correct, minlength=grp.g),
                              np.bincount(grp.group, weights=m, minlength=grp.g), score)
     alpha = (1.0 - level) / 2.0

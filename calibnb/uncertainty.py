@@ -160,7 +160,9 @@ def _statistic(metric: Callable, arrays: list[np.ndarray], options: dict, mode: 
         rows = i.reshape(-1, i.shape[-1])
         s = rows.shape[0]
         if mode == "weights":
-            counts = np.bincount((rows + (np.arange(s) * n)[:, None]).ravel(), minlength=s * n)
+            # intp: 32-bit Pyodide's bincount refuses the int64 indices scipy draws
+            counts = np.bincount((rows + (np.arange(s) * n)[:, None]).ravel().astype(np.intp, copy=False),
+                                 minlength=s * n)
             w = counts.reshape(s, n).astype(np.float64)
             if user_w is not None:
                 w *= user_w

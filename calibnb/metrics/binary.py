@@ -45,6 +45,8 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+import threading
+
 import numpy as np
 
 from .batch import batch_axis
@@ -588,15 +590,22 @@ def _row_sums(x, shape) -> np.ndarray:
     return lanes.sum(axis=1)
 
 
+_ROW_LANES_LOCK = threading.Lock()
+
+
 def _row_lanes_compiled(conf, correct, w, brier: bool):
     """Per row and term, the lane sums of the compiled kernel (see :func:`_row_sums`), or None for NumPy."""
     shape = _rows_shape(conf, w)
     kernels = compiled_inmemory(shape[0] * shape[1])
     if kernels is None:
         return None
-    lanes = kernels.row_lanes(w is not None, brier)(
-        np.broadcast_to(conf, shape), np.broadcast_to(correct.view(np.uint8), shape),
-        None if w is None else np.broadcast_to(w, shape))
+    # One call at a time: the bootstrap calls this from threads, and a first call that compiles (or
+    # loads from numba's cache) while another thread does the same made numba fail to box the
+    # result in a fresh environment ("NRT_adapt_ndarray_to_python: 'descr' is NULL").
+    with _ROW_LANES_LOCK:
+        lanes = kernels.row_lanes(w is not None, brier)(
+            np.broadcast_to(conf, shape), np.broadcast_to(correct.view(np.uint8), shape),
+            None if w is None else np.broadcast_to(w, shape))
     return [lanes[:, t].sum(axis=1) for t in range(lanes.shape[1])]
 
 
