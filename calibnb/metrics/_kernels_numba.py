@@ -1,9 +1,11 @@
 """The numba functions behind :mod:`calibnb.metrics._kernels` (imported only when a kernel is used).
 
 Helpers are module-level jitted functions and the factories close over
-booleans only, so that numba's on-disk cache (``cache=True``) finds each
-variant again in the next process (a closure over a jitted function would be
-a new cache key in every process, and every process would compile again).
+booleans only. numba's on-disk cache is off (``cache=False``): several
+processes writing the same cache index at once (pytest-xdist workers and
+notebook kernels in a fresh clone) mapped one variant's signature to another
+variant's code, and the call then failed ("NRT_adapt_ndarray_to_python:
+'descr' is NULL"). Each process compiles the variants it uses, once.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ __all__ = ["invalid", "block_codes", "make_width_sums", "make_width_table", "mak
            "make_brier_lanes", "make_row_lanes"]
 
 
-@numba.njit(nogil=True, cache=True, inline="always")
+@numba.njit(nogil=True, cache=False, inline="always")
 def invalid(x):
     """1 if x is not in [0, 1] (NaN included), else 0, without branches.
 
@@ -27,7 +29,7 @@ def invalid(x):
     """
     return np.int64(not (x * (1.0 - x) >= 0.0))
 
-@numba.njit(nogil=True, cache=True)
+@numba.njit(nogil=True, cache=False)
 def block_codes(c, start, m, n_bins, codes):
     """Exact codes K of c[start:start + m] into codes[:m] (as _codes_into); the number of invalid values.
 
@@ -59,7 +61,7 @@ def block_codes(c, start, m, n_bins, codes):
 
 def make_width_sums(counts: bool):
 
-    @numba.njit(nogil=True, cache=True)
+    @numba.njit(nogil=True, cache=False)
     def width_sums(c, y, n_bins, diff, cnt):
         n = c.shape[0]
         codes = np.empty(BLOCK, dtype=np.int64)
@@ -80,7 +82,7 @@ def make_width_sums(counts: bool):
 
 def make_width_table(weighted: bool):
 
-    @numba.njit(nogil=True, cache=True)
+    @numba.njit(nogil=True, cache=False)
     def width_table(c, y, w, n_bins, cnt, csum, ncor):
         n = c.shape[0]
         codes = np.empty(BLOCK, dtype=np.int64)
@@ -108,7 +110,7 @@ def make_width_table(weighted: bool):
 
 def make_width_rows(weighted: bool):
 
-    @numba.njit(nogil=True, cache=True)
+    @numba.njit(nogil=True, cache=False)
     def width_rows(c, y, w, n_bins, diff, cnt):
         s_rows, n = c.shape
         codes = np.empty(BLOCK, dtype=np.int64)
@@ -134,7 +136,7 @@ def make_width_rows(weighted: bool):
 
 def make_group_lanes():
 
-    @numba.njit(nogil=True, cache=True)
+    @numba.njit(nogil=True, cache=False)
     def group_lanes(c, y):
         n = c.shape[0]
         tot = np.zeros(LANES)
@@ -171,7 +173,7 @@ def make_group_lanes():
 
 def make_brier_lanes():
 
-    @numba.njit(nogil=True, cache=True)
+    @numba.njit(nogil=True, cache=False)
     def brier_lanes(c, y):
         n = c.shape[0]
         tot = np.zeros(LANES)
@@ -203,7 +205,7 @@ def make_brier_lanes():
 def make_row_lanes(weighted: bool, brier: bool):
     n_terms = (2 if weighted else 1) if brier else (4 if weighted else 3)
 
-    @numba.njit(nogil=True, cache=True)
+    @numba.njit(nogil=True, cache=False)
     def row_lanes(c, y, w):
         s_rows, n = c.shape
         out = np.zeros((s_rows, n_terms, LANES))
