@@ -30,7 +30,7 @@ __version__ = "0.1.0"
 from .metrics import (  # noqa: E402
     KSCurves, MacroCEParts, Rewards, auto_n_bins, bin_indices, binomial_interval, debiased_ece, smooth_ece, smooth_ece_bandwidth,
     sweep_n_bins, brier_top, classwise_ece, classwise_ks, dist_ce, ece, ent_ce, entropy,
-    expected_label, hmr, human_classwise_ce, human_distribution, ice, ks_curves, ks_error, macro_ce,
+    expected_label, hmr, human_classwise_ce, human_distribution, ice, ks_curves, ks_error, kuiper_error, macro_ce,
     macro_ce_parts, majority_label, mce, nbr, rank_cs, ranking_risk, ranking_ties, reliability_table, rewards,
     scalar_mae, top_r, tvd, unli_inverse, unli_transform, within_top_r,
 )
@@ -65,7 +65,9 @@ from .metrics import (  # noqa: E402
 from .plots import RiskCoverageData, plot_risk_coverage, risk_coverage_data  # noqa: E402,F401
 # --- estimators beyond bins: CORP (calibnb.corp) and the loss gain of recalibration (calibnb.loss_gain) ---
 from .corp import CORPReliability, ScoreDecomposition, corp_reliability, score_decomposition  # noqa: E402
+from .corp import corp_miscalibration  # noqa: E402
 from .loss_gain import LossGain, RecalibrationGain, recalibration_gain  # noqa: E402
+from .loss_gain import calibration_loss_gain  # noqa: E402
 
 # --- mergeable statistics of large prediction streams (calibnb.scale.stats) -
 # (`calibnb.dask` is imported explicitly: importing calibnb never imports Dask.)
@@ -96,13 +98,13 @@ def __getattr__(name):
 __all__ = [
     # metrics: binary (conf, correct)
     "bin_indices", "ece", "mce", "reliability_table", "ice", "macro_ce", "macro_ce_parts", "MacroCEParts",
-    "rewards", "Rewards", "hmr", "brier_top", "ks_error", "ks_curves", "KSCurves", "auto_n_bins", "sweep_n_bins", "binomial_interval",
+    "rewards", "Rewards", "hmr", "brier_top", "ks_error", "kuiper_error", "ks_curves", "KSCurves", "auto_n_bins", "sweep_n_bins", "binomial_interval",
     # metrics: estimators beyond binned ECE
     "smooth_ece", "smooth_ece_bandwidth", "debiased_ece",
     # metrics: CORP reliability (PAV) and score decomposition (MCB - DSC + UNC)
-    "CORPReliability", "corp_reliability", "ScoreDecomposition", "score_decomposition",
+    "CORPReliability", "corp_reliability", "ScoreDecomposition", "score_decomposition", "corp_miscalibration",
     # metrics: calibration error as the cross-fitted loss gain of recalibration (and the refinement loss)
-    "LossGain", "RecalibrationGain", "recalibration_gain",
+    "LossGain", "RecalibrationGain", "recalibration_gain", "calibration_loss_gain",
     # sampling uncertainty: bootstrap intervals and calibration tests
     "BootstrapResult", "bootstrap_ci", "paired_bootstrap_ci", "batch_axis", "CalibrationTest",
     "spiegelhalter_test", "cumulative_ks_test", "kuiper_test",

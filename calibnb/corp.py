@@ -43,8 +43,9 @@ from .validation import (
     as_rng, check_choice, check_conf_correct, check_positive_int, check_sample_weight, check_scalar_in_range,
 )
 from .uncertainty import BootstrapResult
+from .metrics.registry import Metric, register
 
-__all__ = ["CORPReliability", "corp_reliability", "ScoreDecomposition", "score_decomposition"]
+__all__ = ["CORPReliability", "corp_reliability", "ScoreDecomposition", "score_decomposition", "corp_miscalibration"]
 
 _EPS = float(np.finfo(np.float64).eps)
 
@@ -362,3 +363,74 @@ def score_decomposition(conf, correct, *, score: str = "brier", sample_weight=No
     alpha = (1.0 - level) / 2.0
     lo, hi = np.quantile(dist, [alpha, 1.0 - alpha], axis=0)
     return ScoreDecomposition(*(BootstrapResult(float(e), float(a), float(b)) for e, a, b in zip(est, lo, hi)))
+
+
+def corp_miscalibration(conf, correct, *, score: str = "brier", sample_weight=None) -> float:
+    """CORP miscalibration (MCB): how much PAV recalibration lowers the Brier or log score.
+
+    The MCB term of :func:`score_decomposition` alone, as a float:
+
+    .. math::
+
+        \\mathrm{MCB} = S(c) - S(\\hat c),\\qquad
+        \\hat c_i = \\widehat{\\mathrm{CEP}}(c_i)\\ \\text{(PAV, :func:`corp_reliability`)}
+
+    with :math:`S` the (weighted) mean Brier or log score (Dimitriadis et al.
+    2021, Section 4, Eq. 3). It is 0 exactly when the confidences are their
+    own PAV recalibration, and it needs no bins. In-sample and biased upwards
+    (PAV fits the noise of the same items); :func:`calibration_loss_gain` with
+    ``calibrator="isotonic"`` is the cross-fitted counterpart. Conventions
+    (ties pooled, log-score clipping): the module docstring.
+
+    This is the registered metric ``corp_mcb_brier`` / ``corp_mcb_log``
+    (:mod:`calibnb.metrics.registry`); :func:`calibnb.metric_summary` takes
+    its interval from :func:`score_decomposition`'s bootstrap (which refits
+    PAV in every resample).
+
+    Parameters
+    ----------
+    conf, correct : array-like of shape (N,)
+        As in :func:`corp_reliability` (binary or top-label).
+    score : {"brier", "log"}, default "brier"
+    sample_weight : array-like of shape (N,), optional
+
+    Returns
+    -------
+    float >= 0
+
+    References
+    ----------
+    .. [1] T. Dimitriadis, T. Gneiting and A. I. Jordan, "Stable reliability
+       diagrams for probabilistic classifiers", PNAS 118(8):e2016191118, 2021,
+       Section 4, Eq. 3.
+
+    Examples
+    --------
+    >>> round(corp_miscalibration([0.2, 0.2, 0.8, 0.8], [0, 0, 1, 0]), 4)
+    0.065
+    >>> round(corp_miscalibration([0.2, 0.2, 0.8, 0.8], [0, 0, 1, 0], score="log"), 4)
+    0.2231
+    """
+    d = score_decomposition(conf, correct, score=score, sample_weight=sample_weight, n_resamples=0)
+    return float(d.mcb.estimate)
+
+
+def _mcb_interval(conf, correct, *, sample_weight=None, n_resamples: int, level: float, seed, score: str):
+    """(estimate, low, high) of the MCB by :func:`score_decomposition`'s bootstrap (the registry's interval)."""
+    d = score_decomposition(conf, correct, score=score, sample_weight=sample_weight, n_resamples=n_resamples,
+                            level=level, seed=seed).mcb
+    if n_resamples == 0:
+        return float(d.estimate), None, None
+    return float(d.estimate), float(d.low), float(d.high)
+
+
+# ---------------------------------------------------------------- registry declarations (calibnb.metrics.registry)
+_PAV_NOT_MERGEABLE = ("PAV pools adjacent groups across the whole sorted sample, so partial results of chunks do not "
+                      "merge; computed on rows held in memory (the audit: at most CORP_ROWS of them)")
+for _score, _label in (("brier", "Brier score"), ("log", "log loss")):
+    register(Metric(f"corp_mcb_{_score}", f"CORP miscalibration (MCB, {_label})", "Dimitriadis 2021",
+                    f"how much {_label} the best monotone (PAV) recalibration removes, in sample (no bins)",
+                    corp_miscalibration, form="own", interval=_mcb_interval, options=(("score", _score),),
+                    aka=f'MCB of the CORP decomposition; corp_miscalibration(conf, correct, score="{_score}"), '
+                        f'score_decomposition(...).mcb',
+                    not_mergeable=_PAV_NOT_MERGEABLE))

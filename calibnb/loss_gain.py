@@ -39,8 +39,9 @@ from .validation import (
 )
 from . import calibrators as c
 from .uncertainty import BootstrapResult
+from .metrics.registry import Metric, register
 
-__all__ = ["LossGain", "RecalibrationGain", "recalibration_gain"]
+__all__ = ["LossGain", "RecalibrationGain", "recalibration_gain", "calibration_loss_gain"]
 
 _EPS = float(np.finfo(np.float64).eps)
 _NAMES = ("temperature", "vector", "platt", "isotonic", "histogram")
@@ -282,3 +283,92 @@ def recalibration_gain(scores, labels, *, calibrator: Any = "temperature", sampl
 
     return RecalibrationGain(calibrator=name, log=gain(0), brier=gain(2), n_folds=n_folds, level=float(level),
                              recalibrated=after)
+
+
+def calibration_loss_gain(conf, correct, *, loss: str = "log", calibrator: Any = "temperature", sample_weight=None,
+                          n_folds: int = 5, seed=None) -> float:
+    """Calibration error as the cross-fitted loss gain of recalibrating the confidences, as a float.
+
+    The ``gain`` of :func:`recalibration_gain` for 1-D confidences (binary
+    P(positive), or top-label confidence and its correctness) in one loss:
+
+    .. math::
+
+        \\mathrm{CalErr}_\\ell = \\frac{\\sum_i w_i\\,[\\ell(c_i, y_i) - \\ell(\\hat g(c_i), y_i)]}{\\sum_i w_i}
+
+    with :math:`\\hat g` the calibrator fitted on the other folds (Berta et al.
+    2025, Eq. 2 and Section 3). Negative when the calibrator overfits.
+    The folds depend on ``seed`` (``seed=None``: fresh folds at every call);
+    the conventions (folds, clipping of the log loss, one-column Brier score)
+    are those of :func:`recalibration_gain` (module docstring).
+
+    This is the registered metric ``ts_gain_log`` / ``ts_gain_brier``
+    (:mod:`calibnb.metrics.registry`); :func:`calibnb.metric_summary` takes
+    its estimate and interval from :func:`recalibration_gain` (its paired
+    bootstrap over items, with the summary's seed for the folds), not from a
+    row bootstrap that would refit the calibrator in every resample.
+
+    Parameters
+    ----------
+    conf, correct : array-like of shape (N,)
+        Confidences in [0, 1] and 0/1 outcomes.
+    loss : {"log", "brier"}, default "log"
+    calibrator : str or calibnb calibrator, default "temperature"
+        A 1-D calibrator of :func:`recalibration_gain` ("temperature", "platt",
+        "isotonic", "histogram") or an instance.
+    sample_weight : array-like of shape (N,), optional
+        Weights of the losses (the calibrator is fitted unweighted).
+    n_folds : int >= 2, default 5
+    seed : None, int or numpy.random.Generator
+        Sets the folds.
+
+    Returns
+    -------
+    float
+
+    References
+    ----------
+    .. [1] E. Berta, D. Holzmüller, M. I. Jordan and F. Bach, "Rethinking
+       Early Stopping: Refine, Then Calibrate", arXiv:2501.19195, 2025,
+       Sections 2-3.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> conf = rng.uniform(0.5, 1, 2000); correct = rng.uniform(size=2000) < conf - 0.15   # overconfident
+    >>> bool(calibration_loss_gain(conf, correct, seed=0) > 0.02)
+    True
+    >>> calibration_loss_gain(conf, correct, seed=0) == recalibration_gain(conf, correct, n_resamples=0, seed=0).log.gain.estimate
+    True
+    """
+    loss = check_choice(loss, ("log", "brier"), "loss")
+    if np.ndim(as_float_array(conf, "conf")) != 1:
+        raise ValueError(f"conf must be 1-D confidences; got shape {np.shape(conf)} (for (N, K) logits use "
+                         "calibnb.recalibration_gain).")
+    conf = check_conf(conf, "conf")
+    correct = check_correct(correct, conf.shape[0], name="correct", other="conf")
+    g = recalibration_gain(conf, correct, calibrator=calibrator, sample_weight=sample_weight, n_folds=n_folds,
+                           n_resamples=0, seed=seed)
+    return float(getattr(g, loss).gain.estimate)
+
+
+def _gain_interval(conf, correct, *, sample_weight=None, n_resamples: int, level: float, seed, loss: str,
+                   calibrator: Any = "temperature"):
+    """(estimate, low, high): :func:`recalibration_gain`'s gain and paired bootstrap interval (the registry's)."""
+    g = getattr(recalibration_gain(conf, correct, calibrator=calibrator, sample_weight=sample_weight,
+                                   n_resamples=n_resamples, level=level, seed=seed), loss).gain
+    if n_resamples == 0:
+        return float(g.estimate), None, None
+    return float(g.estimate), float(g.low), float(g.high)
+
+
+# ---------------------------------------------------------------- registry declarations (calibnb.metrics.registry)
+for _loss, _label in (("log", "log loss"), ("brier", "Brier score")):
+    register(Metric(f"ts_gain_{_loss}", f"{_label} gain of temperature scaling (cross-fitted)", "Berta 2025",
+                    f"how much {_label} temperature scaling fitted on other folds removes: the calibration error "
+                    "that recalibration can fix (0 or below: nothing to fix)",
+                    calibration_loss_gain, form="own", interval=_gain_interval, options=(("loss", _loss),),
+                    aka=f'calibration error as loss gain (refine, then calibrate); calibration_loss_gain(conf, '
+                        f'correct, loss="{_loss}"), recalibration_gain(...).{_loss}.gain',
+                    not_mergeable="refits temperature scaling on cross-fitted folds of all rows; the per-item loss "
+                                  "differences need every row's out-of-fold forecast"))

@@ -30,7 +30,7 @@ from typing import Any, Callable, NamedTuple, Sequence
 
 import numpy as np
 
-from .metrics import ks_error
+from .metrics import ks_error, kuiper_error
 from .metrics.batch import BATCH_ATTR, batch_axis
 from .validation import (
     as_numeric_array, as_rng, check_1d_finite, check_choice, check_conf_correct, check_positive_int,
@@ -765,10 +765,5 @@ def kuiper_test(conf, correct, *, ties: str = "order") -> CalibrationTest:
     sigma = float(np.sqrt(np.sum(conf * (1.0 - conf)))) / n
     if sigma <= 0.0:
         raise ValueError("kuiper_test is undefined when every confidence is 0 or 1 (sigma = 0).")
-    order = np.argsort(conf, kind="stable")
-    sc = conf[order]
-    cum = np.cumsum(correct[order] - sc) / n
-    if ties == "group":
-        cum = cum[np.r_[sc[1:] != sc[:-1], True]]
-    v = (max(float(cum.max()), 0.0) - min(float(cum.min()), 0.0)) / sigma
+    v = kuiper_error(conf, correct, ties=ties) / sigma  # the range of C_0..C_N (calibnb.kuiper_error)
     return CalibrationTest(float(v), _brownian_range_sf(v))

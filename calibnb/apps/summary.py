@@ -61,6 +61,9 @@ PAPERS = {
     "Guo 2017": None,
     "Kumar 2019": None,
     "Blasiok 2023": None,
+    "Dimitriadis 2021": "06_estimators_with_intervals.ipynb",
+    "Berta 2025": "06_estimators_with_intervals.ipynb",
+    "Arrieta-Ibarra 2022": None,
 }
 
 #: Recalibration methods, in table order, with what they need.
@@ -95,8 +98,10 @@ class _Spec:
                             # "mean": fn(*arrays) -> per-row values, the metric is their weighted mean;
                             # "classwise": fn is a binary metric applied per class of (probs, labels), averaged;
                             # "loop": fn(*arrays) -> float, unweighted, bootstrapped by resampling rows
+                            # "own": interval(*arrays, sample_weight=, n_resamples=, level=, seed=) gives all
     higher_is_better: bool = False
     options: tuple = ()
+    interval: Callable | None = None
 
 
 def _specs(n_bins: int) -> list[_Spec]:
@@ -106,7 +111,7 @@ def _specs(n_bins: int) -> list[_Spec]:
         fn = m.per_item if m.form == "mean" else m.fn
         options = tuple(m.call_options(n_bins).items())
         out.append(_Spec(m.key, m.name.replace("{n_bins}", str(n_bins)), m.paper, m.reading, fn, m.inputs, m.form,
-                         higher_is_better=m.higher_is_better, options=options))
+                         higher_is_better=m.higher_is_better, options=options, interval=m.interval))
     return out
 
 
@@ -137,6 +142,10 @@ def _classwise_value(metric, p, y, w, options):
 def _interval(spec: _Spec, arrays: tuple, w, n_resamples: int, level: float, seed: int):
     """(estimate, low, high) of one metric; low/high None when n_resamples == 0."""
     options = dict(spec.options)
+    if spec.kind == "own":  # the estimator's own estimate and interval (calibnb.metrics.registry, form "own")
+        est, lo, hi = spec.interval(*arrays, sample_weight=w, n_resamples=n_resamples, level=level, seed=seed,
+                                    **options)
+        return float(est), (None if lo is None else float(lo)), (None if hi is None else float(hi))
     if spec.kind == "binary":
         est = float(spec.fn(*arrays, sample_weight=w, **options))
         if n_resamples == 0:
@@ -297,7 +306,14 @@ def metric_summary(
     human majority) and Jiang 2024 (CE, and the MAE and ranking risk of
     :math:`\psi_f(p) = \sum_k p_k f_k` with ``scalar_values`` :math:`f`).
     Each interval is the seeded percentile bootstrap of
-    :func:`calibnb.bootstrap_ci`, resampling rows (with their weights).
+    :func:`calibnb.bootstrap_ci`, resampling rows (with their weights),
+    except for the estimators that refit inside (registry form ``"own"``:
+    CORP's miscalibration, the cross-fitted loss gain of temperature scaling),
+    whose estimate and interval come from their own method
+    (:func:`calibnb.score_decomposition`'s bootstrap,
+    :func:`calibnb.recalibration_gain`'s paired bootstrap; the folds use
+    ``seed``). Such a row that cannot be computed on the data (e.g. fewer rows
+    than folds) has estimate NaN and a reading beginning "not computed".
 
     Parameters
     ----------
@@ -318,7 +334,9 @@ def metric_summary(
         0 gives no intervals (``low``/``high`` None).
     heavy_resamples : int >= 0, default 50
         Resamples for the metrics that cannot use the batch axis or loop over
-        classes (smooth and debiased ECE, RankCS, RR, class-wise KS and ECE):
+        classes (smooth and debiased ECE, RankCS, RR, class-wise KS and ECE)
+        and for those with their own interval (registry form ``"own"``: CORP's
+        MCB, the loss gain of temperature scaling):
         ``min(n_resamples, heavy_resamples)``. The column ``resamples`` says
         how many each interval used.
     level : float, default 0.95
@@ -382,12 +400,21 @@ def metric_summary(
             continue
         data = arrays[spec.arrays]
         ww = cw if spec.arrays in _WHOLE_ROWS_ONLY else w
-        b = min(n_resamples, heavy_resamples) if spec.kind in ("loop", "classwise") else n_resamples
-        est, lo, hi = _interval(spec, data, ww, b, level, seed)
+        b = min(n_resamples, heavy_resamples) if spec.kind in ("loop", "classwise", "own") else n_resamples
+        reading = spec.reading
+        try:
+            est, lo, hi = _interval(spec, data, ww, b, level, seed)
+        except ValueError as exc:
+            if spec.kind != "own":
+                raise
+            # an estimator that refits (folds, PAV) may not apply to these rows (e.g. fewer rows than folds):
+            # the row says so instead of failing the whole summary
+            est, lo, hi, b = float("nan"), None, None, 0
+            reading = f"not computed: {exc}"
         rows.append({"key": spec.key, "metric": spec.name, "estimate": est, "low": lo, "high": hi, "resamples": b,
                      "rows": int(np.shape(data[0])[0]), "higher_is_better": spec.higher_is_better,
                      "weighted": bool(ww is not None and spec.kind != "loop"),
-                     "paper": spec.paper, "reading": spec.reading})
+                     "paper": spec.paper, "reading": reading})
     order = list(specs)
     rows.sort(key=lambda r: order.index(r["key"]))
     return pd.DataFrame(rows, columns=["key", "metric", "estimate", "low", "high", "resamples", "rows",

@@ -78,6 +78,7 @@ __all__ = [
     "Rewards",
     "hmr",
     "ks_error",
+    "kuiper_error",
     "ks_curves",
     "KSCurves",
     "brier_top",
@@ -1647,6 +1648,70 @@ def ks_error(conf, correct, *, ties: str = "order", sample_weight=None):
     return float(out)
 
 
+@batch_axis
+@_shared_param_docs
+def kuiper_error(conf, correct, *, ties: str = "order", sample_weight=None):
+    """Kuiper calibration error: the range of the cumulative differences (ECCE-R).
+
+    With the items sorted by confidence and :math:`C_0 = 0`,
+
+    .. math::
+
+        C_k = \\frac{1}{N}\\sum_{j \\le k} (y_{(j)} - c_{(j)}),\\qquad
+        \\mathrm{Kuiper} = \\max_{0 \\le k \\le N} C_k - \\min_{0 \\le k \\le N} C_k
+
+    (Arrieta-Ibarra et al. 2022, Section 2, the Kuiper metric ECCE-R). It is at
+    least :func:`ks_error` (:math:`\\max_k |C_k|`, ECCE-MAD) and at most twice it;
+    it adds the over- and under-confidence of different confidence regions
+    where the KS maximum sees only the larger. :func:`calibnb.kuiper_test`
+    divides it by the standard deviation under calibration for a p-value.
+    With weights, :math:`C_k = \\sum_{j \\le k} w_{(j)}(y_{(j)} - c_{(j)}) / \\sum_j w_j`.
+
+    Conventions: the range includes :math:`C_0 = 0` (as Arrieta-Ibarra et al.
+    and probmetrics' ``KuiperCalibrationMetric``; MAPIE's ``kuiper_statistic``
+    takes :math:`C_1..C_N` only, smaller when every :math:`C_k` has one sign);
+    ties as in :func:`ks_error`.
+
+    Parameters
+    ----------
+    %(conf_correct)s
+    ties : {"order", "group"}, default "order"
+        ``"order"``: stable sort, every :math:`C_k` counts; ``"group"``: only
+        the :math:`C_k` at the end of each group of equal confidences, so the
+        value does not depend on the input order of ties.
+    %(sample_weight)s
+
+    Returns
+    -------
+    float in [0, 1], or ndarray of shape (S,) for 2-D input or 2-D ``sample_weight``
+
+    References
+    ----------
+    .. [1] I. Arrieta-Ibarra, P. Gujral, J. Tannen, M. Tygert and C. Xu,
+       "Metrics of calibration for probabilistic predictions", JMLR 23(351),
+       2022, Section 2 (Kuiper metric).
+
+    Examples
+    --------
+    Under-confident at 0.2, over-confident at 0.8: the range adds both sides.
+
+    >>> conf, correct = [0.2, 0.5, 0.8], [1, 0, 0]
+    >>> round(kuiper_error(conf, correct), 4), round(ks_error(conf, correct), 4)
+    (0.4333, 0.2667)
+    """
+    conf, correct, w, batched = _prepare(conf, correct, sample_weight)
+    check_choice(ties, _TIES, "ties")
+    sc, sy, sw = _sorted_rows(conf, correct, w)
+    r = sy - sc if sw is None else sw * (sy - sc)
+    cs = np.cumsum(r, axis=1)
+    if ties == "group":
+        last = np.ones(sc.shape, dtype=bool)
+        last[:, :-1] = sc[:, 1:] != sc[:, :-1]
+        cs = np.where(last, cs, 0.0)  # 0 = C_0 is in the range anyway
+    total = float(sc.shape[1]) if sw is None else sw.sum(axis=1)
+    return _result((np.maximum(cs.max(axis=1), 0.0) - np.minimum(cs.min(axis=1), 0.0)) / total, batched)
+
+
 def ks_curves(conf, correct) -> KSCurves:
     """Sorted scores and the cumulative curves of the KS error, for plotting.
 
@@ -1738,5 +1803,11 @@ register(Metric("hmr", "HMR", "Sakai 2024", "harmonic mean of R_O and R_U: high 
 register(Metric("ks_top1", "KS (top-1)", "Gupta 2021",
                 "largest gap between cumulative accuracy and cumulative confidence (no bins)", ks_error,
                 aka="KS calibration error; ks_error(conf, correct)"))
+register(Metric("kuiper", "Kuiper (top-1)", "Arrieta-Ibarra 2022",
+                "range of the cumulative gap between accuracy and confidence: over- and under-confidence in "
+                "different regions add up (no bins)", kuiper_error,
+                aka="ECCE-R, Kuiper metric; kuiper_error(conf, correct); kuiper_test divides it by its null sd",
+                not_mergeable="needs the rows sorted by confidence (as the KS error); calibnb.dask has a sorted "
+                              "version of ks_error, not of this"))
 register(Metric("brier_top1", "top-1 Brier", "Gupta 2021", "mean (confidence - correct)^2 of the top-1 prediction",
                 brier_top, streaming=lambda stats: stats.brier_top(), aka="top-label Brier score; brier_top"))

@@ -13,6 +13,26 @@ its per-item form and the names it is also known by. The metrics modules
 
 Adding a metric is its function, its :func:`register` call and its test.
 
+**How an interval is obtained.** :func:`calibnb.metric_summary` gives every
+metric a percentile bootstrap over rows: the ``binary`` form evaluates all
+resamples at once through the batch axis, ``mean`` and ``classwise`` reweight
+per-item values, ``loop`` calls the function once per resample. Estimators
+that refit something inside (PAV of CORP's miscalibration, the cross-fitted
+calibrator of the loss gain) declare ``form="own"`` and an ``interval``
+function instead: ``interval(conf, correct, *, sample_weight, n_resamples,
+level, seed, **options)`` returns ``(estimate, low, high)`` by the
+estimator's own method (e.g. :func:`calibnb.recalibration_gain`'s paired
+bootstrap of per-item loss differences; ``low = high = None`` when
+``n_resamples`` is 0), and the summary uses it as given (with
+``min(n_resamples, heavy_resamples)`` resamples, as for the loop form). The
+estimate of such a metric depends on ``seed`` when the estimator draws folds.
+
+**Mergeable or not.** ``streaming`` is the mergeable form (from a
+:class:`calibnb.CalibrationStats`); a metric without one that is still left
+out of the Dask list and of the streamed audit's whole-file estimates says
+why in ``not_mergeable`` (e.g. "PAV needs every row at once"), which
+:func:`not_mergeable` lists.
+
 Examples
 --------
 >>> from calibnb.metrics import registry
@@ -28,7 +48,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
-__all__ = ["Metric", "register", "unregister", "metrics", "get_metric", "INPUTS", "FORMS"]
+__all__ = ["Metric", "register", "unregister", "metrics", "get_metric", "not_mergeable", "INPUTS", "FORMS"]
 
 #: The arrays a metric takes (``Metric.inputs``), as :func:`calibnb.metric_summary` derives them.
 INPUTS = {
@@ -46,6 +66,9 @@ FORMS = {
     "mean": "the (weighted) mean of per_item(*arrays), one value per item",
     "classwise": "fn, a binary metric, applied to each class k of (probs, labels == k), averaged over classes",
     "loop": "fn(*arrays, **options) -> float, unweighted, bootstrapped by resampling rows",
+    "own": "fn(conf, correct, sample_weight=, **options) -> float; estimate and interval from "
+           "interval(conf, correct, sample_weight=, n_resamples=, level=, seed=, **options), the estimator's own "
+           "method (no row bootstrap around it)",
 }
 
 
@@ -83,6 +106,13 @@ class Metric:
         :class:`calibnb.CalibrationStats` (with ``n_bins`` among the options when ``binned``).
     aka : str
         Other names, e.g. ``'adaptive ECE; ece(conf, correct, binning="mass")'``.
+    interval : callable or None
+        Required for (and only for) ``form="own"``: ``interval(conf, correct, *, sample_weight,
+        n_resamples, level, seed, **options) -> (estimate, low, high)``, the estimator's own
+        interval (``low``, ``high`` None when ``n_resamples`` is 0); see the module docstring.
+    not_mergeable : str
+        For a metric without ``streaming`` form: why it has none (shown by :func:`not_mergeable`;
+        such a metric is absent from the Dask list and from the streamed whole-file estimates).
     """
 
     key: str
@@ -98,6 +128,8 @@ class Metric:
     options: tuple = ()
     streaming: Callable | None = None
     aka: str = ""
+    interval: Callable | None = None
+    not_mergeable: str = ""
 
     def call_options(self, n_bins: int | None = None) -> dict[str, Any]:
         """The keyword options of ``fn``: the fixed ``options``, plus ``n_bins`` when ``binned``."""
@@ -118,7 +150,8 @@ def register(metric: Metric, *, replace: bool = False) -> Metric:
         ``metric`` is not a :class:`Metric`, or a callable field is not callable.
     ValueError
         Its key is taken (unless ``replace``), or ``inputs``/``form`` is unknown, or a
-        ``form="mean"`` metric has no ``per_item``.
+        ``form="mean"`` metric has no ``per_item``, or ``interval`` is missing for
+        ``form="own"`` (or given for another form), or ``not_mergeable`` is given beside ``streaming``.
 
     Examples
     --------
@@ -138,7 +171,7 @@ def register(metric: Metric, *, replace: bool = False) -> Metric:
         raise ValueError(f"metric.inputs must be one of {sorted(INPUTS)}; got {metric.inputs!r}.")
     if metric.form not in FORMS:
         raise ValueError(f"metric.form must be one of {sorted(FORMS)}; got {metric.form!r}.")
-    for field in ("fn", "per_item", "streaming"):
+    for field in ("fn", "per_item", "streaming", "interval"):
         value = getattr(metric, field)
         if value is not None and not callable(value):
             raise TypeError(f"metric.{field} must be callable or None; got {type(value).__name__}.")
@@ -146,6 +179,13 @@ def register(metric: Metric, *, replace: bool = False) -> Metric:
         raise ValueError(f"metric {metric.key!r} has form 'mean' but no per_item function.")
     if metric.form != "mean" and metric.fn is None:
         raise ValueError(f"metric {metric.key!r} has form {metric.form!r} but no fn.")
+    if (metric.form == "own") != (metric.interval is not None):
+        raise ValueError(f"metric {metric.key!r}: an interval function goes with form 'own' and only with it "
+                         f"(form {metric.form!r}, interval {'given' if metric.interval is not None else 'None'}).")
+    if not isinstance(metric.not_mergeable, str):
+        raise TypeError(f"metric.not_mergeable must be a string; got {type(metric.not_mergeable).__name__}.")
+    if metric.not_mergeable and metric.streaming is not None:
+        raise ValueError(f"metric {metric.key!r} has a streaming form, so not_mergeable must be empty.")
     if metric.key in _REGISTRY and not replace:
         raise ValueError(f"a metric with key {metric.key!r} is already registered; pass replace=True to replace it.")
     _REGISTRY[metric.key] = metric
@@ -169,3 +209,19 @@ def get_metric(key: str) -> Metric:
     if key not in _REGISTRY:
         raise ValueError(f"key {key!r} is not a registered metric; known: {sorted(_REGISTRY)}.")
     return _REGISTRY[key]
+
+
+def not_mergeable() -> dict[str, str]:
+    """Metrics with no mergeable form, and why: ``key -> reason`` (``Metric.not_mergeable``).
+
+    These are left out of :func:`calibnb.dask.metric_functions` and of the
+    streamed audit's whole-file estimates; only declarations that state a
+    reason are listed.
+
+    Examples
+    --------
+    >>> import calibnb
+    >>> "corp_mcb_brier" in not_mergeable()
+    True
+    """
+    return {m.key: m.not_mergeable for m in _REGISTRY.values() if m.not_mergeable}
