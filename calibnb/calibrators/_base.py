@@ -111,19 +111,37 @@ class Calibrator(TransformerMixin, BaseEstimator, auto_wrap_output_keys=None):
 def scorer_metrics() -> dict[str, tuple[Any, bool]]:
     """The metrics :func:`calibration_scorer` accepts: name -> (function, higher_is_better).
 
-    Every metric of :mod:`calibnb.metrics.registry` computed by a public function of
-    ``(conf, correct)`` (``inputs="binary"``), under that function's name.
+    Every metric of :mod:`calibnb.metrics.registry` of ``(conf, correct)``
+    (``inputs="binary"``, computed by a function, not a per-item mean), under
+    its **registry key** with its declared options bound (``"ece_mass"`` is
+    ``functools.partial(ece, binning="mass")``, ``"corp_mcb_log"`` is
+    ``corp_miscalibration(..., score="log")``), so that metrics sharing one
+    function are each reachable. The name of each public function (``"ece"``,
+    ``"ks_error"``, ``"brier_top"``, ...) is kept as well, with the function's
+    own defaults, where no registry key has that name.
 
     Examples
     --------
-    >>> sorted(scorer_metrics())[:4]
-    ['brier_top', 'coverage_accuracy_area', 'debiased_ece', 'ece']
+    >>> m = scorer_metrics()
+    >>> m["ece_mass"][0].keywords, m["ece"][0].__name__
+    ({'binning': 'mass'}, 'ece')
+    >>> m["r_o"][1], m["kuiper"][1]
+    (True, False)
     """
-    out: dict[str, tuple[Any, bool]] = {}
+    import functools
+
+    keys: dict[str, tuple[Any, bool]] = {}
+    names: dict[str, tuple[Any, bool]] = {}
     for m in registry.metrics():
-        if m.inputs == "binary" and m.form in ("binary", "loop") and not m.fn.__name__.startswith("_"):
-            out.setdefault(m.fn.__name__, (m.fn, m.higher_is_better))
-    return out
+        if m.inputs != "binary" or m.form not in ("binary", "loop", "own"):
+            continue
+        fn = functools.partial(m.fn, **dict(m.options)) if m.options else m.fn
+        if fn is not m.fn:
+            functools.update_wrapper(fn, m.fn)
+        keys[m.key] = (fn, m.higher_is_better)
+        if not m.fn.__name__.startswith("_"):
+            names.setdefault(m.fn.__name__, (m.fn, m.higher_is_better))
+    return {**keys, **{k: v for k, v in names.items() if k not in keys}}
 
 
 def calibration_scorer(metric: str = "ece", **options: Any):
@@ -147,8 +165,11 @@ def calibration_scorer(metric: str = "ece", **options: Any):
     Parameters
     ----------
     metric : str
-        A metric of ``(conf, correct)`` in :mod:`calibnb.metrics.registry` (:func:`scorer_metrics`):
-        "ece", "mce", "ice", "macro_ce", "hmr", "ks_error", "brier_top", "smooth_ece", "debiased_ece", ...
+        A metric of ``(conf, correct)`` in :mod:`calibnb.metrics.registry` (:func:`scorer_metrics`), by its
+        registry key ("ece_width", "ece_mass", "r_o", "kuiper", "corp_mcb_brier", "ts_gain_log", ...; the
+        declared options bound) or by its function's name ("ece", "mce", "ice", "macro_ce", "hmr",
+        "ks_error", "brier_top", "smooth_ece", "debiased_ece", ...; the function's defaults). The loss gain
+        ("ts_gain_log", "ts_gain_brier") draws folds: pass ``seed=`` for a repeatable score.
     **options
         Keyword options of the metric (e.g. ``n_bins=15``).
 
@@ -163,13 +184,16 @@ def calibration_scorer(metric: str = "ece", **options: Any):
     >>> bool(np.all(scores <= 0))
     True
     """
+    import functools
     import inspect
 
     known = scorer_metrics()
     check_choice(metric, tuple(known), "metric")
     fn, higher_is_better = known[metric]
     sign = 1.0 if higher_is_better else -1.0
-    accepted = [p.name for p in inspect.signature(fn).parameters.values() if p.kind == p.KEYWORD_ONLY]
+    base, bound = (fn.func, set(fn.keywords)) if isinstance(fn, functools.partial) else (fn, set())
+    accepted = [p.name for p in inspect.signature(base).parameters.values()
+                if p.kind == p.KEYWORD_ONLY and p.name not in bound]
     unknown = sorted(set(options) - set(accepted))
     if unknown:
         raise TypeError(f"options has unknown option(s) {unknown} for calibnb.{metric}; it takes {accepted}.")
