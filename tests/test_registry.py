@@ -80,9 +80,13 @@ def test_a_registered_toy_metric_is_in_the_audit(toy):
 
 
 def test_the_scorers_and_dask_functions_come_from_the_registry():
-    assert set(scorer_metrics()) == {"ece", "mce", "ice", "macro_ce", "hmr", "ks_error", "brier_top", "smooth_ece",
-                                     "debiased_ece", "rms_calibration_error", "coverage_accuracy_area",
-                                     "selective_accuracy"}
+    # every (conf, correct) metric under its registry key, and each public function under its name
+    assert set(scorer_metrics()) == {
+        "ece_width", "ece_mass", "mce", "ice", "macro_ce", "r_o", "r_u", "hmr", "ks_top1", "kuiper", "brier_top1",
+        "smooth_ece", "debiased_ece", "rms_ce", "selective_cov_acc_area", "selective_acc_10", "corp_mcb_brier",
+        "corp_mcb_log", "ts_gain_log", "ts_gain_brier",
+        "ece", "ks_error", "kuiper_error", "brier_top", "rms_calibration_error", "coverage_accuracy_area",
+        "selective_accuracy", "corp_miscalibration", "calibration_loss_gain"}
     assert scorer_metrics()["hmr"][1] and not scorer_metrics()["ece"][1]
     assert scorer_metrics()["selective_accuracy"][1] and not scorer_metrics()["rms_calibration_error"][1]
     pytest.importorskip("dask")
