@@ -1,7 +1,8 @@
 """Conventions in which calibnb differs from its peers, each stated in a docstring and checked here (issue 29).
 
 * TemperatureScaling's search tolerance ``tol`` (scikit-learn's ``_TemperatureScaling`` test case);
-* smooth_ece against relplot on strongly miscalibrated data (relplot cuts its kernel at distance 0.5).
+* smooth_ece against relplot on strongly miscalibrated data (relplot cuts its kernel at distance 0.5);
+* equal-width and equal-mass bin edges and counting against scikit-learn, relplot, MAPIE and netcal.
 """
 
 import numpy as np
@@ -148,3 +149,36 @@ def test_platt_targets_and_sign_differ_from_sklearn_sigmoid_as_documented():
 
     th = minimize(loss, [1.0, 0.0], method="BFGS", options={"gtol": 1e-10}).x
     assert th[0] == pytest.approx(-a, rel=1e-3) and th[1] == pytest.approx(-b, abs=1e-3)
+
+
+
+def test_equal_mass_bins_against_sklearn_and_mapie_quantile_as_documented():
+    from sklearn.calibration import calibration_curve
+
+    rng = np.random.default_rng(0)
+    conf = rng.uniform(size=300)  # no ties, N a multiple of M: scikit-learn's quantile bins are ours
+    correct = rng.uniform(size=300) < conf
+    for m in (5, 10, 15):
+        edges = np.percentile(conf, np.linspace(0, 100, m + 1))
+        assert np.array_equal(np.searchsorted(edges[1:-1], conf), cn.bin_indices(conf, n_bins=m, binning="mass"))
+        acc, mean_conf = calibration_curve(correct, conf, n_bins=m, strategy="quantile")
+        t = cn.reliability_table(conf, correct, n_bins=m, binning="mass")
+        np.testing.assert_allclose(t["accuracy"], acc)
+        np.testing.assert_allclose(t["mean_conf"], mean_conf)
+    # N not a multiple of M: the extra items go to calibnb's first bins, to interpolated edges in scikit-learn
+    c7 = rng.uniform(size=307)
+    ours = np.bincount(cn.bin_indices(c7, n_bins=10, binning="mass"))
+    edges = np.percentile(c7, np.linspace(0, 100, 11))
+    theirs = np.bincount(np.searchsorted(edges[1:-1], c7), minlength=10)
+    assert ours.tolist() == [31] * 7 + [30] * 3 and ours.tolist() != theirs.tolist() and theirs.sum() == 307
+    # ties: calibnb splits a tied group at a cut; scikit-learn keeps it in one bin
+    tied = np.r_[np.full(5, 0.5), np.full(5, 0.7)]
+    assert np.bincount(cn.bin_indices(tied, n_bins=3, binning="mass")).tolist() == [4, 3, 3]
+    edges = np.percentile(tied, np.linspace(0, 100, 4))
+    assert np.bincount(np.searchsorted(edges[1:-1], tied)).tolist() == [5, 5]
+    # MAPIE: num_bins percentile edges = num_bins - 1 bins, plus a bin holding only the minimum
+    mapie = pytest.importorskip("mapie.metrics.calibration", reason="MAPIE is not installed")
+    c9 = np.linspace(0.1, 0.9, 9)
+    bins, _, _, sizes = mapie._calc_bins(np.zeros(9), c9, 4, "quantile")
+    assert len(bins) == 4 and sizes.tolist() == [1.0, 2.0, 3.0, 3.0]
+    assert np.bincount(cn.bin_indices(c9, n_bins=3, binning="mass")).tolist() == [3, 3, 3]

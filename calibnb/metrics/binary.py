@@ -799,6 +799,22 @@ def bin_indices(conf, *, n_bins: int = 10, binning: str = "width") -> np.ndarray
     Bin counting is the same everywhere: every item counts once, with weight
     ``|B_m| / N``, and empty bins contribute nothing.
 
+    Equal-mass bins of the peers (also checked in ``tests/test_conventions.py``):
+
+    * calibnb: stable sort, then ``numpy.array_split`` sizes (the first
+      ``N mod M`` bins take one extra item); a group of tied confidences that
+      straddles a cut is split there, in input order, so every bin has
+      ``N // M`` or ``N // M + 1`` items;
+    * scikit-learn's ``calibration_curve(strategy="quantile")``: edges
+      ``np.percentile(conf, 100 k / M)`` (linear interpolation), right-closed
+      bins; the same bins when the confidences have no ties and N is a
+      multiple of M, otherwise the extra items can sit in other bins, and tied
+      confidences always share one bin (bins can be unequal, or empty and
+      dropped);
+    * MAPIE's ``top_label_ece(split_strategy="quantile")``: ``num_bins``
+      percentile *edges*, i.e. ``num_bins - 1`` bins plus a bin that holds only
+      the items equal to the smallest confidence (as its ``"uniform"`` edges).
+
     Examples
     --------
     >>> bin_indices([0.0, 0.1, 0.15, 0.3, 1.0], n_bins=10)
