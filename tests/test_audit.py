@@ -85,10 +85,10 @@ def test_multiclass_csv_with_votes_and_weights(multiclass_run):
     assert res["inputs"]["roles"] == {"probs": "p0..p2", "label": "label", "votes": "h0..h2", "weight": "weight"}
     s = frame(res, "summary").set_index("key")
     every = ["accuracy", "ece_width", "ece_mass", "mce", "ice", "macro_ce", "r_o", "r_u", "hmr", "ks_top1",
-             "brier_top1", "smooth_ece", "debiased_ece", "rms_ce", "selective_cov_acc_area", "selective_acc_10",
-             "ks_top2", "ks_within_top2", "ks_classwise",
+             "kuiper", "brier_top1", "smooth_ece", "debiased_ece", "rms_ce", "selective_cov_acc_area",
+             "selective_acc_10", "ks_top2", "ks_within_top2", "ks_classwise",
              "classwise_ece", "nbr", "human_accuracy", "dist_ce", "ent_ce", "rank_cs", "classwise_ece_human",
-             "jiang_ce", "psi_mae", "psi_rr"]
+             "jiang_ce", "psi_mae", "psi_rr", "corp_mcb_brier", "corp_mcb_log", "ts_gain_log", "ts_gain_brier"]
     assert list(s.index) == every
     assert s["low"].notna().all() and (s["low"] <= s["high"]).all()
     assert s.loc["ece_width", "weighted"] and not s.loc["smooth_ece", "weighted"]

@@ -151,7 +151,6 @@ def test_platt_targets_and_sign_differ_from_sklearn_sigmoid_as_documented():
     assert th[0] == pytest.approx(-a, rel=1e-3) and th[1] == pytest.approx(-b, abs=1e-3)
 
 
-
 def test_equal_mass_bins_against_sklearn_and_mapie_quantile_as_documented():
     from sklearn.calibration import calibration_curve
 

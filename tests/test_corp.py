@@ -276,3 +276,39 @@ def test_corp_plot_draws_its_data():
         plt.close(fig)
     with pytest.raises(TypeError, match="data"):
         cn.plot_corp_reliability(cn.corp_reliability(conf, correct, n_resamples=0))
+
+
+# ---- R reliabilitydiag's published example -------------------------------------------------
+
+#: R ``reliabilitydiag`` (0.2.x) README, ``reliabilitydiag(EMOS = X, y = Y)`` on its data set
+#: ``precip_Niamey_2016`` (92 daily probability-of-precipitation forecasts, Vogel et al. 2021): the
+#: Brier decomposition as printed there, to its 3 significant digits.
+RELIABILITYDIAG_README_EMOS = {"score": 0.232, "mcb": 0.0183, "dsc": 0.0305, "unc": 0.244}
+
+
+def _niamey_path():
+    """The data set as a CSV (columns date, Logistic, EMOS, ENS, EPC, obs) in the data mirror, if present.
+
+    Not in the repository or the mirror by default: it ships with the R package (GPL-3) and CRAN is out of
+    reach here, and Debian has no r-cran-reliabilitydiag; put it at
+    ``$CALIBNB_DATA_DIR/reliabilitydiag/precip_Niamey_2016.csv`` to run the check.
+    """
+    import os
+    from pathlib import Path
+
+    root = os.environ.get("CALIBNB_DATA_DIR")
+    path = Path(root) / "reliabilitydiag" / "precip_Niamey_2016.csv" if root else None
+    return path if path is not None and path.is_file() else None
+
+
+@pytest.mark.skipif(_niamey_path() is None, reason="precip_Niamey_2016.csv (R reliabilitydiag's data set) is not in "
+                                                    "$CALIBNB_DATA_DIR/reliabilitydiag/")
+def test_brier_decomposition_reproduces_reliabilitydiags_readme_example():
+    import pandas as pd
+
+    df = pd.read_csv(_niamey_path())
+    assert len(df) == 92 and set(df["obs"]) <= {0, 1}
+    d = cn.score_decomposition(df["EMOS"].to_numpy(), df["obs"].to_numpy(), n_resamples=0)
+    for term, printed in RELIABILITYDIAG_README_EMOS.items():
+        ours = getattr(d, term).estimate
+        assert float(f"{ours:.3g}") == printed, (term, ours, printed)  # equal at the printed precision
