@@ -643,15 +643,21 @@ def _ice_parts_general(conf, correct, w):
     return np.maximum(ice_pos, 0.0), np.maximum(ice_neg, 0.0)
 
 
-def _ks_general(conf, correct, w, ties: str):
+def _cumulative_rows(conf, correct, w, ties: str):
+    """Per row: the unnormalised cumulative differences C_k (0 where ``ties="group"`` skips k) and their divisor."""
     sc, sy, sw = _sorted_rows(conf, correct, w)
     r = sy - sc if sw is None else sw * (sy - sc)
     cs = np.cumsum(r, axis=1)
     if ties == "group":
         last = np.ones(sc.shape, dtype=bool)
         last[:, :-1] = sc[:, 1:] != sc[:, :-1]
-        cs = np.where(last, cs, 0.0)
+        cs = np.where(last, cs, 0.0)  # 0 = C_0: neither the maximum of |C_k| nor the range changes
     total = float(sc.shape[1]) if sw is None else sw.sum(axis=1)
+    return cs, total
+
+
+def _ks_general(conf, correct, w, ties: str):
+    cs, total = _cumulative_rows(conf, correct, w, ties)
     return np.abs(cs).max(axis=1) / total
 
 
@@ -1717,14 +1723,7 @@ def kuiper_error(conf, correct, *, ties: str = "order", sample_weight=None):
     """
     conf, correct, w, batched = _prepare(conf, correct, sample_weight)
     check_choice(ties, _TIES, "ties")
-    sc, sy, sw = _sorted_rows(conf, correct, w)
-    r = sy - sc if sw is None else sw * (sy - sc)
-    cs = np.cumsum(r, axis=1)
-    if ties == "group":
-        last = np.ones(sc.shape, dtype=bool)
-        last[:, :-1] = sc[:, 1:] != sc[:, :-1]
-        cs = np.where(last, cs, 0.0)  # 0 = C_0 is in the range anyway
-    total = float(sc.shape[1]) if sw is None else sw.sum(axis=1)
+    cs, total = _cumulative_rows(conf, correct, w, ties)
     return _result((np.maximum(cs.max(axis=1), 0.0) - np.minimum(cs.min(axis=1), 0.0)) / total, batched)
 
 
