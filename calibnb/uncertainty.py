@@ -630,6 +630,16 @@ def cumulative_ks_test(conf, correct, *, ties: str = "order") -> CalibrationTest
     p-value is :math:`P(\\max_{t \\le 1} |B_t| \\ge G)` (Darling & Siegert
     1953; Tygert 2022), computed from two exact series (see the source).
 
+    Conventions: the p-value is **two-sided** -- a deviation of either sign
+    (over- or under-confidence) counts, as in MAPIE's
+    ``kolmogorov_smirnov_p_value`` (which computes ``1 - cdf`` and so loses its
+    digits below about 1e-8; this one keeps them). A one-sided test (only
+    over-, or only under-confidence) would use :math:`P(\\max_t B_t \\ge G) =
+    2\\bar\\Phi(G)` by the reflection principle, at most the two-sided
+    p-value and at least half of it (not offered here;
+    ``tests/test_conventions.py`` checks the bounds). :func:`kuiper_test`'s
+    range has no sign, and :func:`spiegelhalter_test` takes ``alternative``.
+
     Parameters
     ----------
     conf, correct : array-like of shape (N,)

@@ -181,3 +181,17 @@ def test_equal_mass_bins_against_sklearn_and_mapie_quantile_as_documented():
     bins, _, _, sizes = mapie._calc_bins(np.zeros(9), c9, 4, "quantile")
     assert len(bins) == 4 and sizes.tolist() == [1.0, 2.0, 3.0, 3.0]
     assert np.bincount(cn.bin_indices(c9, n_bins=3, binning="mass")).tolist() == [3, 3, 3]
+
+
+def test_cumulative_ks_p_value_is_two_sided_as_documented():
+    """P(max |B| >= G) lies between the one-sided 2 (1 - Phi(G)) and twice it, approaching twice it for large G."""
+    rng = np.random.default_rng(0)
+    ratios = []
+    for shift in (0.0, 0.05, 0.1, 0.15, 0.2):
+        conf = rng.uniform(0.2, 0.8, 2000)
+        correct = rng.uniform(size=2000) < np.clip(conf - shift, 0, 1)
+        r = cn.cumulative_ks_test(conf, correct)
+        one_sided = 2 * stats.norm.sf(r.statistic)
+        assert one_sided <= r.p_value <= 2 * one_sided + 1e-300
+        ratios.append(r.p_value / one_sided)
+    assert ratios[-1] == pytest.approx(2.0, rel=1e-6)  # strongly miscalibrated: both tails count, each once
