@@ -856,7 +856,10 @@ def metric_functions(*, n_bins: int = 10) -> dict:
     ``hmr``, ``ks_error``, ...) gets it, with the declared options; any other
     with a streaming form (``Metric.streaming``) is computed from the
     :func:`calibration_stats` of the columns. ``n_bins`` is given to the
-    binned ones.
+    binned ones. A metric with neither is left out; when it has no mergeable
+    form at all, its declaration says why
+    (:func:`calibnb.metrics.registry.not_mergeable`: e.g. CORP's
+    miscalibration and the cross-fitted loss gain).
 
     Examples
     --------
