@@ -611,6 +611,14 @@ def _max_abs_brownian_sf(x: float) -> float:
     return float(min(1.0, max(0.0, 1.0 - cdf)))
 
 
+def _null_sd(conf: np.ndarray, test: str) -> float:
+    """sigma = sqrt(sum c_i (1 - c_i)) / N, the sd of C_N under calibration (ValueError naming ``test`` if 0)."""
+    sigma = float(np.sqrt(np.sum(conf * (1.0 - conf)))) / conf.shape[0]
+    if sigma <= 0.0:
+        raise ValueError(f"{test} is undefined when every confidence is 0 or 1 (sigma = 0).")
+    return sigma
+
+
 def cumulative_ks_test(conf, correct, *, ties: str = "order") -> CalibrationTest:
     """Kolmogorov-Smirnov-type test of calibration on cumulative differences.
 
@@ -675,10 +683,7 @@ def cumulative_ks_test(conf, correct, *, ties: str = "order") -> CalibrationTest
     (0.416, 0.999)
     """
     conf, correct = check_conf_correct(conf, correct)
-    sigma = float(np.sqrt(np.sum(conf * (1.0 - conf)))) / conf.shape[0]
-    if sigma <= 0.0:
-        raise ValueError("cumulative_ks_test is undefined when every confidence is 0 or 1 (sigma = 0).")
-    g = ks_error(conf, correct, ties=ties) / sigma
+    g = ks_error(conf, correct, ties=ties) / _null_sd(conf, "cumulative_ks_test")
     return CalibrationTest(float(g), _max_abs_brownian_sf(g))
 
 
@@ -771,9 +776,5 @@ def kuiper_test(conf, correct, *, ties: str = "order") -> CalibrationTest:
     """
     conf, correct = check_conf_correct(conf, correct)
     check_choice(ties, ("order", "group"), "ties")
-    n = conf.shape[0]
-    sigma = float(np.sqrt(np.sum(conf * (1.0 - conf)))) / n
-    if sigma <= 0.0:
-        raise ValueError("kuiper_test is undefined when every confidence is 0 or 1 (sigma = 0).")
-    v = kuiper_error(conf, correct, ties=ties) / sigma  # the range of C_0..C_N (calibnb.kuiper_error)
+    v = kuiper_error(conf, correct, ties=ties) / _null_sd(conf, "kuiper_test")  # range of C_0..C_N
     return CalibrationTest(float(v), _brownian_range_sf(v))
