@@ -345,24 +345,35 @@ def score_decomposition(conf, correct, *, score: str = "brier", sample_weight=No
     (0.19, 0.065, 0.0625, 0.1875)
     """
 
-    conf, correct, w = _check_inputs(conf, correct, sample_weight)
     score = check_choice(score, ("brier", "log"), "score")
+    return _decompositions(conf, correct, sample_weight, (score,), n_resamples, level, seed)[score]
+
+
+def _decompositions(conf, correct, sample_weight, scores: tuple, n_resamples, level, seed) -> dict:
+    """:func:`score_decomposition` of each of ``scores`` from the same resamples (identical to one call each)."""
+    conf, correct, w = _check_inputs(conf, correct, sample_weight)
     n_resamples = check_positive_int(n_resamples, "n_resamples", minimum=0)
     level = check_scalar_in_range(level, "level", low=0.0, high=1.0, low_inclusive=False, high_inclusive=False)
     rng = as_rng(seed)
     grp = _Groups(conf, correct, w)
-    est = _decompose(grp.x, grp.hits, grp.weight, score)
+    est = {s: _decompose(grp.x, grp.hits, grp.weight, s) for s in scores}
     if n_resamples == 0:
-        return ScoreDecomposition(*(BootstrapResult(float(e), np.nan, np.nan) for e in est))
+        return {s: ScoreDecomposition(*(BootstrapResult(float(e), np.nan, np.nan) for e in est[s])) for s in scores}
     n = grp.conf.shape[0]
-    dist = np.empty((n_resamples, 4))
+    dist = {s: np.empty((n_resamples, 4)) for s in scores}
     for b in range(n_resamples):
         m = np.bincount(rng.integers(0, n, n).astype(np.intp, copy=False), minlength=n) * grp.w  # multiplicity x weight
-        dist[b] = _decompose(grp.x, np.bincount(grp.group, weights=m * grp.correct, minlength=grp.g),
-                             np.bincount(grp.group, weights=m, minlength=grp.g), score)
+        hits = np.bincount(grp.group, weights=m * grp.correct, minlength=grp.g)
+        weight = np.bincount(grp.group, weights=m, minlength=grp.g)
+        for s in scores:
+            dist[s][b] = _decompose(grp.x, hits, weight, s)
     alpha = (1.0 - level) / 2.0
-    lo, hi = np.quantile(dist, [alpha, 1.0 - alpha], axis=0)
-    return ScoreDecomposition(*(BootstrapResult(float(e), float(a), float(b)) for e, a, b in zip(est, lo, hi)))
+    out = {}
+    for s in scores:
+        lo, hi = np.quantile(dist[s], [alpha, 1.0 - alpha], axis=0)
+        out[s] = ScoreDecomposition(*(BootstrapResult(float(e), float(a), float(b_))
+                                      for e, a, b_ in zip(est[s], lo, hi)))
+    return out
 
 
 def corp_miscalibration(conf, correct, *, score: str = "brier", sample_weight=None) -> float:
@@ -415,10 +426,16 @@ def corp_miscalibration(conf, correct, *, score: str = "brier", sample_weight=No
     return float(d.mcb.estimate)
 
 
-def _mcb_interval(conf, correct, *, sample_weight=None, n_resamples: int, level: float, seed, score: str):
-    """(estimate, low, high) of the MCB by :func:`score_decomposition`'s bootstrap (the registry's interval)."""
-    d = score_decomposition(conf, correct, score=score, sample_weight=sample_weight, n_resamples=n_resamples,
-                            level=level, seed=seed).mcb
+def _mcb_interval(conf, correct, *, sample_weight=None, n_resamples: int, level: float, seed, cache: dict,
+                  score: str):
+    """(estimate, low, high) of the MCB by :func:`score_decomposition`'s bootstrap (the registry's interval).
+
+    Both scores' decompositions come from one set of resamples, kept in ``cache`` for the sibling row.
+    """
+    key = ("corp.score_decomposition", n_resamples, level, seed)
+    if key not in cache:
+        cache[key] = _decompositions(conf, correct, sample_weight, ("brier", "log"), n_resamples, level, seed)
+    d = cache[key][score].mcb
     if n_resamples == 0:
         return float(d.estimate), None, None
     return float(d.estimate), float(d.low), float(d.high)

@@ -352,11 +352,17 @@ def calibration_loss_gain(conf, correct, *, loss: str = "log", calibrator: Any =
     return float(getattr(g, loss).gain.estimate)
 
 
-def _gain_interval(conf, correct, *, sample_weight=None, n_resamples: int, level: float, seed, loss: str,
-                   calibrator: Any = "temperature"):
-    """(estimate, low, high): :func:`recalibration_gain`'s gain and paired bootstrap interval (the registry's)."""
-    g = getattr(recalibration_gain(conf, correct, calibrator=calibrator, sample_weight=sample_weight,
-                                   n_resamples=n_resamples, level=level, seed=seed), loss).gain
+def _gain_interval(conf, correct, *, sample_weight=None, n_resamples: int, level: float, seed, cache: dict,
+                   loss: str, calibrator: Any = "temperature"):
+    """(estimate, low, high): :func:`recalibration_gain`'s gain and paired bootstrap interval (the registry's).
+
+    One cross-fitting gives both losses: it is kept in ``cache`` for the sibling row.
+    """
+    key = ("loss_gain.recalibration_gain", repr(calibrator), n_resamples, level, seed)
+    if key not in cache:
+        cache[key] = recalibration_gain(conf, correct, calibrator=calibrator, sample_weight=sample_weight,
+                                        n_resamples=n_resamples, level=level, seed=seed)
+    g = getattr(cache[key], loss).gain
     if n_resamples == 0:
         return float(g.estimate), None, None
     return float(g.estimate), float(g.low), float(g.high)

@@ -139,12 +139,12 @@ def _classwise_value(metric, p, y, w, options):
     return out / p.shape[1]
 
 
-def _interval(spec: _Spec, arrays: tuple, w, n_resamples: int, level: float, seed: int):
+def _interval(spec: _Spec, arrays: tuple, w, n_resamples: int, level: float, seed: int, cache=None):
     """(estimate, low, high) of one metric; low/high None when n_resamples == 0."""
     options = dict(spec.options)
     if spec.kind == "own":  # the estimator's own estimate and interval (calibnb.metrics.registry, form "own")
         est, lo, hi = spec.interval(*arrays, sample_weight=w, n_resamples=n_resamples, level=level, seed=seed,
-                                    **options)
+                                    cache={} if cache is None else cache, **options)
         return float(est), (None if lo is None else float(lo)), (None if hi is None else float(hi))
     if spec.kind == "binary":
         est = float(spec.fn(*arrays, sample_weight=w, **options))
@@ -391,6 +391,7 @@ def metric_summary(
     cw = w if class_weight is None else np.asarray(class_weight, dtype=np.float64)
     specs = {s_.key: s_ for s_ in _specs(n_bins)}
     rows = []
+    shared: dict = {}  # the own-interval estimators' cache, per array set (calibnb.metrics.registry)
     for spec in specs.values():
         if include is not None and spec.key not in include:
             continue
@@ -403,7 +404,7 @@ def metric_summary(
         b = min(n_resamples, heavy_resamples) if spec.kind in ("loop", "classwise", "own") else n_resamples
         reading = spec.reading
         try:
-            est, lo, hi = _interval(spec, data, ww, b, level, seed)
+            est, lo, hi = _interval(spec, data, ww, b, level, seed, cache=shared.setdefault(spec.arrays, {}))
         except ValueError as exc:
             if spec.kind != "own":
                 raise

@@ -20,12 +20,17 @@ per-item values, ``loop`` calls the function once per resample. Estimators
 that refit something inside (PAV of CORP's miscalibration, the cross-fitted
 calibrator of the loss gain) declare ``form="own"`` and an ``interval``
 function instead: ``interval(conf, correct, *, sample_weight, n_resamples,
-level, seed, **options)`` returns ``(estimate, low, high)`` by the
+level, seed, cache, **options)`` returns ``(estimate, low, high)`` by the
 estimator's own method (e.g. :func:`calibnb.recalibration_gain`'s paired
 bootstrap of per-item loss differences; ``low = high = None`` when
 ``n_resamples`` is 0), and the summary uses it as given (with
 ``min(n_resamples, heavy_resamples)`` resamples, as for the loop form). The
 estimate of such a metric depends on ``seed`` when the estimator draws folds.
+``cache`` is a dict that lives for one summary call and is shared by the rows
+computed from the same arrays, weights, resamples and seed: an estimator that
+yields several registered numbers from one computation (the loss gain in log
+loss and in Brier score from one cross-fitting; CORP's MCB of both scores
+from one set of resamples) keeps it there under its own key, so it runs once.
 
 **Mergeable or not.** ``streaming`` is the mergeable form (from a
 :class:`calibnb.CalibrationStats`); a metric without one that is still left
@@ -67,8 +72,8 @@ FORMS = {
     "classwise": "fn, a binary metric, applied to each class k of (probs, labels == k), averaged over classes",
     "loop": "fn(*arrays, **options) -> float, unweighted, bootstrapped by resampling rows",
     "own": "fn(conf, correct, sample_weight=, **options) -> float; estimate and interval from "
-           "interval(conf, correct, sample_weight=, n_resamples=, level=, seed=, **options), the estimator's own "
-           "method (no row bootstrap around it)",
+           "interval(conf, correct, sample_weight=, n_resamples=, level=, seed=, cache=, **options), the "
+           "estimator's own method (no row bootstrap around it)",
 }
 
 
@@ -108,8 +113,9 @@ class Metric:
         Other names, e.g. ``'adaptive ECE; ece(conf, correct, binning="mass")'``.
     interval : callable or None
         Required for (and only for) ``form="own"``: ``interval(conf, correct, *, sample_weight,
-        n_resamples, level, seed, **options) -> (estimate, low, high)``, the estimator's own
-        interval (``low``, ``high`` None when ``n_resamples`` is 0); see the module docstring.
+        n_resamples, level, seed, cache, **options) -> (estimate, low, high)``, the estimator's own
+        interval (``low``, ``high`` None when ``n_resamples`` is 0; ``cache`` a dict shared by the
+        rows of one summary call); see the module docstring.
     not_mergeable : str
         For a metric without ``streaming`` form: why it has none (shown by :func:`not_mergeable`;
         such a metric is absent from the Dask list and from the streamed whole-file estimates).

@@ -80,8 +80,8 @@ def test_an_estimator_that_cannot_run_says_so_in_its_row():
 def test_a_toy_own_metric_gets_the_summarys_arguments():
     calls = []
 
-    def toy_interval(conf, correct, *, sample_weight=None, n_resamples, level, seed, shift):
-        calls.append((len(conf), sample_weight is not None, n_resamples, level, seed))
+    def toy_interval(conf, correct, *, sample_weight=None, n_resamples, level, seed, cache, shift):
+        calls.append((len(conf), sample_weight is not None, n_resamples, level, seed, type(cache)))
         return float(np.mean(conf)) + shift, 0.0, 1.0
 
     registry.register(Metric("toy_own", "toy own", "-", "mean confidence plus a shift",
@@ -91,7 +91,7 @@ def test_a_toy_own_metric_gets_the_summarys_arguments():
         conf, correct = _data(50)
         t = cn.metric_summary(conf, correct, n_resamples=30, heavy_resamples=7, level=0.9, seed=5,
                               sample_weight=np.ones(50)).set_index("key")
-        assert calls == [(50, True, 7, 0.9, 5)]
+        assert calls == [(50, True, 7, 0.9, 5, dict)]
         assert t.loc["toy_own", "estimate"] == pytest.approx(conf.mean() + 0.5)
         assert (t.loc["toy_own", "low"], t.loc["toy_own", "high"]) == (0.0, 1.0)
         assert registry.not_mergeable()["toy_own"] == "a toy"
@@ -217,3 +217,29 @@ def test_the_new_functions_name_a_bad_argument():
 def test_summary_specs_carry_the_interval():
     spec = next(s for s in summary._specs(15) if s.key == "ts_gain_log")
     assert spec.kind == "own" and spec.interval is registry.get_metric("ts_gain_log").interval
+
+
+def test_sibling_rows_share_one_computation(monkeypatch):
+    """ts_gain_log/ts_gain_brier cross-fit once and corp_mcb_brier/corp_mcb_log resample once per summary call."""
+    from calibnb import corp, loss_gain
+
+    counts = {"gain": 0, "corp": 0}
+    gain, decomp = loss_gain.recalibration_gain, corp._decompositions
+
+    def counted_gain(*a, **k):
+        counts["gain"] += 1
+        return gain(*a, **k)
+
+    def counted_decomp(*a, **k):
+        counts["corp"] += 1
+        return decomp(*a, **k)
+
+    monkeypatch.setattr(loss_gain, "recalibration_gain", counted_gain)
+    monkeypatch.setattr(corp, "_decompositions", counted_decomp)
+    conf, correct = _data(300)
+    t = cn.metric_summary(conf, correct, include=OWN, n_resamples=20, seed=1).set_index("key")
+    assert counts == {"gain": 1, "corp": 1} and list(t.index) == list(OWN)
+    # the shared resamples give what separate calls give
+    for score in ("brier", "log"):
+        d = cn.score_decomposition(conf, correct, score=score, n_resamples=20, seed=1).mcb
+        assert (t.loc[f"corp_mcb_{score}", "low"], t.loc[f"corp_mcb_{score}", "high"]) == (d.low, d.high)
