@@ -161,11 +161,12 @@ def _group_score(p: np.ndarray, hits: np.ndarray, weight: np.ndarray, score: str
     return float(max(total, 0.0) / weight.sum())
 
 
-def _decompose(x: np.ndarray, hits: np.ndarray, weight: np.ndarray, score: str) -> tuple[float, float, float, float]:
-    """(score, MCB, DSC, UNC) of the pooled groups."""
+def _decompose(x: np.ndarray, hits: np.ndarray, weight: np.ndarray, score: str,
+               pav: np.ndarray | None = None) -> tuple[float, float, float, float]:
+    """(score, MCB, DSC, UNC) of the pooled groups (``pav``: their PAV values, if already computed)."""
     xf = np.clip(x, _EPS, 1.0 - _EPS) if score == "log" else x
     s = _group_score(xf, hits, weight, score)
-    s_rc = _group_score(_pav(hits, weight), hits, weight, score)
+    s_rc = _group_score(_pav(hits, weight) if pav is None else pav, hits, weight, score)
     pos = weight > 0
     ybar = float(np.sum(hits[pos]) / np.sum(weight[pos]))
     s_mg = _group_score(np.full(x.shape[0], ybar), hits, weight, score)
@@ -356,7 +357,8 @@ def _decompositions(conf, correct, sample_weight, scores: tuple, n_resamples, le
     level = check_scalar_in_range(level, "level", low=0.0, high=1.0, low_inclusive=False, high_inclusive=False)
     rng = as_rng(seed)
     grp = _Groups(conf, correct, w)
-    est = {s: _decompose(grp.x, grp.hits, grp.weight, s) for s in scores}
+    fitted = _pav(grp.hits, grp.weight)
+    est = {s: _decompose(grp.x, grp.hits, grp.weight, s, fitted) for s in scores}
     if n_resamples == 0:
         return {s: ScoreDecomposition(*(BootstrapResult(float(e), np.nan, np.nan) for e in est[s])) for s in scores}
     n = grp.conf.shape[0]
@@ -365,8 +367,9 @@ def _decompositions(conf, correct, sample_weight, scores: tuple, n_resamples, le
         m = np.bincount(rng.integers(0, n, n).astype(np.intp, copy=False), minlength=n) * grp.w  # multiplicity x weight
         hits = np.bincount(grp.group, weights=m * grp.correct, minlength=grp.g)
         weight = np.bincount(grp.group, weights=m, minlength=grp.g)
+        fitted = _pav(hits, weight)  # the same PAV fit for every score
         for s in scores:
-            dist[s][b] = _decompose(grp.x, hits, weight, s)
+            dist[s][b] = _decompose(grp.x, hits, weight, s, fitted)
     alpha = (1.0 - level) / 2.0
     out = {}
     for s in scores:
