@@ -274,7 +274,11 @@ def debiased_ece(conf, correct, *, n_bins: int = 10, binning: str = "width", squ
 # ---------------------------------------------------------------- registry declarations (calibnb.metrics.registry)
 register(Metric("smooth_ece", "smooth ECE", "Blasiok 2023",
                 "ECE with a kernel instead of bins (bandwidth chosen by the fixed point)", smooth_ece, form="loop",
-                aka="smECE (relplot); smooth_ece(conf, correct)"))
+                aka="smECE (relplot); smooth_ece(conf, correct)",
+                not_mergeable="the kernel's bandwidth is a fixed point over all rows and the smoothing reads every "
+                              "row near each point: no state of chunks merges into it"))
 register(Metric("debiased_ece", "debiased ECE ({n_bins} equal-width bins)", "Kumar 2019",
                 "ECE with the finite-sample bias of the binned estimate removed", debiased_ece, form="loop",
-                binned=True, aka="unbiased binned ECE (Kumar et al.'s unbiased_l1_ce); debiased_ece(conf, correct)"))
+                binned=True, aka="unbiased binned ECE (Kumar et al.'s unbiased_l1_ce); debiased_ece(conf, correct)",
+                not_mergeable="mergeable in principle (per-bin counts and sums of the equal-width bins), but no "
+                              "streaming form is written yet"))

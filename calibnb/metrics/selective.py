@@ -272,13 +272,18 @@ def selective_accuracy(conf, correct, *, coverage: float = 0.1, ties: str = "ave
 register(Metric("rms_ce", "RMS calibration error ({n_bins} equal-width bins)", "Kumar 2019; Phan 2025",
                 "root-mean-square gap between accuracy and confidence over bins: large gaps weigh more than in ECE",
                 rms_calibration_error, form="loop", binned=True,
-                aka="RMS CE, l2 calibration error; rms_calibration_error(conf, correct)"))
+                aka="RMS CE, l2 calibration error; rms_calibration_error(conf, correct)",
+                not_mergeable="mergeable in principle (per-bin counts and sums of the equal-width bins), but no "
+                              "streaming form is written yet"))
 register(Metric("selective_cov_acc_area", "area under the coverage-accuracy curve", "Liang 2023",
                 "mean accuracy of the k most confident predictions over k = 1..N (HELM's selective_cov_acc_area)",
                 coverage_accuracy_area, form="loop", higher_is_better=True,
-                aka="HELM selective_cov_acc_area; coverage_accuracy_area(conf, correct)"))
+                aka="HELM selective_cov_acc_area; coverage_accuracy_area(conf, correct)",
+                not_mergeable="needs every row ranked by confidence; calibnb.dask has no sorted version of it"))
 register(Metric("selective_acc_10", "accuracy on the 10% most confident", "Liang 2023",
                 "accuracy of the ceil(N/10) most confident predictions (HELM's selective_acc@10 keeps int(N/10) + 1: "
                 "selective_accuracy(..., rounding='helm'))",
                 selective_accuracy, form="loop", higher_is_better=True,
-                aka="HELM selective_acc@10 (with rounding='helm'); selective_accuracy(conf, correct)"))
+                aka="HELM selective_acc@10 (with rounding='helm'); selective_accuracy(conf, correct)",
+                not_mergeable="needs the most confident rows of the whole file (a ranking); calibnb.dask has no "
+                              "sorted version of it"))

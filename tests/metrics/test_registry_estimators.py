@@ -243,3 +243,13 @@ def test_sibling_rows_share_one_computation(monkeypatch):
     for score in ("brier", "log"):
         d = cn.score_decomposition(conf, correct, score=score, n_resamples=20, seed=1).mcb
         assert (t.loc[f"corp_mcb_{score}", "low"], t.loc[f"corp_mcb_{score}", "high"]) == (d.low, d.high)
+
+
+def test_every_conf_correct_metric_left_out_of_the_dask_list_says_why():
+    pytest.importorskip("dask")
+    import calibnb.dask as cdask
+
+    fns = cdask.metric_functions(n_bins=15)
+    left_out = {m.key for m in registry.metrics() if m.inputs == "binary" and m.form != "mean"} - set(fns)
+    assert left_out == set(registry.not_mergeable())  # exactly those, each with its reason
+    assert {"kuiper", "smooth_ece", "selective_acc_10"} <= left_out
