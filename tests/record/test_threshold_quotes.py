@@ -6,7 +6,7 @@ A ledger entry of the magnitude rule cites either a phrase of the project-wide t
 [square brackets] hold our remarks (how the words become the numbers), as in any scholarly quotation. This test
 checks every committed quote against the text of its paper (the papers' page maps each paper to its notebook), and
 that the record's criterion text -- what the claims table and the generated section print -- shows the quote.
-A threshold without a quote is refused by the loader (tests/test_reproduction.py, ``_mutate(..., threshold=...)``).
+A threshold without a quote is refused by the loader (tests/record/test_reproduction.py, ``_mutate(..., threshold=...)``).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import pytest
 
 from calibnb.record.reproduction import LedgerError, criterion_text, load_ledger
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 LEDGERS = sorted((ROOT / "notebooks" / "claims").glob("*.yaml"))
 
 
