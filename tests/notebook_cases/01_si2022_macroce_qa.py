@@ -79,7 +79,8 @@ def check_default(results):
                 assert lo <= hi, (cid, src)
     # noisy comparisons are directions with bootstrap intervals, never point comparisons
     for cid in ("ts_squeezes_confidences", "ood_ece_higher_after_ts", "average_baseline_lowest_ece",
-                "conscal_lowest_macroce", "fig5_macroce_flatter_than_ece", "macroce_agrees_with_f1"):
+                "conscal_lowest_macroce", "fig5_macroce_flatter_than_ece", "macroce_agrees_with_f1",
+                "resample_ice_pos_falls_ice_neg_rises"):
         assert claims[cid]["rule"] == "direction", cid
         assert all(s["interval"] is not None and not isinstance(s["ours"], bool) for s in claims[cid]["sources"]), cid
     for name in ("cifar10/resnet20", "cifar100/vgg16_bn"):
