@@ -11,6 +11,7 @@ A threshold without a quote is refused by the loader (tests/record/test_reproduc
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 from pathlib import Path
@@ -107,3 +108,51 @@ def test_every_per_claim_threshold_quotes_its_paper_and_the_record_shows_it(stem
 def test_the_committed_ledgers_have_per_claim_thresholds_to_check():
     # the parametrised test above must not pass vacuously
     assert len(list(per_claim_thresholds())) >= 5
+
+
+def _half_printed_unit(value: float) -> float:
+    """Half a unit of the last digit of ``value`` as the ledger writes it (0.25 -> 0.005, 1500 -> 0.5).
+
+    A value printed with trailing zeros (0.50) reads as fewer digits here (0.5 -> 0.05): the bound is then looser,
+    so an entry this test flags is wider than its printed precision for certain.
+    """
+    text = repr(float(value)).rstrip("0").rstrip(".") if not float(value).is_integer() else "0"
+    decimals = len(text.split(".")[1]) if "." in text else 0
+    return 0.5 * 10.0 ** (-decimals)
+
+
+def test_half_printed_unit():
+    assert _half_printed_unit(0.25) == pytest.approx(0.005) and _half_printed_unit(1500) == 0.5
+    assert _half_printed_unit(0.004) == pytest.approx(0.0005) and _half_printed_unit(-0.26) == pytest.approx(0.005)
+
+
+def wider_tolerances():
+    for path in LEDGERS:
+        for item in load_ledger(path).claims.values():
+            if item.kind == "number" and item.tol > _half_printed_unit(item.paper) * (1 + 1e-9):
+                yield pytest.param(path.stem, item, id=f"{path.stem}:{item.id}")
+
+
+@pytest.mark.parametrize(("stem", "item"), list(wider_tolerances()))
+def test_a_tolerance_wider_than_the_printed_precision_quotes_the_paper(stem, item):
+    """The value rule's tolerance is half a unit of the paper's last printed digit; a wider one is a per-claim
+    threshold, allowed only with the paper's word that justifies it (e.g. 'roughly'), quoted in tol_reason from the
+    claim's own quote."""
+    quoted = re.findall(r"'([^']+)'|“([^”]+)”", item.tol_reason or "")
+    words = [a or b for a, b in quoted]
+    assert any(w.strip() and _normal(w) in _normal(item.quote) for w in words), (
+        f"{stem}: claim {item.id!r} has tol {item.tol:g}, wider than half a printed unit of {item.paper:g}, and its "
+        "tol_reason quotes no word of the paper's claim that justifies it")
+
+
+def test_the_tolerance_check_rejects_an_unquoted_wider_tolerance(tmp_path):
+    path = tmp_path / "ledger.yaml"
+    path.write_text("paper: P\nnotebook: ledger\nclaims:\n- id: c\n  quote: Acc 0.74\n  locator: l\n  kind: number\n"
+                    "  rule: value\n  paper: 0.74\n  tol: 0.01\n  tol_reason: 'project page: within 0.01'\n"
+                    "  refuted_by: 0.76\n  sources: [s]\n  expected: reproduces\n  reason: r\n")
+    item = load_ledger(path).claims["c"]
+    assert item.tol > _half_printed_unit(item.paper)
+    with pytest.raises(AssertionError, match="quotes no word of the paper"):
+        test_a_tolerance_wider_than_the_printed_precision_quotes_the_paper("ledger", item)
+    roughly = dataclasses.replace(item, quote="roughly 0.74", tol_reason="'roughly': within 0.01")
+    test_a_tolerance_wider_than_the_printed_precision_quotes_the_paper("ledger", roughly)
