@@ -862,7 +862,8 @@ def load_ledger(path: str | os.PathLike) -> Ledger:
     true/false; direction: ``higher``/``lower``; count: ``[k, n]``),
     ``phrase`` (magnitude: a key of :data:`PHRASES`) or ``threshold`` with
     ``threshold_quote`` (a per-claim threshold and the paper's words that
-    justify it), ``tol`` and ``tol_reason`` (number kind: half a unit of the
+    justify it, verbatim: "..." for an omission, our remarks in [square
+    brackets]), ``tol`` and ``tol_reason`` (number kind: half a unit of the
     paper's last printed digit), ``sources``, ``refuted_by`` (every checked
     claim not by construction: what we would have to observe for the claim to
     be false; the rule must give ``fails`` there), ``by_construction`` (a

@@ -38,9 +38,11 @@ def check_default(results):
     avg = _by_source(claims["average_baseline_macroce_half"])
     assert set(avg) == {"QA data", "trained model"}
     assert all(abs(s["ours"] - 0.5) < 1e-12 and s["outcome"] == "holds" for s in avg.values())
-    # the TS claim is recorded on both CIFAR networks, the trained model (all runs) and Codex: no source chosen
+    # the TS claim is recorded on both CIFAR networks, the trained model (all runs), Codex and the four QA sets
+    # (issue 26 re-audit: the paper makes it on QA tables): no source chosen
     ts = _by_source(claims["ts_ece_cut_exceeds_macroce_cut"])
-    assert set(ts) == {"cifar10/resnet20", "cifar100/vgg16_bn", "trained model", "Codex TriviaQA"}
+    assert set(ts) == {"cifar10/resnet20", "cifar100/vgg16_bn", "trained model", "Codex TriviaQA", "QA data",
+                       "QA data, OOD set 1", "QA data, OOD set 2", "QA data, OOD set 3"}
     margins = results["results"]["ts_margins"]
     boot = _table(results, "ts_bootstrap").set_index(["source", "quantity"])
     for name in ("cifar10/resnet20", "cifar100/vgg16_bn"):
@@ -64,7 +66,23 @@ def check_default(results):
     # the MacroCE change under TS is Table 1's, on every raw source
     t1 = _table(results, "table1_raw_sources").set_index(["source", "method"])
     change = _by_source(claims["ts_macroce_change_small"])
-    assert set(change) == {"cifar10/resnet20", "cifar100/vgg16_bn", "trained model"}
+    qa_sources = {"QA data", "QA data, OOD set 1", "QA data, OOD set 2", "QA data, OOD set 3"}
+    assert set(change) == {"cifar10/resnet20", "cifar100/vgg16_bn", "trained model"} | qa_sources
+    # issue 26 re-audit: every TS claim is checked on the QA table too, each QA source with a paired interval
+    for cid in ("ts_ece_cut_exceeds_macroce_cut", "ts_macroce_change_small", "ts_lowers_ece", "ts_lowers_ice",
+                "ts_squeezes_confidences", "table4_width_mass_similar"):
+        by_source = _by_source(claims[cid])
+        assert qa_sources <= set(by_source), cid
+        if cid != "table4_width_mass_similar":
+            for src in qa_sources:
+                lo, hi = by_source[src]["interval"]
+                assert lo <= hi, (cid, src)
+    # noisy comparisons are directions with bootstrap intervals, never point comparisons
+    for cid in ("ts_squeezes_confidences", "ood_ece_higher_after_ts", "average_baseline_lowest_ece",
+                "conscal_lowest_macroce", "fig5_macroce_flatter_than_ece", "macroce_agrees_with_f1",
+                "resample_ice_pos_falls_ice_neg_rises"):
+        assert claims[cid]["rule"] == "direction", cid
+        assert all(s["interval"] is not None and not isinstance(s["ours"], bool) for s in claims[cid]["sources"]), cid
     for name in ("cifar10/resnet20", "cifar100/vgg16_bn"):
         raw, cal = t1.loc[(name, "raw"), "macro_ce"], t1.loc[(name, "TS"), "macro_ce"]
         assert abs(change[name]["ours"] - (cal - raw) / raw) < 1e-12

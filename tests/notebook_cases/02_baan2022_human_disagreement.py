@@ -26,6 +26,10 @@ def _status(results, cid):
     return {c["id"]: c["status"] for c in results["claims"]}[cid]
 
 
+def _claim(results, cid):
+    return {c["id"]: c for c in results["claims"]}[cid]
+
+
 def _table2(results):
     return _frame(results["results"]["table2"]).set_index(["vs", "seed"])
 
@@ -62,6 +66,16 @@ def check_default(results):
     assert t2.loc[("H2", -1), "draws with KL = inf"] == round(40 * r["table2_kl_h1_h2_inf_share"])
     assert math.isfinite(float(t2.loc[("H2", -1), "KL smoothed (median)"]))
     assert float(t2.loc[("H2", -1), "TVD (median)"]) < 0.05 < float(t2.loc[("RoBERTa", 0), "TVD (median)"])
+    # Table 2's values are decided on the single-draw 95% range (the value rule), which contains our median
+    for cid in ("table2_kl_h1_h2", "table2_tvd_h1_h2", "table2_kl_h1_roberta", "table2_tvd_h1_roberta"):
+        for s in _claim(results, cid)["sources"]:
+            assert s["interval"][0] <= s["ours"] <= s["interval"][1], (cid, s)
+    # RankCS's tie convention: the record's value is ties="strict" (Table 1), the tie-tolerant one is not smaller
+    ties = r["rankcs_tie_conventions"]
+    rank_table = _frame(ties["table"])
+    assert _close(rank_table.loc["mean", "strict"], t1m["RoBERTa"]["rank_cs"])
+    assert rank_table.loc["mean", "any"] >= rank_table.loc["mean", "strict"] and ties["n_items_with_human_tie"] > 0
+    assert ties["table1_roberta_rankcs"]["strict"] == _claim(results, "table1_roberta_rankcs")["sources"][0]["outcome"]
     # DistCE against one vote is the linear score: the one-hot majority beats the human distribution
     single = _frame(r["distce_single_vote"])
     assert (single["oracle − one-hot"] > 0).all()
