@@ -392,3 +392,17 @@ def test_resampling_table_returns_the_samples_it_scored():
         assert abs(y.mean() - a) < 0.01
         row = t[(t.accuracy == a) & (t.stage == "before")].iloc[0]
         assert abs(row.macro_ce - macro_ce(c, y)) < 1e-12 and row.n == len(y)
+
+
+# ------------------------------------------------------------------ moved from tests/test_hardening.py (issue 14's defect classes)
+
+from calibnb.papers import si2022  # noqa: E402
+
+
+@pytest.mark.parametrize("bad", [3, -1, 1.5, np.nan, 2**40, "a"])
+def test_top_confidence_validates_labels(bad):
+    p = np.array([[0.7, 0.2, 0.1], [0.1, 0.8, 0.1], [0.3, 0.3, 0.4]])
+    labels = np.array([0, 1, 2], dtype=object if isinstance(bad, str) else float)
+    labels[0] = bad
+    with pytest.raises((ValueError, TypeError), match="labels"):
+        si2022.top_confidence(np.log(p), labels)
