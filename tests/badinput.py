@@ -259,6 +259,8 @@ GENERATORS: dict[str, Gen] = {
     "measure": _g("str", "HMR"),
     "system": _g("str", "X"),
     "axiom": _g("str", "U"),
+    # calibnb.plots.distributions_data: series of different lengths
+    "values_by_name": _g("opaque", lambda: {"H1": D["scalar"], "model": D["scalar2"][:10]}),
     # calibnb.llm
     "texts": _g("opaque", ["Answer: Paris\nConfidence: 85%", "confidence = 0.3"]),
     "answer": _g("any", "The Beatles"),
@@ -294,6 +296,9 @@ OVERRIDES: dict[str, Gen] = {
     "plot_confidence_by_correctness:data": _g("opaque", lambda: importlib.import_module(
         "calibnb.plots").confidence_by_correctness_data(D["conf"], D["correct"])),
     "plot_confidence_by_correctness:kind": _g("str", "hist"),
+    "plot_distributions:data": _g("opaque", lambda: importlib.import_module("calibnb.plots").distributions_data(
+        {"H1": D["scalar"], "model": D["scalar2"][:10]})),
+    "plot_distributions:kind": _g("str", "ecdf"),
     "plot_spline_figure:data": _g("opaque", _spline_data),
     "plot_conscal_threshold:data": _g("opaque", _conscal_table),
     "plot_histograms:datas": _g("opaque", lambda: importlib.import_module("calibnb.plots").histogram_data(D["conf"])),
