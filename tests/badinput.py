@@ -259,6 +259,9 @@ GENERATORS: dict[str, Gen] = {
     "measure": _g("str", "HMR"),
     "system": _g("str", "X"),
     "axiom": _g("str", "U"),
+    # calibnb.papers.si2022.trust_table: three methods' (conf, correct)
+    "methods": _g("opaque", lambda: {"a": (D["conf"], D["correct"]), "b": (D["conf"][::-1].copy(), D["correct"]),
+                                     "c": (np.round(D["scalar"], 6), D["correct"])}),
     # calibnb.plots.distributions_data: series of different lengths
     "values_by_name": _g("opaque", lambda: {"H1": D["scalar"], "model": D["scalar2"][:10]}),
     # calibnb.llm

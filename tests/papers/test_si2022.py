@@ -406,3 +406,32 @@ def test_top_confidence_validates_labels(bad):
     labels[0] = bad
     with pytest.raises((ValueError, TypeError), match="labels"):
         si2022.top_confidence(np.log(p), labels)
+
+
+def test_trust_table_rows_and_rank_agreement_against_direct_computations():
+    from scipy import stats
+
+    from calibnb.metrics import ece, macro_ce
+
+    rng = np.random.default_rng(5)
+    methods = {}
+    for name, shift in (("sharp", 0.3), ("flat", 0.0), ("under", -0.2)):
+        correct = rng.random(300) < 0.6
+        conf = np.clip(0.6 + shift * (correct - 0.5) + rng.normal(0, 0.1, 300), 0, 1)
+        methods[name] = (conf, correct)
+    table, rho = si2022.trust_table(methods, n_bins=15, threshold=0.6)
+    assert list(table.index) == ["sharp", "flat", "under"]
+    for name, (c, y) in methods.items():
+        t = si2022.trust_scores(c, y, threshold=0.6)
+        assert table.loc[name, "ECE"] == pytest.approx(100 * ece(c, y, n_bins=15))
+        assert table.loc[name, "MacroCE"] == pytest.approx(100 * macro_ce(c, y))
+        assert (table.loc[name, "precision"], table.loc[name, "recall"], table.loc[name, "F1"]) == (t.precision, t.recall, t.f1)
+    for m in ("ECE", "MacroCE"):
+        assert rho[m] == pytest.approx(stats.spearmanr(-table[m], table["F1"]).statistic)
+    # a constant column: Spearman is undefined, and says so with NaN (not a number that looks like an answer)
+    same = {k: methods["flat"] for k in ("a", "b", "c")}
+    assert all(np.isnan(v) for v in si2022.trust_table(same)[1].values())
+    with pytest.raises(TypeError, match="two or more"):
+        si2022.trust_table({"only": methods["flat"]})
+    with pytest.raises(ValueError, match=r"methods\['flat'\] correct"):
+        si2022.trust_table({"sharp": methods["sharp"], "flat": (methods["flat"][0], methods["flat"][1][:-1])})
