@@ -31,6 +31,7 @@ Figures covered:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from collections.abc import Mapping
 from typing import Any, Sequence
 
 import numpy as np
@@ -64,6 +65,8 @@ __all__ = [
     "plot_histograms",
     "confidence_by_correctness_data",
     "plot_confidence_by_correctness",
+    "distributions_data",
+    "plot_distributions",
     "CORPDiagramData",
     "corp_reliability_data",
     "plot_corp_reliability",
@@ -737,6 +740,99 @@ def plot_confidence_by_correctness(data: pd.DataFrame, *, kind: str = "hist", bi
         ax.set_ylabel("share of the outcome's predictions")
     ax.set_xlabel("confidence")
     ax.set_xlim(0.0, 1.0)
+    return ax
+
+
+def distributions_data(values_by_name: Any) -> pd.DataFrame:
+    """Instance-level values of several classifiers (or annotator groups), as a tidy table for one figure.
+
+    Parameters
+    ----------
+    values_by_name : mapping of str to array-like of shape (n_i,)
+        One finite 1-D array per series, e.g. the per-item DistCE of
+        sub-sampled humans and of a model (Baan et al. 2022, Figure 2). The
+        series may have different lengths.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``value`` and ``series`` (a categorical in the mapping's order);
+        one row per value.
+
+    Examples
+    --------
+    >>> d = distributions_data({"H1": [0.1, 0.3], "model": [0.5]})
+    >>> d["series"].tolist(), d["value"].tolist()
+    (['H1', 'H1', 'model'], [0.1, 0.3, 0.5])
+    """
+    if not isinstance(values_by_name, Mapping) or not values_by_name:
+        raise TypeError("values_by_name must be a non-empty mapping of series name to values; "
+                        f"got {type(values_by_name).__name__}.")
+    names, parts = [], []
+    for name, values in values_by_name.items():
+        if not isinstance(name, str) or not name:
+            raise TypeError(f"values_by_name must have non-empty string keys; got {name!r}.")
+        v = check_1d_finite(values, f"values_by_name[{name!r}]")  # also refuses an empty series
+        names.append(name)
+        parts.append(v)
+    series = pd.Categorical(np.repeat(names, [len(v) for v in parts]), categories=names)
+    return pd.DataFrame({"value": np.concatenate(parts), "series": series})
+
+
+def plot_distributions(data: pd.DataFrame, *, kind: str = "ecdf", xlabel: str = "value", ax: Any = None) -> Any:
+    """Several distributions on one axis, each normalised on its own: ECDFs or KDEs (seaborn).
+
+    Overlapping histograms of several series hide each other and depend on
+    the bins; an empirical CDF (``seaborn.ecdfplot``) shows every series
+    whole, without bins, each rising to 1; ``kind="kde"`` draws kernel
+    density estimates (``seaborn.kdeplot`` with ``common_norm=False``, cut
+    at the data's range). Drawn on the given ``ax``; no global style is
+    changed.
+
+    Parameters
+    ----------
+    data : pandas.DataFrame
+        From :func:`distributions_data`.
+    kind : {"ecdf", "kde"}, default "ecdf"
+    xlabel : str, default "value"
+    ax : matplotlib.axes.Axes, optional
+        Where to draw; a new figure is made when None.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+
+    References
+    ----------
+    .. [1] Joris Baan, Wilker Aziz, Barbara Plank, Raquel Fernandez. 2022. "Stop Measuring Calibration When Humans Disagree". In Proceedings of EMNLP 2022. Figure 2.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> d = distributions_data({"H1": [0.1, 0.3, 0.2], "model": [0.5, 0.4]})
+    >>> plot_distributions(d, xlabel="DistCE").get_ylabel()
+    'share of the series at or below x'
+    """
+    if not isinstance(data, pd.DataFrame) or not {"value", "series"} <= set(data.columns):
+        raise TypeError("data must be the DataFrame of distributions_data (columns value, series); "
+                        f"got {type(data).__name__}.")
+    kind = check_choice(kind, ("ecdf", "kde"), "kind")
+    if not isinstance(xlabel, str):
+        raise TypeError(f"xlabel must be a string; got {type(xlabel).__name__}.")
+    import seaborn as sns
+
+    ax = _new_axes(ax)
+    order = [s for s in data["series"].cat.categories if (data["series"] == s).any()] \
+        if isinstance(data["series"].dtype, pd.CategoricalDtype) else list(dict.fromkeys(data["series"]))
+    common = dict(data=data, x="value", hue="series", hue_order=order, ax=ax)
+    if kind == "ecdf":
+        sns.ecdfplot(**common)
+        ax.set_ylabel("share of the series at or below x")
+    else:
+        sns.kdeplot(common_norm=False, cut=0, **common)
+        ax.set_ylabel("density (each series on its own)")
+    ax.set_xlabel(xlabel)
     return ax
 
 

@@ -92,6 +92,12 @@ def _sakai_data():
     return reliability_diagram_data(D["conf"], D["correct"])
 
 
+def _sakai_results():
+    from calibnb.papers.sakai2024 import load_sakai_example, results_table
+
+    return results_table(load_sakai_example(1))
+
+
 def _votes_table():
     from calibnb.papers.baan2022 import votes_stability
 
@@ -248,6 +254,16 @@ GENERATORS: dict[str, Gen] = {
     "outcomes": _g("opaque", ["holds", "fails"]),
     "interval": _g("opaque", (0.1, 0.2)),
     "kind": _g("str", "range"),
+    # calibnb.papers.sakai2024 (notebook 04): a worked example, a system, a measure, an axiom
+    "example": _g("opaque", lambda: importlib.import_module("calibnb.papers.sakai2024").load_sakai_example(1)),
+    "measure": _g("str", "HMR"),
+    "system": _g("str", "X"),
+    "axiom": _g("str", "U"),
+    # calibnb.papers.si2022.trust_table: three methods' (conf, correct)
+    "methods": _g("opaque", lambda: {"a": (D["conf"], D["correct"]), "b": (D["conf"][::-1].copy(), D["correct"]),
+                                     "c": (np.round(D["scalar"], 6), D["correct"])}),
+    # calibnb.plots.distributions_data: series of different lengths
+    "values_by_name": _g("opaque", lambda: {"H1": D["scalar"], "model": D["scalar2"][:10]}),
     # calibnb.llm
     "texts": _g("opaque", ["Answer: Paris\nConfidence: 85%", "confidence = 0.3"]),
     "answer": _g("any", "The Beatles"),
@@ -272,6 +288,9 @@ OVERRIDES: dict[str, Gen] = {
     "to_jsonable:value": _g("opaque", 3),
     "parameter_type_error:value": _g("opaque", 3),
     "plot_reliability_diagram:data": _g("opaque", _sakai_data),
+    # calibnb.papers.sakai2024: a worked example and its results table (notebook 04)
+    "worse_than_x:table": _g("opaque", _sakai_results),
+    "violates:table": _g("opaque", _sakai_results),
     "plot_corp_reliability:data": _g("opaque", lambda: importlib.import_module("calibnb.plots").corp_reliability_data(
         D["conf"], D["correct"], n_resamples=20, seed=0)),
     "plot_risk_coverage:data": _g("opaque", lambda: importlib.import_module("calibnb.plots").risk_coverage_data(
@@ -280,6 +299,9 @@ OVERRIDES: dict[str, Gen] = {
     "plot_confidence_by_correctness:data": _g("opaque", lambda: importlib.import_module(
         "calibnb.plots").confidence_by_correctness_data(D["conf"], D["correct"])),
     "plot_confidence_by_correctness:kind": _g("str", "hist"),
+    "plot_distributions:data": _g("opaque", lambda: importlib.import_module("calibnb.plots").distributions_data(
+        {"H1": D["scalar"], "model": D["scalar2"][:10]})),
+    "plot_distributions:kind": _g("str", "ecdf"),
     "plot_spline_figure:data": _g("opaque", _spline_data),
     "plot_conscal_threshold:data": _g("opaque", _conscal_table),
     "plot_histograms:datas": _g("opaque", lambda: importlib.import_module("calibnb.plots").histogram_data(D["conf"])),

@@ -136,3 +136,90 @@ def test_harness_fails_on_a_parameter_without_generator():
     targets, _ = bi.targets_of({"fake.new_metric": new_metric}, {})
     outcomes, _ = bi.run_harness(targets)
     assert [o.detail for o in outcomes] == ["no baseline generator for required parameter 'frobnication'"]
+
+
+# ------------------------------------------------------------------ moved from tests/test_hardening.py (issue 14's defect classes)
+
+import calibnb as cn  # noqa: E402
+from calibnb.calibrators import HistogramBinning, TemperatureScaling, VectorScaling  # noqa: E402
+from calibnb.papers import jiang2024, si2022  # noqa: E402
+from calibnb.papers.si2022 import train_softmax_regression  # noqa: E402
+from calibnb.validation import MAX_BINS  # noqa: E402
+
+from synthetic import calibrated_logits  # noqa: E402
+
+
+def test_huge_bin_counts_and_class_counts_are_errors_naming_the_argument():
+    conf, correct = [0.2, 0.9], [0, 1]
+    for fn in (cn.ece, cn.mce, cn.reliability_table, cn.bin_indices):
+        args = (conf,) if fn is cn.bin_indices else (conf, correct)
+        with pytest.raises(ValueError, match=f"n_bins must be at most {MAX_BINS}"):
+            fn(*args, n_bins=10**12)
+    with pytest.raises(ValueError, match="n_bins must be at most"):
+        HistogramBinning(n_bins=10**12).fit(conf, correct)
+    with pytest.raises(ValueError, match="bins must be at most"):
+        cn.histogram_data(conf, bins=10**12)
+    with pytest.raises(ValueError, match=r"y has 1 value outside \[0, 100000\) \(the class count is inferred"):
+        train_softmax_regression(np.zeros((3, 2)), [0, 1, 2**40], epochs=1, seed=0)
+
+
+def test_errors_name_the_argument_the_caller_passed():
+    z, y = calibrated_logits(40, 3, 1)
+    with pytest.raises(ValueError, match="labels has length 39 but logits has 40 rows"):
+        VectorScaling().fit(z, y[:39])
+    with pytest.raises(ValueError, match="y has length 39 but X has 40 rows"):
+        train_softmax_regression(z, y[:39], epochs=1, seed=0)
+    with pytest.raises(ValueError, match="labels must hold only 0/1"):
+        TemperatureScaling().fit([0.9, 0.2], [1, 2])
+    with pytest.raises(ValueError, match="seed must be a non-negative int"):
+        si2022.resample_indices([1, 0, 1, 0], 0.5, seed=-1)
+    with pytest.raises(ValueError, match="dev_labels has 1 value outside"):
+        si2022.accuracy_shift_table(z, np.where(np.arange(40) == 0, 3, y), z, y, dev_accuracy=0.5,
+                                    test_accuracy=0.5, seed=0)
+    with pytest.raises(ValueError, match="scores has 1 value that is NaN"):
+        cn.temperature_curve(np.where(np.arange(120).reshape(40, 3) == 0, np.nan, z), y, [1.0])
+
+
+def test_bool_options_refuse_strings():
+    with pytest.raises(TypeError, match="percent must be True or False"):
+        si2022.calibration_summary_table({("s", "m"): ([0.9, 0.2], [1, 0])}, percent="no")
+    with pytest.raises(TypeError, match="logit_input must be True or False"):
+        cn.PlattScaling(logit_input="no").fit([0.2, 0.8], [0, 1])
+
+
+def test_new_public_functions_name_the_bad_argument():
+    """Each of these was a silent answer, a numpy error or a message naming another argument before."""
+    from calibnb import dask as cdask
+    from calibnb.metrics.multiclass import stable_row_sort
+    from calibnb.plots import plot_reliability_diagram, reliability_diagram_data
+    from calibnb.record.reproduction import claim_status, interval_outcome
+    from calibnb.validation import check_sample_weight
+
+    rng = np.random.default_rng(0)
+    conf, correct = rng.uniform(0.3, 1, 50), rng.random(50) < 0.6
+    with pytest.raises(TypeError, match="show_intervals"):
+        plot_reliability_diagram(reliability_diagram_data(conf, correct), show_intervals="no")
+    for bad in ("ten", float("nan")):
+        with pytest.raises(TypeError, match="split_every"):
+            cdask.calibration_stats(conf, correct, split_every=bad)
+    with pytest.raises(ValueError, match="rows must be a 2-D array"):
+        stable_row_sort(np.array([0.5, 0.2]))
+    with pytest.raises(ValueError, match="rows holds NaN"):
+        stable_row_sort(np.array([[0.5, np.nan]]))
+    assert stable_row_sort([[0.5, 0.2, 0.5]])[0].tolist() == [[1, 0, 2]]  # lists work
+    with pytest.raises(TypeError, match="k must hold integer counts"):
+        cn.binomial_interval(True, 10)
+    with pytest.raises(ValueError, match="n must hold whole numbers"):
+        cn.binomial_interval(3, float("nan"))
+    with pytest.raises(TypeError, match="k must be an array of numbers"):
+        cn.binomial_interval("ten", 10)
+    with pytest.raises(ValueError, match="kind must be one of"):
+        claim_status("nonsense", ["holds"])
+    with pytest.raises(TypeError, match="interval must be a pair"):
+        interval_outcome(None, (0.0, 1.0))
+    with pytest.raises(ValueError, match="target must be a pair"):
+        interval_outcome((0.1, 0.2), (0.5, 0.0))
+    with pytest.raises(TypeError, match="shape must be"):
+        check_sample_weight([1.0, 2.0], None)
+    with pytest.raises(ValueError, match="xtol"):
+        jiang2024.fit_annotator_noise(np.linspace(0.05, 0.95, 50), 0.5, xtol=float("nan"))

@@ -26,22 +26,18 @@ import io
 import json
 import os
 import shutil
-import signal
-import socket
 import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from chromium import free_port, launch, need_chromium, stop, wait_until_serving
+
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOK = "04_sakai2024_hmr.ipynb"
-CHROMIUM = os.environ.get("CALIBNB_CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--no-first-run", "--disable-sync"]
 # Sakai 2024, Example 1, System X: what notebook 04's panel is built on (checked below against the notebook).
 SAKAI_X = [0.4, 0.4, 0.4, 0.6, 0.6, 0.6, 0.8, 0.8, 0.8]
 SAKAI_CORRECT = [1, 1, 0, 1, 0, 1, 1, 1, 1]
@@ -51,30 +47,7 @@ pytestmark = pytest.mark.xdist_group("browser")
 
 def _need_browser() -> None:
     # Notebook 04 needs no downloaded data (Sakai's examples are committed in data/).
-    if not Path(CHROMIUM).exists():
-        pytest.skip(f"no Chromium at {CHROMIUM} (Debian: apt-get install chromium; .ci/run installs it)")
-    pytest.importorskip("playwright.sync_api", reason="Playwright is not installed (pip install playwright)")
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _stop(proc: subprocess.Popen) -> None:
-    """Stop ``proc`` and everything in its process group (JupyterLab's kernels), by PID."""
-    if proc.poll() is None:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=10)
-    try:  # kernels left in the group after the server stopped
-        os.killpg(proc.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
+    need_chromium()
 
 
 def _env(tmp: Path) -> dict:
@@ -93,31 +66,22 @@ def lab(tmp_path):
     _need_browser()
     root = tmp_path / "root"
     shutil.copytree(ROOT / "notebooks", root)
-    port = _free_port()
+    port = free_port()
     cmd = [sys.executable, "-m", "jupyterlab", "--no-browser", "--ip=127.0.0.1", f"--port={port}", "--port-retries=0",
            "--allow-root", "--IdentityProvider.token=", "--ServerApp.password=", f"--ServerApp.root_dir={root}"]
     log = open(tmp_path / "lab.log", "w")
     proc = subprocess.Popen(cmd, env=_env(tmp_path), stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 90
-        while True:
-            try:
-                urllib.request.urlopen(base + "/api/status", timeout=2)
-                break
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    log.flush()
-                    pytest.fail("JupyterLab did not start:\n" + (tmp_path / "lab.log").read_text()[-3000:])
-                time.sleep(0.5)
+        def failure():
+            log.flush()
+            return "JupyterLab did not start:\n" + (tmp_path / "lab.log").read_text()[-3000:]
+
+        wait_until_serving(base + "/api/status", proc, timeout=90, interval=0.5, failure=failure)
         yield base, root
     finally:
-        _stop(proc)
+        stop(proc)
         log.close()
-
-
-def _launch(p):
-    return p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
 
 
 def _pixels(png: bytes) -> np.ndarray:
@@ -148,7 +112,7 @@ def test_notebook_04_in_jupyterlab_panel_follows_the_keyboard(lab):
 
     base, root = lab
     with sync_playwright() as p:
-        browser = _launch(p)
+        browser = launch(p)
         try:
             page = browser.new_page(viewport={"width": 1366, "height": 768})
             page.goto(f"{base}/lab/tree/{NOTEBOOK}")
@@ -233,7 +197,7 @@ def report_page(tmp_path):
     try:
         output, _ = proc.communicate(timeout=300)
     finally:
-        _stop(proc)
+        stop(proc)
     assert proc.returncode == 0, output[-3000:]
     return out / NOTEBOOK.replace(".ipynb", ".html")
 
@@ -252,7 +216,7 @@ def test_report_page_works_with_the_network_off(report_page):
             route.abort()
 
     with sync_playwright() as p:
-        browser = _launch(p)
+        browser = launch(p)
         try:
             context = browser.new_context(viewport={"width": 1366, "height": 768}, offline=True)
             context.route("**/*", gate)

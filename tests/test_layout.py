@@ -120,7 +120,8 @@ def test_no_import_cycle_between_calibnb_modules():
 
 #: Top-level import names of the optional dependencies (extras and test tools).
 EXTRAS = ("pytest", "_pytest", "nbval", "papermill", "jupyterlab", "nbconvert", "jupyter_server_mathjax", "dask",
-          "distributed", "numba", "llvmlite", "pyarrow", "yaml", "tqdm")
+          "distributed", "numba", "llvmlite", "pyarrow", "yaml", "tqdm",
+          "jsonschema")
 REQUIRED = {"numpy", "scipy", "pandas", "matplotlib", "seaborn", "ipywidgets", "scikit-learn"}
 
 # Makes every name in BLOCKED unimportable, as if it were not installed.

@@ -23,22 +23,17 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
-import signal
-import socket
 import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 
+from chromium import free_port, launch, need_chromium, stop, wait_until_serving
+
 ROOT = Path(__file__).resolve().parents[1]
 SITE = ROOT / "site"
-CHROMIUM = os.environ.get("CALIBNB_CHROMIUM", "/usr/bin/chromium")
-# Every name resolves to nothing except 127.0.0.1: nothing can leave the machine, and what tries is logged below.
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--no-first-run", "--disable-sync", "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"]
 MIRROR = os.environ.get("CALIBNB_DATA_DIR")  # read before any test unsets it
 RUN_TIMEOUT_S = 900  # a notebook's Run All in Pyodide on a loaded 2-core machine (about 2 min when idle)
 
@@ -185,45 +180,24 @@ def _need_site_and_browser() -> dict:
     summary = SITE / "calibnb-site.json"
     if not summary.is_file():
         pytest.skip("site/ is not built: run `make site` (.ci/run builds it before the tests)")
-    if not Path(CHROMIUM).exists():
-        pytest.skip(f"no Chromium at {CHROMIUM} (Debian: apt-get install chromium; .ci/run installs it)")
-    pytest.importorskip("playwright.sync_api", reason="Playwright is not installed (pip install playwright)")
+    need_chromium()
     return json.loads(summary.read_text(encoding="utf-8"))
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
 def served_site():
     """site/ on http://127.0.0.1:<free port>; the server is stopped by its PID."""
     summary = _need_site_and_browser()
-    port = _free_port()
+    port = free_port()
     proc = subprocess.Popen([sys.executable, "-m", "http.server", "--bind", "127.0.0.1", "--directory", str(SITE),
                              str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                urllib.request.urlopen(base + "/calibnb-site.json", timeout=2)
-                break
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    pytest.fail("python -m http.server did not start")
-                time.sleep(0.2)
+        wait_until_serving(base + "/calibnb-site.json", proc, timeout=30, interval=0.2,
+                           failure=lambda: "python -m http.server did not start")
         yield base, summary
     finally:
-        if proc.poll() is None:
-            os.kill(proc.pid, signal.SIGTERM)
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                os.kill(proc.pid, signal.SIGKILL)
-                proc.wait(timeout=10)
+        stop(proc)
 
 
 def _is_local(url: str) -> bool:
@@ -233,7 +207,7 @@ def _is_local(url: str) -> bool:
 class _Browser:
     def __init__(self, p, base):
         self.requests: list[str] = []
-        self.browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        self.browser = launch(p, offline=True)  # only 127.0.0.1 resolves: what tries to leave is logged below
         self.context = self.browser.new_context(viewport={"width": 1366, "height": 768})
         self.context.on("request", lambda r: self.requests.append(r.url))
         self.context.on("requestfailed", lambda r: self.requests.append(r.url))

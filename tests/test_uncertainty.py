@@ -268,3 +268,13 @@ def test_percentile_interval_is_the_rule_of_bootstrap_ci():
     dist = w @ correct / w.sum(axis=1)
     lo, hi = percentile_interval(dist)
     assert lo < correct.mean() < hi
+
+
+# ------------------------------------------------------------------ moved from tests/test_hardening.py (issue 14's defect classes)
+
+def test_paired_bootstrap_errors_name_the_array_as_passed():
+    c, y = np.full(20, 0.7), np.arange(20) % 2 == 0
+    with pytest.raises(ValueError, match=r"b\[1\] has 19 items but a\[0\] has 20"):
+        cn.paired_bootstrap_ci(cn.ece, (c, y), (c, y[:-1]), n_resamples=20, seed=0)
+    with pytest.raises(TypeError, match=r"a\[0\] must be an array of numbers"):
+        cn.paired_bootstrap_ci(cn.ece, (None, y), (c, y), n_resamples=20, seed=0)

@@ -131,3 +131,17 @@ def test_seed_and_choice_helpers():
         v.as_rng("3")
     with pytest.raises(ValueError, match="x must be <= 1; got 2"):
         v.check_scalar_in_range(2, "x", high=1)
+
+
+# ------------------------------------------------------------------ moved from tests/test_hardening.py (issue 14's defect classes)
+
+import calibnb as cn  # noqa: E402
+from calibnb.validation import check_probs  # noqa: E402
+
+
+def test_probabilities_within_the_accepted_tolerance_are_clipped():
+    p = np.array([[1 + 5e-7, 0.0], [0.4, 0.6]])
+    assert check_probs(p).max() == 1.0
+    conf, correct = cn.top_r(p, [0, 1])
+    assert conf.max() == 1.0
+    assert cn.ece(conf, correct) == pytest.approx(0.2)

@@ -71,7 +71,6 @@ import dataclasses
 import difflib
 import datetime as _dt
 import glob as _glob
-import html
 import json
 import os
 import re
@@ -127,25 +126,11 @@ MATHJAX_DIR = "mathjax"
 MATHJAX_FILE = "tex-svg-full.js"
 MATHJAX_SHA256 = "214c3da890b16db3d1319684cc04f3fd4e72ea59d5eb3863f256146015fb1783"
 
-# The lab template without anything fetched from the network: no require.js, no
-# widget manager (panels are static animations in headless runs; widget state is
-# dropped), no mermaid; MathJax from a local copy (resources.mathjax_url).
-_OFFLINE_TEMPLATE = r"""{%- extends 'lab/index.html.j2' -%}
-{%- block html_head_js_requirejs -%}{%- endblock html_head_js_requirejs -%}
-{%- block jupyter_widgets -%}{%- endblock jupyter_widgets -%}
-{%- block html_head_js_mermaidjs -%}{%- endblock html_head_js_mermaidjs -%}
-{%- block html_head_js_mathjax -%}
-<script>
-window.MathJax = {
-  tex: {inlineMath: [['$', '$'], ['\\(', '\\)']], displayMath: [['$$', '$$'], ['\\[', '\\]']],
-        processEscapes: true, processEnvironments: true, tags: 'ams'},
-  svg: {fontCache: 'global'},
-  options: {enableMenu: false}
-};
-</script>
-<script defer src="{{ resources.mathjax_url }}"></script>
-{%- endblock html_head_js_mathjax -%}
-"""
+#: The report's Jinja2 templates (package data, ``calibnb/apps/templates/``): the index page
+#: and nbconvert's lab template without anything fetched from the network.
+_TEMPLATES = "templates"
+_OFFLINE_TEMPLATE = "calibnb_offline.html.j2"
+_INDEX_TEMPLATE = "index.html.j2"
 _WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 _WIDGET_NOTE = ("<p><i>(An interactive widget: open the notebook in JupyterLab to use it. "
                 "Panels of calibnb appear in this report as scrubbable animations.)</i></p>")
@@ -374,8 +359,8 @@ def notebook_to_html(notebook_path: str | os.PathLike, *, title: str | None = No
                     data["text/html"] = _WIDGET_NOTE
     nb.metadata["title"] = title or _title(Path(notebook_path))
     exporter = HTMLExporter(template_name="lab", embed_images=True, mathjax_url=mathjax_url,
-                            extra_loaders=[jinja2.DictLoader({"calibnb_offline.html.j2": _OFFLINE_TEMPLATE})],
-                            template_file="calibnb_offline.html.j2")
+                            extra_loaders=[jinja2.PackageLoader(__package__, _TEMPLATES)],
+                            template_file=_OFFLINE_TEMPLATE)
     body, _ = exporter.from_notebook_node(nb)
     return body
 
@@ -747,35 +732,14 @@ _BAR_ORDER = ("reproduces", "partly", "does-not-reproduce", "inconclusive", "see
               "by-construction")
 
 
-def _status_bar(summary: dict) -> str:
-    """A paper's status bar: one segment per status, inconclusive, seed-sensitive, by-construction apart."""
+def _status_bar(summary: dict) -> dict:
+    """A paper's status bar: (status, count, width %) per segment and the legend; seed-sensitive apart."""
     counts = dict(summary["counts"])
     counts["seed-sensitive"] = len(summary["seed_sensitive"])
     total = sum(counts.get(s, 0) for s in _BAR_ORDER) or 1
-    segs = "".join(f"<span class='seg {s}' style='width: {100 * counts[s] / total:.2f}%' "
-                   f"title='{s.replace('-', ' ')}: {counts[s]}'></span>" for s in _BAR_ORDER if counts.get(s))
-    legend = ", ".join(f"{s.replace('-', ' ')} {counts[s]}" for s in _BAR_ORDER if counts.get(s))
-    return f"<div class='bar'>{segs}</div><small>{html.escape(legend)}</small>"
-
-
-def _paper_lines(summary: dict) -> str:
-    rows = []
-    for stem, p in summary["per_paper"].items():
-        flags = ""
-        if p["mismatches"]:
-            flags = ("<br><span class='flag'>status differs from the ledger's expectation: "
-                     + html.escape(", ".join(p["mismatches"])) + "</span>")
-        rows.append(f"<li><b>{html.escape(str(p['paper']))}</b> ({html.escape(stem)}){_status_bar(p)}<br>"
-                    f"{html.escape(p['line'])}{flags}</li>")
-    return "<ul class='papers'>" + "".join(rows) + "</ul>" if rows else "<p>No paper notebook wrote a claims record.</p>"
-
-
-def _status_cells(results: dict | None) -> str:
-    """The per-status cells of a notebook's row in the index."""
-    if _is_ledger_record(results):
-        n = status_counts(results["claims"])
-        return "".join(f"<td class='count {s}'>{n[s]}</td>" for s in STATUSES)
-    return f"<td colspan='{len(STATUSES)}'>—</td>"
+    shown = [s for s in _BAR_ORDER if counts.get(s)]
+    return {"segments": [(s, counts[s], 100 * counts[s] / total) for s in shown],
+            "legend": ", ".join(f"{s.replace('-', ' ')} {counts[s]}" for s in shown)}
 
 
 def _stability_note(stability: dict | None) -> str:
@@ -797,65 +761,31 @@ def render_index(entries: Sequence[dict], *, generated: str | None = None, prese
     by-construction and seed-sensitive claims apart, statuses that differ from the ledger flagged); then one
     row per notebook with its counts per status, run status, time, parameters, error and claims table.
     """
+    import jinja2
+    from markupsafe import Markup
+
     generated = generated or _dt.datetime.now().isoformat(timespec="seconds")
     summary = claims_summary(entries, stability)
+    papers = [{"paper": str(p["paper"]), "stem": stem, "bar": _status_bar(p), "line": p["line"],
+               "mismatches": p["mismatches"]} for stem, p in summary["per_paper"].items()]
     rows = []
     for e in entries:
-        status = "ok" if e["ok"] else "failed"
-        link = f"<a href='{html.escape(e['html'])}'>{html.escape(e['stem'])}</a>" if e.get("html") else html.escape(e["stem"])
-        paper = (e.get("results") or {}).get("paper") or ""
-        params = ", ".join(f"{k}={v!r}" for k, v in e.get("parameters", {}).items())
-        error = ""
-        if e.get("error"):
-            error = f"<pre class='error'>{html.escape(e['error'])}</pre>"
-        rows.append(
-            f"<tr class='{status}'><td>{link}<br><b>{html.escape(str(paper))}</b><br>"
-            f"<small>{html.escape(e.get('title', ''))}</small></td>"
-            f"<td class='run'>{status}</td>{_status_cells(e.get('results'))}"
-            f"<td>{e['elapsed']:.1f} s</td><td><code>{html.escape(params)}</code></td></tr>"
-        )
-        details = error + _claims_table(e.get("results"), (stability or {}).get("notebooks", {}).get(e["stem"]))
-        if details:
-            rows.append(f"<tr class='details'><td colspan='{len(STATUSES) + 4}'>{details}</td></tr>")
-    n_ok = sum(e["ok"] for e in entries)
-    body = ("".join(rows) if rows else
-            f"<tr><td colspan='{len(STATUSES) + 4}'>No notebooks matched; nothing was run.</td></tr>")
-    heads = "".join(f"<th>{s.replace('-', ' ')}</th>" for s in STATUSES)
-    missing = (f"<p>No results from: {html.escape(', '.join(summary['missing']))}.</p>" if summary["missing"] else "")
-    preset_text = f"parameter preset {preset}" if preset else "the notebooks' default parameters"
-    return f"""<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>calibnb reports</title>
-<style>
-body {{ font-family: sans-serif; margin: 2em; }}
-table.index {{ border-collapse: collapse; width: 100%; table-layout: fixed; }}
-table.index > tbody > tr > td, table.index > tbody > tr > th {{ border: 1px solid #ccc; padding: 0.3em 0.6em;
-  vertical-align: top; text-align: left; overflow-wrap: anywhere; }}
-td.count {{ text-align: right; }}
-td.count.does-not-reproduce, td.count.partly {{ font-weight: bold; }}
-tr.failed > td.run {{ color: #b00; font-weight: bold; }}
-tr.ok > td.run {{ color: #070; }}
-tr.details > td {{ border-top: none; }}
-pre.error {{ white-space: pre-wrap; color: #b00; }}
-ul.papers > li {{ margin-bottom: 0.8em; }}
-div.bar {{ display: flex; width: 30em; max-width: 100%; height: 0.9em; border: 1px solid #999; }}
-span.seg.reproduces {{ background: #3a3; }} span.seg.partly {{ background: #e90; }}
-span.seg.does-not-reproduce {{ background: #c22; }} span.seg.inconclusive {{ background: #ccc; }}
-span.seg.seed-sensitive {{ background: repeating-linear-gradient(45deg, #fc0, #fc0 4px, #fff 4px, #fff 8px); }}
-span.seg.not-checkable {{ background: #888; }} span.seg.by-construction {{ background: #99c; }}
-span.flag {{ color: #b00; }}
-</style></head><body>
-<h1>calibnb: reproduction reports</h1>
-<p>Ran with {html.escape(preset_text)}. {html.escape(_stability_note(stability))}</p>
-{_paper_lines(summary)}
-{missing}
-<p>{n_ok} of {len(entries)} notebooks ran without error. Generated {html.escape(generated)}.
-All claims with their computed statuses: <a href='claims.json'>claims.json</a>.</p>
-<table class='index'><colgroup><col style='width: 22%'><col style='width: 6%'>{"<col style='width: 8%'>" * len(STATUSES)}
-<col style='width: 6%'><col style='width: 18%'></colgroup>
-<tr><th>notebook / paper</th><th>run</th>{heads}<th>time</th><th>parameters</th></tr>
-{body}
-</table></body></html>
-"""
+        results = e.get("results")
+        claims = _claims_table(results, (stability or {}).get("notebooks", {}).get(e["stem"]))
+        rows.append({
+            "status": "ok" if e["ok"] else "failed", "stem": e["stem"], "html": e.get("html"),
+            "paper": str((results or {}).get("paper") or ""), "title": e.get("title", ""),
+            "counts": status_counts(results["claims"]) if _is_ledger_record(results) else None,
+            "elapsed": e["elapsed"], "params": ", ".join(f"{k}={v!r}" for k, v in e.get("parameters", {}).items()),
+            "error": e.get("error") or "",
+            # built by calibnb.record.reproduction.claims_table_html, which escapes every value
+            "claims": Markup(claims)})
+    env = jinja2.Environment(loader=jinja2.PackageLoader(__package__, _TEMPLATES), autoescape=True,
+                             undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
+    return env.get_template(_INDEX_TEMPLATE).render(
+        preset=preset,
+        stability_note=_stability_note(stability), papers=papers, missing=summary["missing"],
+        n_ok=sum(e["ok"] for e in entries), generated=generated, statuses=STATUSES, rows=rows)
 
 
 def collect_claims(entries: Sequence[dict], notebooks: Sequence[str | os.PathLike] = (), *,

@@ -16,6 +16,20 @@ sees it (:data:`BROWSER_DATA_DIR`); the manifest and the project's small files
 are read from there too. Files are verified against the manifest's checksums as
 everywhere, and nothing is ever downloaded in the browser: a file the site does
 not carry (its licence does not allow redistribution) is an error saying so.
+
+The downloader is our own, not ``pooch`` (issue 25 weighed it), for what pooch's
+``retrieve``/``Pooch.fetch`` do differently: a local file whose hash does not
+match is an error here and is never replaced (pooch treats it as outdated and
+downloads over it, which would overwrite a shared mirror named by
+``CALIBNB_DATA_DIR``); a mistyped ``CALIBNB_DATA_DIR`` is an error, not a new
+download folder; a converted file is checked twice, the upstream bytes against
+``upstream_sha256`` and the ``.npz`` made from them against ``sha256`` or the
+array-level ``arrays_sha256`` (pooch's processors are not re-verified, and on
+the next call pooch would compare the ``.npz`` with the upstream hash); a file
+verified once in a process is not hashed again while its size, times and inode
+are unchanged (pooch hashes it on every call); and the browser site never
+downloads and carries no HTTP stack (pooch needs requests and platformdirs, which
+the site's Pyodide lock does not hold).
 """
 
 from __future__ import annotations

@@ -28,15 +28,21 @@ from __future__ import annotations
 import json
 import numbers
 from dataclasses import dataclass, field
+from collections.abc import Mapping
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
-from ..validation import as_rng, check_positive_int, check_probs, check_scalar_in_range
+from ..metrics.registry import get_metric
+from ..validation import (as_rng, check_choice, check_conf_correct, check_positive_int, check_probs,
+                          check_scalar_in_range)
 
 __all__ = ["AxiomSystems", "SakaiExample", "load_sakai_example", "perturb_confidence", "random_axiom_systems",
-           "sakai_examples_path"]
+           "sakai_examples_path", "overconfidence_underconfidence", "results_table", "worse_than_x", "violates",
+           "ks_table"]
 
 _FILE = "sakai2024_examples.json"
 
@@ -384,3 +390,238 @@ def random_axiom_systems(n_systems: int, n_instances: int, n_classes: int, *, se
             p[rows, j] = r
         probs[name] = p
     return AxiomSystems(labels=labels, probs=probs, index_u=j_u, index_o=j_o)
+
+
+# ------------------------------------------------------------------ the measures of notebook 04's tables
+
+#: Sakai's binning for ECE and MCE in Examples 1 and 2: 3 equal-mass bins of three instances (§4.1.2).
+PAPER_BINS = MappingProxyType({"n_bins": 3, "binning": "mass"})
+#: Each measure of the results tables and its key in calibnb's metric registry, where its direction
+#: is declared once (MCE with Sakai's equal-mass bins has the direction of ``"mce"``).
+REGISTRY_KEYS = MappingProxyType({"HMR": "hmr", "ECE": "ece_mass", "MCE": "mce", "NBR": "nbr", "KS": "ks_top1"})
+#: The measures where a higher value is better, from the registry (HMR is a reward; ECE, MCE, NBR and
+#: KS are errors).
+HIGHER_IS_BETTER = frozenset(m for m, key in REGISTRY_KEYS.items() if get_metric(key).higher_is_better)
+#: Sakai's axioms and the system of each example that tests them: U (underconfidence) by Y, O
+#: (overconfidence) by Z, UO (both) by W.
+AXIOMS = MappingProxyType({"U": "Y", "O": "Z", "UO": "W"})
+#: The measures of Sakai's tables, in the paper's order.
+MEASURES = ("HMR", "ECE", "MCE", "NBR", "KS")
+
+
+def _check_example(example: Any) -> "SakaiExample":
+    if not isinstance(example, SakaiExample):
+        raise TypeError(f"example must be a SakaiExample (load_sakai_example); got {type(example).__name__}.")
+    return example
+
+
+def overconfidence_underconfidence(conf: Any, correct: Any) -> tuple[float, float]:
+    r"""Sakai's summed overconfidence :math:`O` and underconfidence :math:`U` (Sakai 2024, Eq. 5).
+
+    .. math:: O = \sum_{j:\ \mathrm{wrong}} p_j, \qquad U = \sum_{j:\ \mathrm{correct}} (1 - p_j)
+
+    where :math:`p_j` is the top probability of instance :math:`j`. HMR
+    (:func:`calibnb.hmr`) is built from their normalised forms
+    :math:`R_O, R_U` (:func:`calibnb.rewards`).
+
+    Parameters
+    ----------
+    conf : array-like (N,)
+        Top probabilities, in [0, 1].
+    correct : array-like (N,)
+        Whether each top class is the true class (0/1 or bool).
+
+    Returns
+    -------
+    tuple of float
+        ``(O, U)``.
+
+    Examples
+    --------
+    >>> o, u = overconfidence_underconfidence([0.9, 0.6, 0.8], [1, 0, 1])
+    >>> round(o, 3), round(u, 3)
+    (0.6, 0.3)
+    """
+    c, y = check_conf_correct(conf, correct)
+    return float(c[~y].sum()), float((1.0 - c[y]).sum())
+
+
+def _measures(example: "SakaiExample", system: str, bins: Any) -> dict[str, float]:
+    from .. import metrics
+
+    conf, correct = example.top(system)
+    row = {"HMR": metrics.hmr(conf, correct)}
+    if bins is not None:
+        row["ECE"] = metrics.ece(conf, correct, **bins)
+        row["MCE"] = metrics.mce(conf, correct, **bins)
+    row["NBR"] = metrics.nbr(example.probs(system), example.labels)
+    row["KS"] = metrics.ks_error(conf, correct)
+    return row
+
+
+def results_table(example: Any, *, bins: Any = PAPER_BINS) -> pd.DataFrame:
+    """HMR, ECE, MCE, NBR and KS of every system of a worked example (Sakai 2024, Tables 2, 5 and 10).
+
+    The paper's summary layout: measures as rows, systems (X, Y, Z, W) as
+    columns. HMR is :func:`calibnb.hmr`, NBR :func:`calibnb.nbr`, KS
+    :func:`calibnb.ks_error`; ECE and MCE use ``bins``.
+
+    Parameters
+    ----------
+    example : SakaiExample
+        From :func:`load_sakai_example`.
+    bins : mapping or None, keyword-only
+        Options of :func:`calibnb.ece` and :func:`calibnb.mce`; default
+        :data:`PAPER_BINS` (3 equal-mass bins, Sakai §4.1.2). ``None`` leaves
+        ECE and MCE out (Table 10 of Example 3 has none).
+
+    Returns
+    -------
+    pandas.DataFrame
+
+    Examples
+    --------
+    >>> table = results_table(load_sakai_example(1))
+    >>> list(table.index), list(table.columns)
+    (['HMR', 'ECE', 'MCE', 'NBR', 'KS'], ['X', 'Y', 'Z', 'W'])
+    >>> round(float(table.loc["HMR", "X"]), 3)
+    0.557
+    """
+    example = _check_example(example)
+    if bins is not None:
+        if not isinstance(bins, Mapping):
+            raise TypeError(f"bins must be a mapping of ece/mce options or None; got {type(bins).__name__}.")
+        unknown = sorted(set(map(str, bins)) - {"n_bins", "binning"})
+        if unknown:
+            raise ValueError(f"bins has unknown option(s) {', '.join(map(repr, unknown))}; "
+                             "the options are 'n_bins' and 'binning'.")
+        bins = dict(bins)
+    return pd.DataFrame({s: _measures(example, s, bins) for s in example.systems})
+
+
+def _check_results(table: Any, name: str = "table") -> pd.DataFrame:
+    if not isinstance(table, pd.DataFrame):
+        raise TypeError(f"{name} must be a DataFrame from results_table; got {type(table).__name__}.")
+    if "X" not in table.columns:
+        raise ValueError(f"{name} has no column 'X' (the base system); its columns are {list(table.columns)}.")
+    values = table.to_numpy(dtype=float, na_value=np.nan) if table.size else np.empty((0, 0))
+    if not np.isfinite(values).all():
+        raise ValueError(f"{name} holds values that are NaN or infinite.")
+    return table
+
+
+def worse_than_x(table: Any, *, eps: float = 1e-12) -> pd.DataFrame:
+    """For each measure and perturbed system: does the measure say the system is strictly worse than X?
+
+    Sakai's axioms say it should for every perturbed system (Y, Z, W are
+    built from X by adding under- or overconfidence). "Worse" is a difference
+    beyond ``eps`` in the measure's bad direction (lower for HMR, higher for
+    the errors; :data:`HIGHER_IS_BETTER`).
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        From :func:`results_table`: measures as rows, X and the perturbed
+        systems as columns.
+    eps : float, keyword-only
+        Differences up to ``eps`` are floating-point noise, not a verdict.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Booleans, measures as rows, the perturbed systems as columns.
+
+    Examples
+    --------
+    >>> verdict = worse_than_x(results_table(load_sakai_example(1)))
+    >>> verdict.loc["HMR"].tolist(), verdict.loc["MCE"].tolist()
+    ([True, True, True], [False, False, False])
+    """
+    table = _check_results(table)
+    eps = check_scalar_in_range(eps, "eps", low=0.0)
+    perturbed = [s for s in table.columns if s != "X"]
+    out = {}
+    for m, row in table.iterrows():
+        sign = -1 if m in HIGHER_IS_BETTER else 1
+        out[m] = {s: bool(sign * (row[s] - row["X"]) > eps) for s in perturbed}
+    return pd.DataFrame(out, index=perturbed).T
+
+
+def violates(table: Any, measure: str, axiom: str, *, eps: float = 1e-12) -> bool:
+    """Whether an example's results are a counterexample to Sakai's axiom ``axiom`` for ``measure`` (Table 8).
+
+    Axioms U and O: the perturbed system (:data:`AXIOMS`: Y for U, Z for O)
+    must not be scored *better* than X. Axiom UO: W, which carries both
+    perturbations, must be scored strictly *worse* than X; a tie violates it.
+    A measure the table does not hold (ECE and MCE of Example 3) is no
+    counterexample.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        From :func:`results_table`.
+    measure : str
+        One of :data:`MEASURES` ("HMR", "ECE", "MCE", "NBR", "KS").
+    axiom : str
+        "U", "O" or "UO".
+    eps : float, keyword-only
+        Differences up to ``eps`` count as ties.
+
+    Returns
+    -------
+    bool
+
+    Examples
+    --------
+    >>> table = results_table(load_sakai_example(1))
+    >>> violates(table, "HMR", "O"), violates(table, "ECE", "O"), violates(table, "MCE", "UO")
+    (False, True, True)
+    """
+    table = _check_results(table)
+    measure = check_choice(measure, MEASURES, "measure")
+    axiom = check_choice(axiom, tuple(AXIOMS), "axiom")
+    eps = check_scalar_in_range(eps, "eps", low=0.0)
+    system = AXIOMS[axiom]
+    if system not in table.columns:
+        raise ValueError(f"table has no column {system!r}, the system that tests axiom {axiom}.")
+    if measure not in table.index:
+        return False
+    sign = -1 if measure in HIGHER_IS_BETTER else 1
+    diff = sign * (table.loc[measure, system] - table.loc[measure, "X"])  # > 0: the system is worse than X
+    return bool(diff < -eps) if axiom != "UO" else bool(diff <= eps)
+
+
+def ks_table(example: Any, system: str) -> pd.DataFrame:
+    """The KS computation of one system of a worked example, one row per instance (Sakai 2024, Tables 3 and 6).
+
+    Instances sorted by top probability :math:`p_j`; :math:`cp_j` and
+    :math:`cGOLD_j` are the running means of :math:`p_j` and of correctness,
+    :math:`\\delta_j = |cp_j - cGOLD_j|`, and KS is the largest
+    :math:`\\delta_j` (:func:`calibnb.ks_curves`, :func:`calibnb.ks_error`).
+
+    Parameters
+    ----------
+    example : SakaiExample
+        From :func:`load_sakai_example`.
+    system : str
+        "X", "Y", "Z" or "W".
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``p_j``, ``cp_j``, ``GOLD_j``, ``cGOLD_j``, ``delta_j``; index ``j`` from 1.
+
+    Examples
+    --------
+    >>> t = ks_table(load_sakai_example(1), "X")
+    >>> list(t.columns), len(t)
+    (['p_j', 'cp_j', 'GOLD_j', 'cGOLD_j', 'delta_j'], 9)
+    """
+    from ..metrics import ks_curves
+
+    example = _check_example(example)
+    system = check_choice(system, tuple(example.systems), "system")
+    k = ks_curves(*example.top(system))
+    return pd.DataFrame({"p_j": k.scores, "cp_j": k.cum_score, "GOLD_j": k.correct.astype(int),
+                         "cGOLD_j": k.cum_accuracy, "delta_j": np.abs(k.gap)},
+                        index=pd.RangeIndex(1, len(k.scores) + 1, name="j"))

@@ -66,6 +66,7 @@ __all__ = [
     "resample_indices",
     "TrustScores",
     "trust_scores",
+    "trust_table",
     "calibration_summary",
     "calibration_summary_table",
     "relative_reduction",
@@ -458,6 +459,70 @@ def trust_scores(conf: Any, correct: Any, *, threshold: float = 0.5) -> TrustSco
     recall = tp / n_pos if n_pos else 0.0
     f1 = 2 * precision * recall / (precision + recall) if precision + recall > 0 else 0.0
     return TrustScores(precision, recall, f1, n_trusted)
+
+
+def trust_table(methods: Any, *, n_bins: int = 10, threshold: float = 0.5):
+    r"""Si et al.'s Table 3 computed: which calibration metric agrees with a trusting reader's F1?
+
+    For each method (its confidences and correctness on the same kind of
+    items) the row holds ECE (``n_bins`` equal-width bins) and MacroCE, in
+    percent, beside the precision, recall and F1 of the reader who trusts
+    answers with confidence at least ``threshold`` (:func:`trust_scores`).
+    Across methods, :math:`\rho_m = \mathrm{Spearman}(-m, F_1)` says how well
+    the ranking by metric :math:`m` (lower is better) agrees with the ranking
+    by F1 (Si et al. 2022, Section 5.4: MacroCE agrees, ECE does not).
+
+    Parameters
+    ----------
+    methods : mapping of str to (conf, correct)
+        Two or more methods; each value a pair of array-likes of shape (N_i,).
+    n_bins : int, default 10
+        Equal-width bins of ECE.
+    threshold : float, default 0.5
+        The reader trusts an answer when its confidence is at least this.
+
+    Returns
+    -------
+    table : pandas.DataFrame
+        Index ``method``; columns ``ECE``, ``MacroCE`` (percent), ``precision``,
+        ``recall``, ``F1``.
+    rho : dict
+        ``{"ECE": rho, "MacroCE": rho}``; NaN where a column is constant
+        (Spearman's correlation is then undefined).
+
+    Examples
+    --------
+    >>> table, rho = trust_table({"a": ([0.9, 0.8, 0.3], [1, 1, 0]), "b": ([0.9, 0.9, 0.9], [1, 0, 0]),
+    ...                           "c": ([0.6, 0.4, 0.7], [1, 0, 1])})
+    >>> table["F1"].round(3).tolist(), {k: round(v, 3) for k, v in rho.items()}
+    ([1.0, 0.5, 1.0], {'ECE': 0.866, 'MacroCE': 0.866})
+    """
+    import pandas as pd
+    from scipy import stats
+
+    if not isinstance(methods, Mapping) or len(methods) < 2:
+        raise TypeError(f"methods must be a mapping of two or more method names to (conf, correct) pairs; "
+                        f"got {type(methods).__name__}" + (f" of {len(methods)}" if isinstance(methods, Mapping) else "")
+                        + ".")
+    n_bins = check_n_bins(n_bins)
+    threshold = check_scalar_in_range(threshold, "threshold", low=0.0, high=1.0)
+    rows = []
+    for name, pair in methods.items():
+        if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+            raise TypeError(f"methods[{name!r}] must be a (conf, correct) pair; got {type(pair).__name__}.")
+        c = check_conf(pair[0], f"methods[{name!r}] conf")
+        y = check_correct(pair[1], c.shape[0], name=f"methods[{name!r}] correct", other=f"methods[{name!r}] conf")
+        ts = trust_scores(c, y, threshold=threshold)
+        rows.append({"method": name, "ECE": 100 * ece(c, y, n_bins=n_bins), "MacroCE": 100 * metrics.macro_ce(c, y),
+                     "precision": ts.precision, "recall": ts.recall, "F1": ts.f1})
+    table = pd.DataFrame(rows).set_index("method")
+    rho = {}
+    for m in ("ECE", "MacroCE"):
+        if table[m].nunique() < 2 or table["F1"].nunique() < 2:
+            rho[m] = float("nan")  # Spearman's correlation of a constant column is undefined
+        else:
+            rho[m] = float(stats.spearmanr(-table[m], table["F1"]).statistic)
+    return table, rho
 
 
 # --------------------------------------------------------------------------

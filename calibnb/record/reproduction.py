@@ -76,7 +76,6 @@ import json
 import math
 import numbers
 import os
-import re
 import tempfile
 from pathlib import Path
 from typing import Any, Iterable, Sequence
@@ -564,10 +563,8 @@ KINDS = ("number", "range", "verdict", "count", "identity", "not-checkable")
 _KIND_RULES = {"number": ("value",), "verdict": ("value",), "range": ("direction", "magnitude"),
                "count": ("count", "magnitude")}
 
-_REQUIRED_FIELDS = ("id", "quote", "locator", "kind", "expected", "reason")
-_OPTIONAL_FIELDS = ("paper", "tol", "tol_reason", "sources", "rule", "phrase", "threshold", "threshold_quote",
-                    "refuted_by", "by_construction", "seed_sensitive", "table")
-_ID = re.compile(r"^[a-z][a-z0-9_]*$")
+#: The ledger's JSON Schema (package data): fields, types and closed lists; load_ledger checks the rest.
+_SCHEMA_FILE = "ledger.schema.json"
 
 
 class LedgerError(ValueError):
@@ -669,33 +666,103 @@ def _ledger_count(value: Any, where: str, field: str) -> tuple[int, int]:
     return int(value[0]), int(value[1])
 
 
+def _ledger_schema() -> dict:
+    """The ledger's JSON Schema, read from the package (``calibnb/record/ledger.schema.json``)."""
+    from importlib import resources
+
+    return json.loads(resources.files(__package__).joinpath(_SCHEMA_FILE).read_text(encoding="utf-8"))
+
+
+def _schema_error_message(error: Any, data: Any, path: Path, schema: dict) -> str:
+    """The message of one schema violation, naming the file, the claim (id or position) and the field."""
+    at = list(error.absolute_path)
+    kind = error.validator
+    if len(at) < 2 or at[0] != "claims":  # the top level, or the claims list itself
+        if not at and kind == "type":
+            return f"ledger {path}: must be a mapping with paper, notebook and claims; got {type(data).__name__}."
+        if not at and kind == "additionalProperties":
+            unknown = sorted(set(map(str, data)) - set(schema["properties"]))
+            return (f"ledger {path}: unknown top-level field(s) {', '.join(map(repr, unknown))}; "
+                    f"the fields are {', '.join(schema['properties'])}.")
+        if not at and kind == "required":
+            field = next(f for f in error.validator_value if f not in data)
+            return f"ledger {path}, field {field!r}: missing."
+        if at == ["claims"]:
+            return f"ledger {path}, field 'claims': must be a non-empty list of claims."
+        return f"ledger {path}, field {at[0]!r}: must be a non-empty string; got {data[at[0]]!r}."
+    index = at[1]
+    entry = data["claims"][index]
+    claim = schema["$defs"]["claim"]
+    if len(at) == 2 and kind == "type":
+        return f"ledger {path}, claim #{index + 1}: must be a mapping of fields; got {entry!r}."
+    where = _where(path, index, entry.get("id"))
+    fields = list(claim["properties"])
+    if len(at) == 2 and kind == "additionalProperties":
+        unknown = sorted(set(map(str, entry)) - set(fields))
+        return f"{where}: unknown field(s) {', '.join(map(repr, unknown))}; the fields are {', '.join(fields)}."
+    if len(at) == 2 and kind == "required":
+        field = next(f for f in error.validator_value if f not in entry)
+        return f"{where}, field {field!r}: missing."
+    field, value = at[2], entry[at[2]]
+    if field == "id" and kind == "pattern":
+        return f"{where}, field 'id': must be snake_case (a-z, 0-9, _; starting with a letter)."
+    if "enum" in claim["properties"][field]:
+        return f"{where}, field {field!r}: must be one of {', '.join(claim['properties'][field]['enum'])}; got {value!r}."
+    if field == "tol" and kind == "minimum":
+        return f"{where}, field 'tol': must be >= 0; got {value:g}."
+    if field == "tol":
+        return f"{where}, field 'tol': must be a finite number; got {value!r}."
+    if field == "sources" and kind == "uniqueItems":
+        dup = sorted({s for s in value if value.count(s) > 1})
+        return f"{where}, field 'sources': lists {', '.join(map(repr, dup))} twice."
+    if field == "sources":
+        return f"{where}, field 'sources': must be a list of non-empty strings; got {value!r}."
+    if field == "seed_sensitive":
+        return (f"{where}, field 'seed_sensitive': must map two or more statuses to the number of seeds that gave "
+                f"them (the measured split); got {value!r}.")
+    return f"{where}, field {field!r}: must be a non-empty string; got {value!r}."
+
+
+def _check_ledger_schema(data: Any, path: Path) -> None:
+    """Validate ``data`` against the ledger schema; raise :class:`LedgerError` for the first violation.
+
+    "First" is the file's order: the top level, then the claims in order; within
+    a claim its type, unknown fields, missing fields, then the fields in the
+    schema's order.
+    """
+    import jsonschema
+
+    schema = _ledger_schema()
+    errors = list(jsonschema.Draft202012Validator(schema).iter_errors(data))
+    if not errors:
+        return
+    fields = list(schema["$defs"]["claim"]["properties"])
+    rank = {"type": 0, "additionalProperties": 1, "required": 2}
+
+    def order(error: Any) -> tuple:
+        at = list(error.absolute_path)
+        if len(at) < 2 or at[0] != "claims":
+            return (0, list(schema["properties"]).index(at[0]) if at else -1, rank.get(error.validator, 3))
+        if len(at) == 2:
+            return (1, at[1], -1, rank.get(error.validator, 3))
+        return (1, at[1], fields.index(at[2]), rank.get(error.validator, 3))
+
+    raise LedgerError(_schema_error_message(min(errors, key=order), data, path, schema))
+
+
 def _parse_ledger_claim(entry: Any, index: int, path: Path) -> LedgerClaim:
-    if not isinstance(entry, dict):
-        raise LedgerError(f"ledger {path}, claim #{index + 1}: must be a mapping of fields; got {entry!r}.")
-    cid = entry.get("id")
+    # The schema has checked the fields, their types and the closed lists (kind, expected); what follows
+    # depends on several fields at once.
+    cid = entry["id"]
     where = _where(path, index, cid)
-    unknown = sorted(set(map(str, entry)) - set(_REQUIRED_FIELDS) - set(_OPTIONAL_FIELDS))
-    if unknown:
-        raise LedgerError(f"{where}: unknown field(s) {', '.join(map(repr, unknown))}; the fields are "
-                          f"{', '.join(_REQUIRED_FIELDS + _OPTIONAL_FIELDS)}.")
-    for field in _REQUIRED_FIELDS:
-        if field not in entry:
-            raise LedgerError(f"{where}, field {field!r}: missing.")
-    cid = _ledger_text(cid, where, "id")
-    if not _ID.match(cid):
-        raise LedgerError(f"{where}, field 'id': must be snake_case (a-z, 0-9, _; starting with a letter).")
-    quote = _ledger_text(entry["quote"], where, "quote")
-    locator = _ledger_text(entry["locator"], where, "locator")
+    quote = entry["quote"].strip()
+    locator = entry["locator"].strip()
     kind = entry["kind"]
-    if kind not in KINDS:
-        raise LedgerError(f"{where}, field 'kind': must be one of {', '.join(KINDS)}; got {kind!r}.")
     expected = entry["expected"]
-    if expected not in STATUSES:
-        raise LedgerError(f"{where}, field 'expected': must be one of {', '.join(STATUSES)}; got {expected!r}.")
-    reason = _ledger_text(entry["reason"], where, "reason")
+    reason = entry["reason"].strip()
     by_construction = entry.get("by_construction")
     if by_construction is not None:
-        by_construction = _ledger_text(by_construction, where, "by_construction")
+        by_construction = by_construction.strip()
         if kind not in _KIND_RULES:
             raise LedgerError(f"{where}, field 'by_construction': only a checked kind (number, range, verdict, "
                               f"count) can be a check by construction; kind is {kind!r}.")
@@ -771,9 +838,7 @@ def _parse_ledger_claim(entry: Any, index: int, path: Path) -> LedgerClaim:
     if kind == "number":
         if tol is None:
             raise LedgerError(f"{where}, field 'tol': missing (a number claim needs a tolerance, 0 for exact).")
-        tol = _ledger_number(tol, where, "tol")
-        if tol < 0:
-            raise LedgerError(f"{where}, field 'tol': must be >= 0; got {tol:g}.")
+        tol = _ledger_number(tol, where, "tol")  # the schema has checked tol >= 0; this refuses NaN and inf
         tol_reason = _ledger_text(tol_reason, where, "tol_reason")
     else:
         if "tol" in entry:
@@ -795,13 +860,8 @@ def _parse_ledger_claim(entry: Any, index: int, path: Path) -> LedgerClaim:
                 raise LedgerError(f"{where}, field 'sources': missing (list every source the notebook checks "
                                   "the claim on).")
             sources = ()
-        if not isinstance(sources, (list, tuple)) or not all(isinstance(s, str) and s.strip() for s in sources):
-            raise LedgerError(f"{where}, field 'sources': must be a list of non-empty strings; got {sources!r}.")
         if kind != "identity" and not sources:
             raise LedgerError(f"{where}, field 'sources': must list at least one source.")
-        dup = sorted({s for s in sources if list(sources).count(s) > 1})
-        if dup:
-            raise LedgerError(f"{where}, field 'sources': lists {', '.join(map(repr, dup))} twice.")
         sources = tuple(sources)
     if expected == "partly" and len(sources) < 2:
         raise LedgerError(f"{where}, field 'expected': 'partly' needs at least two sources (holds on some, "
@@ -809,15 +869,10 @@ def _parse_ledger_claim(entry: Any, index: int, path: Path) -> LedgerClaim:
     # seed sensitivity: the measured split of statuses over seeds
     seed_sensitive = entry.get("seed_sensitive")
     if seed_sensitive is not None:
-        if (not isinstance(seed_sensitive, dict) or len(seed_sensitive) < 2
-                or not all(s in STATUSES and isinstance(v, int) and not isinstance(v, bool) and v > 0
-                           for s, v in seed_sensitive.items())):
-            raise LedgerError(f"{where}, field 'seed_sensitive': must map two or more statuses to the number of "
-                              f"seeds that gave them (the measured split); got {seed_sensitive!r}.")
         seed_sensitive = {str(s): int(v) for s, v in seed_sensitive.items()}
     table = entry.get("table")
     if table is not None:
-        table = _ledger_text(table, where, "table")
+        table = table.strip()
     item = LedgerClaim(id=cid, quote=quote, locator=locator, kind=kind, paper=paper, tol=tol,
                        tol_reason=None if tol_reason is None else str(tol_reason).strip(), sources=sources,
                        expected=expected, reason=reason, rule=rule, phrase=phrase, threshold=threshold,
@@ -849,6 +904,12 @@ def _parse_ledger_claim(entry: Any, index: int, path: Path) -> LedgerClaim:
 
 def load_ledger(path: str | os.PathLike) -> Ledger:
     """Read and validate a claims ledger (YAML).
+
+    The fields, their types and the closed lists (kinds, statuses) are checked
+    against the JSON Schema ``calibnb/record/ledger.schema.json`` (with
+    ``jsonschema``, in the ``notebooks`` extra); what depends on several fields
+    at once (the rule a kind takes, the paper value a rule needs, a
+    ``refuted_by`` the rule must reject) is checked after it.
 
     The file holds ``paper`` (str), ``notebook`` (the notebook's stem, equal to
     the file's stem) and ``claims``, a list of entries with the fields
@@ -894,19 +955,23 @@ def load_ledger(path: str | os.PathLike) -> Ledger:
 
     Examples
     --------
-    >>> import tempfile, pathlib
-    >>> folder = pathlib.Path(tempfile.mkdtemp())
-    >>> _ = (folder / "nb.yaml").write_text('''
-    ... paper: "Sakai 2024"
-    ... notebook: nb
-    ... claims:
-    ...   - {id: hmr_x, quote: "HMR(X) = 0.557", locator: "Table 5", kind: number, rule: value, paper: 0.557,
-    ...      tol: 0.0005, tol_reason: "3 decimals", refuted_by: 0.558, sources: [example1],
-    ...      expected: reproduces, reason: "the paper's own data"}
-    ... ''')
-    >>> ledger = load_ledger(folder / "nb.yaml")
+    >>> import tempfile, pathlib, yaml
+    >>> claim = dict(id="hmr_x", quote="HMR(X) = 0.557", locator="Table 5", kind="number", rule="value",
+    ...              paper=0.557, tol=0.0005, tol_reason="3 decimals", refuted_by=0.558, sources=["example1"],
+    ...              expected="reproduces", reason="the paper's own data")
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "nb.yaml"
+    >>> _ = path.write_text(yaml.safe_dump({"paper": "Sakai 2024", "notebook": "nb", "claims": [claim]}))
+    >>> ledger = load_ledger(path)
     >>> ledger.paper, list(ledger.claims), ledger.claims["hmr_x"].tol
     ('Sakai 2024', ['hmr_x'], 0.0005)
+
+    A violation names the file, the claim and the field:
+
+    >>> _ = path.write_text(yaml.safe_dump({"paper": "Sakai 2024", "notebook": "nb", "claims": [dict(claim, tol=-1)]}))
+    >>> load_ledger(path)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    calibnb.record.reproduction.LedgerError: ledger .../nb.yaml, claim 'hmr_x', field 'tol': must be >= 0; got -1.
     """
     import yaml
 
@@ -919,24 +984,13 @@ def load_ledger(path: str | os.PathLike) -> Ledger:
         raise LedgerError(f"ledger {path} cannot be read: {exc}") from None
     except yaml.YAMLError as exc:
         raise LedgerError(f"ledger {path} is not valid YAML: {exc}") from None
-    if not isinstance(data, dict):
-        raise LedgerError(f"ledger {path}: must be a mapping with paper, notebook and claims; "
-                          f"got {type(data).__name__}.")
-    unknown = sorted(set(map(str, data)) - {"paper", "notebook", "claims"})
-    if unknown:
-        raise LedgerError(f"ledger {path}: unknown top-level field(s) {', '.join(map(repr, unknown))}; "
-                          "the fields are paper, notebook, claims.")
-    for field in ("paper", "notebook", "claims"):
-        if field not in data:
-            raise LedgerError(f"ledger {path}, field {field!r}: missing.")
-    paper = _ledger_text(data["paper"], f"ledger {path}", "paper")
-    notebook = _ledger_text(data["notebook"], f"ledger {path}", "notebook")
+    _check_ledger_schema(data, path)
+    paper = data["paper"].strip()
+    notebook = data["notebook"].strip()
     if notebook != path.stem:
         raise LedgerError(f"ledger {path}, field 'notebook': must be the notebook's stem, which is the file's "
                           f"stem {path.stem!r}; got {notebook!r}.")
     entries = data["claims"]
-    if not isinstance(entries, list) or not entries:
-        raise LedgerError(f"ledger {path}, field 'claims': must be a non-empty list of claims.")
     claims: dict[str, LedgerClaim] = {}
     for index, entry in enumerate(entries):
         item = _parse_ledger_claim(entry, index, path)

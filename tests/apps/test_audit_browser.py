@@ -18,10 +18,9 @@ import pytest
 from sklearn.datasets import load_digits
 from sklearn.naive_bayes import GaussianNB
 
+from chromium import launch, need_chromium
+
 ROOT = Path(__file__).resolve().parents[2]
-CHROMIUM = os.environ.get("CALIBNB_CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--no-first-run", "--disable-sync"]
 EVIL = "[x](javascript:alert(1)) <img src=x onerror=alert(2)>"
 
 pytestmark = pytest.mark.xdist_group("browser")
@@ -29,9 +28,7 @@ pytestmark = pytest.mark.xdist_group("browser")
 
 @pytest.fixture(scope="module")
 def page_path(tmp_path_factory):
-    if not Path(CHROMIUM).exists():
-        pytest.skip(f"no Chromium at {CHROMIUM} (Debian: apt-get install chromium; .ci/run installs it)")
-    pytest.importorskip("playwright.sync_api", reason="Playwright is not installed (pip install playwright)")
+    need_chromium()
     d = tmp_path_factory.mktemp("browser")
     X, y = load_digits(return_X_y=True)
     P = GaussianNB().fit(X[::2], y[::2]).predict_proba(X[1::2])
@@ -52,7 +49,7 @@ def test_audit_page_verdict_first_screen_no_code_no_script(page_path):
 
     remote, dialogs = [], []
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        browser = launch(p)
         try:
             page = browser.new_page(viewport={"width": 1366, "height": 768})
 

@@ -373,7 +373,7 @@ def test_index_leads_with_one_line_per_paper_and_writes_claims_json(tmp_path):
     assert first in index and second in index
     assert index.index(first) < index.index("<table class='index'>")
     assert "checkable claims of two papers" not in index
-    assert "Ran with the notebooks&#x27; default parameters." in index
+    assert "Ran with the notebooks' default parameters." in index  # literal template text: no entity needed
     assert "Seed stability from the committed table of 5 seeds (0, 1, 2, 3, 4) run with preset params/quick.yaml" \
         in index
     assert "class='bar'" in index and "seg seed-sensitive" in index

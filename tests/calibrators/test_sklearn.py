@@ -139,3 +139,19 @@ def test_calibration_scorer_matches_a_hand_written_scorer_for_every_output_form(
     assert search.best_params_["n_knots"] in (4, 8)
     with pytest.raises(ValueError, match="metric must be one of"):
         cn.calibration_scorer("accuracy")
+
+
+# ------------------------------------------------------------------ moved from tests/test_hardening.py (issue 14's defect classes)
+
+from calibnb.calibrators import HistogramBinning, TemperatureScaling  # noqa: E402
+
+from synthetic import calibrated_logits  # noqa: E402
+
+
+def test_transform_takes_its_documented_keyword():
+    """scikit-learn's set_output wrapper renamed every transform's argument to X; calibnb's keep theirs."""
+    z, y = calibrated_logits(200, 3, 9)
+    ts = TemperatureScaling().fit(logits=z, labels=y)
+    assert np.array_equal(ts.transform(logits=z), ts.transform(z))
+    hb = HistogramBinning().fit(conf=cn.softmax(z).max(1), correct=y == z.argmax(1))
+    assert hb.transform(conf=[0.5]).shape == (1,)

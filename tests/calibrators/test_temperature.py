@@ -307,3 +307,63 @@ def test_fit_is_identical_across_processes_hash_seeds_and_blas_threads():
         outputs.append(proc.stdout)
     assert outputs[0] == outputs[1]
     assert outputs[0].count("0x") == 12  # six fits, bitwise
+
+
+# ------------------------------------------------------------------ moved from tests/test_hardening.py (issue 14's defect classes)
+
+import warnings  # noqa: E402
+
+from sklearn.exceptions import ConvergenceWarning  # noqa: E402
+
+import calibnb as cn  # noqa: E402
+
+from synthetic import calibrated_logits  # noqa: E402
+
+
+def test_temperature_curve_takes_a_fixed_list_of_metric_names():
+    conf, correct = [0.9, 0.8, 0.6], [1, 0, 1]
+    for bad in ("bin_indices", "reliability_table", "top_r", "human_distribution"):
+        with pytest.raises(ValueError, match="metrics has an unknown name"):
+            cn.temperature_curve(conf, correct, [1.0], metrics=[bad])
+    df = cn.temperature_curve(conf, correct, [1.0], metrics=["ks_error", "hmr", "brier_top", "mce"])
+    assert list(df.columns) == ["temperature", "ks_error", "hmr", "brier_top", "mce"]
+
+
+def test_calibration_warning_is_a_convergence_warning():
+    assert issubclass(CalibrationWarning, ConvergenceWarning)
+    assert cn.CalibrationWarning is CalibrationWarning
+
+
+@pytest.mark.parametrize("objective", ["nll", "ece", "macro_ce"])
+def test_temperature_at_the_upper_bound_warns(objective):
+    """Logits x 1e4 with labels drawn at the true temperature (1e4): the optimum is beyond tau = 100."""
+    z, y = calibrated_logits(2000, 5, 2, scale=1e4)
+    with pytest.warns(CalibrationWarning, match=r"upper search bound tau = 100 \(bounds=\(0.01, 100.0\)\).*widen"):
+        ts = TemperatureScaling(objective=objective).fit(z, y)
+    assert 0.01 <= ts.temperature_ <= 100.0
+    assert ts.temperature_ == 100.0
+
+
+def test_uninformative_labels_warn():
+    """Labels independent of the logits: the NLL keeps falling towards tau = infinity."""
+    z, _ = calibrated_logits(2000, 5, 3)
+    y = np.random.default_rng(4).integers(0, 5, 2000)
+    with pytest.warns(CalibrationWarning, match="upper search bound"):
+        ts = TemperatureScaling(objective="nll").fit(z, y)
+    assert ts.temperature_ <= 100.0
+
+
+def test_lower_bound_warns_and_temperature_stays_inside_bounds():
+    z, y = calibrated_logits(2000, 5, 5, scale=1e-3)
+    with pytest.warns(CalibrationWarning, match="lower search bound tau = 0.01"):
+        ts = TemperatureScaling(objective="ece").fit(z, y)
+    assert ts.temperature_ == 0.01
+
+
+@pytest.mark.parametrize("objective", ["nll", "ece", "macro_ce"])
+def test_a_well_posed_fit_does_not_warn(objective):
+    z, y = calibrated_logits(3000, 5, 6, scale=2.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        ts = TemperatureScaling(objective=objective).fit(z, y)
+    assert 0.5 < ts.temperature_ < 8

@@ -135,3 +135,24 @@ def test_separable_data_stops_at_max_iter_with_finite_output():
     assert np.isfinite(vs.weights_).all() and vs.n_iter_ <= 20
     p = vs.transform(z)
     assert np.isfinite(p).all() and (p.argmax(axis=1) == [0, 1, 0, 1]).all()
+
+
+# ------------------------------------------------------------------ moved from tests/test_hardening.py (issue 14's defect classes)
+
+import warnings  # noqa: E402
+
+from sklearn.exceptions import ConvergenceWarning  # noqa: E402
+
+from calibnb.calibrators import CalibrationWarning  # noqa: E402
+
+from synthetic import calibrated_logits  # noqa: E402
+
+
+def test_vector_scaling_warns_at_max_iter():
+    z, y = calibrated_logits(2000, 4, 7, scale=3.0)
+    with pytest.warns(CalibrationWarning, match="VectorScaling stopped at max_iter=1"):
+        vs = VectorScaling(max_iter=1).fit(z, y)
+    assert vs.n_iter_ == 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        VectorScaling().fit(z, y)

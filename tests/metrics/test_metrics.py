@@ -300,3 +300,56 @@ def test_ks_group_tie_group_across_internal_chunks(offset):
     ends = np.append(s_conf[1:] != s_conf[:-1], True)
     expected = np.max(np.abs(cs[ends])) / n
     np.testing.assert_allclose(cb.ks_error(conf, correct, ties="group"), expected, rtol=1e-9)
+
+
+# ------------------------------------------------------------------ moved from tests/test_hardening.py (issue 14's defect classes)
+
+import pandas as pd  # noqa: E402
+
+from calibnb.calibrators import HistogramBinning  # noqa: E402
+
+import calibnb as cn  # noqa: E402
+
+
+def _exact_bins(conf, m):
+    edges = np.arange(m + 1) / m  # the float64 edges m / M
+    return np.searchsorted(edges[1:-1], np.asarray(conf, dtype=np.float64), side="left")
+
+
+@pytest.mark.parametrize("m", [1, 2, 3, 7, 10, 15, 20, 25, 49, 100, 1000])
+def test_bin_membership_is_exact_next_to_every_edge(m):
+    edges = np.arange(m + 1) / m
+    vals = [edges]
+    up, down = edges.copy(), edges.copy()
+    for _ in range(3):
+        up, down = np.nextafter(up, 2), np.nextafter(down, -1)
+        vals += [up, down]
+    conf = np.clip(np.concatenate(vals + [np.float32(edges).astype(np.float64)]), 0.0, 1.0)
+    expected = _exact_bins(conf, m)
+    assert np.array_equal(cn.bin_indices(conf, n_bins=m), expected)
+    # ECE and the reliability table use the same membership
+    correct = np.arange(conf.size) % 3 == 0
+    table = cn.reliability_table(conf, correct, n_bins=m)
+    assert table["count"].tolist() == np.bincount(expected, minlength=m)[table["bin"]].tolist()
+    # HistogramBinning bins the same way
+    hb = HistogramBinning(n_bins=m).fit(conf, correct)
+    assert np.array_equal(hb._bin(conf), expected)
+
+
+def test_values_just_above_an_edge_open_the_next_bin():
+    assert cn.bin_indices([0.3, 0.1 + 0.2], n_bins=10).tolist() == [2, 3]
+    assert cn.bin_indices(np.float32([0.3]), n_bins=10).tolist() == [3]  # 0.30000001192... > 0.3
+
+
+def test_float32_input_equals_its_float64_cast_on_vote_shares():
+    rng = np.random.default_rng(8)
+    conf64 = rng.integers(0, 101, 5000) / 100
+    correct = rng.random(5000) < conf64
+    conf32 = conf64.astype(np.float32)
+    cast = conf32.astype(np.float64)
+    for m in (10, 20, 25):
+        assert cn.ece(conf32, correct, n_bins=m) == cn.ece(cast, correct, n_bins=m)
+        assert cn.mce(conf32, correct, n_bins=m) == cn.mce(cast, correct, n_bins=m)
+        pd.testing.assert_frame_equal(cn.reliability_table(conf32, correct, n_bins=m),
+                                      cn.reliability_table(cast, correct, n_bins=m))
+        assert np.array_equal(cn.bin_indices(conf32, n_bins=m), _exact_bins(cast, m))

@@ -106,3 +106,35 @@ def test_unli_transform_shape_and_round_trip():
         cb.unli_transform([-1.0, 5.0])
     with pytest.raises(ValueError, match=r"u has 1 value\(s\) outside \[0, 1\]; first at index 0: 1.5"):
         cb.unli_inverse([1.5])
+
+
+# ------------------------------------------------------------------ moved from tests/test_hardening.py (issue 14's defect classes)
+
+from calibnb.metrics.scalar import TIE_TOLERANCE, tie_ranks  # noqa: E402
+from calibnb.papers import jiang2024  # noqa: E402
+
+from data_mirror import needs_mirror  # noqa: E402
+
+import calibnb as cn  # noqa: E402
+
+
+def test_ranking_risk_treats_rounding_noise_as_ties():
+    pred = [0.2, 0.1, 0.9]
+    assert cn.ranking_risk(pred, [0.3, 0.1 + 0.2, 0.5]) == cn.ranking_risk(pred, [0.3, 0.3, 0.5]) == 0.0
+    assert tie_ranks([0.3, 0.1 + 0.2, 0.5]).tolist() == [0, 0, 1]
+    # a real difference is never a tie
+    assert tie_ranks([0.3, 0.3 + 1e-9]).tolist() == [0, 1]
+    assert TIE_TOLERANCE == 2.0**-48
+
+
+@needs_mirror
+def test_ranking_risk_on_chaosnli_targets_has_201_distinct_values():
+    from calibnb import data
+
+    chaos = data.load_chaosnli("snli")
+    target = cn.expected_label(cn.human_distribution(chaos.counts), jiang2024.nli_values(0.5))
+    assert np.unique(target).size == 288  # as computed: rounding noise splits equal values
+    assert tie_ranks(target).max() + 1 == 201
+    rng = np.random.default_rng(0)
+    pred = rng.random(target.size)
+    assert cn.ranking_risk(pred, target) == cn.ranking_risk(pred, np.round(target, 12))

@@ -436,3 +436,20 @@ def test_expected_single_vote_dist_ce_prefers_the_mode_to_the_truth():
     mode = np.eye(4)[pi.argmax(1)]
     assert np.all(expected_single_vote_dist_ce(mode, pi) <= expected_single_vote_dist_ce(pi, pi) + 1e-12)
     assert np.mean(expected_single_vote_dist_ce(mode, pi) < expected_single_vote_dist_ce(pi, pi)) > 0.99
+
+
+# ------------------------------------------------------------------ moved from tests/test_hardening.py (issue 14's defect classes)
+
+from calibnb.papers import baan2022  # noqa: E402
+
+
+def test_ranking_stability_refuses_nan():
+    t = pd.DataFrame({"n_votes": [1, 1, 1, 1], "draw": [0, 0, 1, 1], "model": ["a", "b", "a", "b"],
+                      "dist_ce": [0.2, 0.3, np.nan, 0.3]})
+    with pytest.raises(ValueError, match=r"table\['dist_ce'\] has 1 value that is NaN"):
+        baan2022.ranking_stability(t, {"a": 0.1, "b": 0.2})
+    t["dist_ce"] = [0.2, 0.3, 0.4, 0.3]
+    with pytest.raises(ValueError, match="reference has 1 value that is NaN"):
+        baan2022.ranking_stability(t, {"a": np.nan, "b": 0.2})
+    with pytest.raises(ValueError, match="table has no dist_ce for 1"):
+        baan2022.ranking_stability(t.iloc[:3], {"a": 0.1, "b": 0.2})

@@ -278,3 +278,47 @@ def test_spline_recovery_rejects_bad_input():
         spline_recovery_error("population")
     with pytest.raises(ValueError, match="fractile_range"):
         spline_recovery_error(SyntheticPopulation(), fractile_range=(0.5, 0.2))
+
+
+# ------------------------------------------------------------------ moved from tests/test_hardening.py (issue 14's defect classes)
+
+import calibnb as cn  # noqa: E402
+from calibnb.papers import gupta2021  # noqa: E402
+
+from synthetic import calibrated_logits  # noqa: E402
+
+
+def test_spline_figure_data_refuses_overlapping_splits():
+    z, y = calibrated_logits(400, 3, 0)
+    with pytest.raises(ValueError, match="calibration_index and test_index overlap in 100 row"):
+        gupta2021.spline_figure_data(cn.softmax(z), y, calibration_index=np.arange(200),
+                                     test_index=np.arange(100, 400))
+
+
+def test_gupta_column_fits_and_split_options_are_validated():
+    rng = np.random.default_rng(0)
+    s = rng.uniform(0.3, 1, (40, 2))
+    c = rng.random((40, 2)) < s
+    for fit in (gupta2021.spline_columns, gupta2021.isotonic_columns, gupta2021.histogram_columns):
+        with pytest.raises(ValueError, match="c_cal must hold only 0/1"):
+            fit(s, np.where(c, 0.5, 0.0), s)      # was accepted: a fraction is not a correctness
+        with pytest.raises(ValueError, match="s_new is empty"):
+            fit(s, c, s[:0])                      # was "zero-size array to reduction operation"
+        with pytest.raises(TypeError, match="s_cal must hold numbers"):
+            fit(np.full(s.shape, "a"), c, s)
+    with pytest.raises(ValueError, match="n_bins must be at most"):
+        gupta2021.histogram_columns(s, c, s, n_bins=10**12)   # was a MemoryError (7 TiB)
+    with pytest.raises(TypeError, match="clip"):
+        gupta2021.spline_columns(s, c, s, clip="no")
+    z = rng.normal(size=(60, 3)) * 2
+    y = rng.integers(0, 3, 60)
+    net = gupta2021.network_scores(z, y)
+    split = dict(calibration_index=np.arange(30), test_index=np.arange(30, 60), methods=("uncalibrated",))
+    for option, bad, exc in (("n_knots", 1.5, TypeError), ("n_knots_within", -1, ValueError),
+                             ("n_knots_ece", "ten", TypeError), ("n_bins_ece", 0, ValueError),
+                             ("n_bins_histogram", 10**12, ValueError), ("classwise", "no", TypeError),
+                             ("all_ranks", "no", TypeError)):
+        with pytest.raises(exc, match=option):
+            gupta2021.evaluate_split(net, **split, **{option: bad})
+    with pytest.raises(ValueError, match="conf_b has 1 value"):
+        gupta2021.paired_ks_difference_ci(s[:, 0], np.r_[np.nan, s[1:, 1]], c[:, 0], n_resamples=20, seed=0)

@@ -268,3 +268,17 @@ def test_ece_bins_explorer_keeps_ce_fixed():
     assert r50.loc["a", "ECE"] == expected
     with pytest.raises(ValueError, match="max_bins"):
         an.ece_bins_explorer(probs, counts, n_bins=200)
+
+
+# ------------------------------------------------------------------ moved from tests/test_hardening.py (issue 14's defect classes)
+
+BAD_LABELS = [3, -1, 1.5, np.nan, 2**40, "a"]
+
+
+@pytest.mark.parametrize("bad", BAD_LABELS)
+def test_ece_table_validates_labels(bad):
+    p = np.array([[0.7, 0.2, 0.1], [0.1, 0.8, 0.1], [0.3, 0.3, 0.4]])
+    labels = np.array([0, 1, 2], dtype=object if isinstance(bad, str) else float)
+    labels[0] = bad
+    with pytest.raises((ValueError, TypeError), match="labels"):
+        an.ece_table({"m": p}, labels, n_bins=(2,), binnings=("width",))

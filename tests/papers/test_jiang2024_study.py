@@ -217,3 +217,37 @@ def test_metric_agreement_point_values_and_errors():
         paper.metric_agreement(probs, counts, V, {"x": ["m0.0", "nope"]})
     with pytest.raises(TypeError, match="non-empty mapping"):
         paper.metric_agreement(probs, counts, V, {})
+
+
+# ------------------------------------------------------------------ moved from tests/test_hardening.py (issue 14's defect classes)
+
+from calibnb.papers import jiang2024  # noqa: E402
+
+
+def test_ranking_agreement_refuses_constant_scorings_and_cost_study_never_returns_nan():
+    with pytest.raises(ValueError, match="a gives every model the same value"):
+        jiang2024.ranking_agreement([0.5, 0.5, 0.5], [1, 2, 3])
+    with pytest.raises(ValueError, match="b gives every model the same value"):
+        jiang2024.ranking_agreement([1, 2, 3], [0.3, 0.1 + 0.2, 0.3])
+    with pytest.raises(ValueError, match="table column 's2'"):
+        jiang2024.ranking_changes(pd.DataFrame({"s1": [1.0, 2.0], "s2": [0.5, 0.5]}))
+    # a protocol whose scores tie every model (here: few votes on few items) gets tau 0.0, flagged, never NaN;
+    # the study used to crash on it (ranking_agreement refuses constant scorings)
+    h = np.array([[6, 4], [3, 7], [8, 2], [2, 8], [5, 5], [9, 1]])
+    a = np.array([[.7, .3], [.2, .8], [.9, .1], [.3, .7], [.5, .5], [.8, .2]])
+    b = np.array([[.5, .5], [.5, .5], [.6, .4], [.4, .6], [.5, .5], [.6, .4]])
+    out = jiang2024.like_for_like_cost_study({"a": a, "b": b}, h, [1.0, 0.0], budgets=(1,), n_draws=6,
+                                             cutoffs=[0.5], seed=2)
+    assert not out[["tau votes", "tau scalar", "difference"]].isna().any().any()
+    tied = out["votes tied"] | out["scalar tied"]
+    assert tied.any() and not tied.all()
+    assert (out.loc[out["votes tied"], "tau votes"] == 0.0).all()
+    assert (out.loc[out["scalar tied"], "tau scalar"] == 0.0).all()
+    # budget-1 votes that give every resampled item the same target: RR ranks nothing, a tie, not a crash
+    out = jiang2024.like_for_like_cost_study({"a": a, "b": b}, h, [1.0, 0.0], budgets=(1,), n_draws=6,
+                                             cutoffs=[0.5], seed=1)
+    assert not out[["tau votes", "tau scalar"]].isna().any().any()
+    # a reference that ties every model leaves nothing to agree with: a clear error
+    with pytest.raises(ValueError, match="reference CE scores tie every model on draw 0"):
+        jiang2024.like_for_like_cost_study({"a": a, "b": a.copy()}, h, [1.0, 0.0], budgets=(2,), n_draws=2,
+                                           cutoffs=[0.5], seed=0)

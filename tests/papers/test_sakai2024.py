@@ -269,3 +269,85 @@ def test_random_axiom_systems_seed_and_errors():
         random_axiom_systems(2.5, 4, 3)
     with pytest.raises(ValueError, match="name must be one of"):
         a.top("V")
+
+
+# ------------------------------------------------------------------ notebook 04's table helpers, now in the paper module
+
+import pandas as pd  # noqa: E402
+
+from calibnb.papers import sakai2024  # noqa: E402
+
+
+def test_overconfidence_underconfidence_against_a_loop():
+    rng = np.random.default_rng(3)
+    conf, correct = rng.uniform(0.3, 1.0, 50), rng.random(50) < 0.7
+    o = sum(c for c, y in zip(conf, correct) if not y)
+    u = sum(1 - c for c, y in zip(conf, correct) if y)
+    assert sakai2024.overconfidence_underconfidence(conf, correct) == pytest.approx((o, u), abs=1e-12)
+    with pytest.raises(ValueError, match="correct"):
+        sakai2024.overconfidence_underconfidence(conf, correct[:-1])
+
+
+@pytest.mark.parametrize("number", [1, 2, 3])
+def test_results_table_is_the_library_metrics_per_system(number):
+    ex = sakai2024.load_sakai_example(number)
+    bins = None if number == 3 else sakai2024.PAPER_BINS
+    table = sakai2024.results_table(ex, bins=bins)
+    assert list(table.columns) == ["X", "Y", "Z", "W"]
+    assert list(table.index) == (["HMR", "NBR", "KS"] if bins is None else ["HMR", "ECE", "MCE", "NBR", "KS"])
+    for s in table.columns:
+        conf, correct = ex.top(s)
+        assert table.loc["HMR", s] == cb.hmr(conf, correct)
+        assert table.loc["NBR", s] == cb.nbr(ex.probs(s), ex.labels)
+        assert table.loc["KS", s] == cb.ks_error(conf, correct)
+        if bins is not None:
+            assert table.loc["ECE", s] == cb.ece(conf, correct, n_bins=3, binning="mass")
+            assert table.loc["MCE", s] == cb.mce(conf, correct, n_bins=3, binning="mass")
+    with pytest.raises(ValueError, match="bins has unknown option"):
+        sakai2024.results_table(ex, bins={"n_bin": 3})
+    with pytest.raises(TypeError, match="example must be a SakaiExample"):
+        sakai2024.results_table(ex.probs("X"))
+
+
+def _toy_table(**columns):
+    return pd.DataFrame(columns, index=["HMR", "ECE"])
+
+
+def test_worse_than_x_reads_each_measure_in_its_direction_and_ignores_noise():
+    table = _toy_table(X=[0.5, 0.2], Y=[0.4, 0.2 + 1e-14], Z=[0.6, 0.3])
+    verdict = sakai2024.worse_than_x(table)
+    assert list(verdict.columns) == ["Y", "Z"]
+    assert verdict.loc["HMR"].tolist() == [True, False]   # HMR: lower is worse
+    assert verdict.loc["ECE"].tolist() == [False, True]   # ECE: higher is worse; 1e-14 is noise
+    assert sakai2024.worse_than_x(table, eps=0.0).loc["ECE", "Y"]
+    with pytest.raises(ValueError, match="table has no column 'X'"):
+        sakai2024.worse_than_x(table.drop(columns="X"))
+    with pytest.raises(ValueError, match="NaN"):
+        sakai2024.worse_than_x(table.assign(Y=[np.nan, 0.1]))
+
+
+def test_violates_follows_the_axioms_and_their_tie_rules():
+    # U and O: the perturbed system must not be better than X; UO: W must be strictly worse (a tie violates)
+    table = _toy_table(X=[0.5, 0.2], Y=[0.6, 0.2], Z=[0.4, 0.1], W=[0.5, 0.3])
+    assert sakai2024.violates(table, "HMR", "U")        # Y has a higher HMR: better, a counterexample
+    assert not sakai2024.violates(table, "HMR", "O")    # Z has a lower HMR: worse
+    assert sakai2024.violates(table, "ECE", "O")        # Z has a lower ECE: better, a counterexample
+    assert sakai2024.violates(table, "HMR", "UO")       # W ties X on HMR
+    assert not sakai2024.violates(table, "ECE", "UO")   # W has a higher ECE: worse
+    assert not sakai2024.violates(table, "NBR", "U")    # a measure the table does not hold
+    with pytest.raises(ValueError, match="axiom must be one of"):
+        sakai2024.violates(table, "HMR", "X")
+    with pytest.raises(ValueError, match="measure must be one of"):
+        sakai2024.violates(table, "hmr", "U")
+
+
+def test_ks_table_ends_at_the_means_and_peaks_at_ks():
+    ex = sakai2024.load_sakai_example(1)
+    for s in ["X", "Z"]:
+        t = sakai2024.ks_table(ex, s)
+        conf, correct = ex.top(s)
+        assert t["delta_j"].max() == pytest.approx(cb.ks_error(conf, correct), abs=1e-15)
+        assert t["cp_j"].iloc[-1] == pytest.approx(conf.mean()) and t["cGOLD_j"].iloc[-1] == pytest.approx(correct.mean())
+        assert t.index[0] == 1 and t.index.name == "j"
+    with pytest.raises(ValueError, match="system must be one of"):
+        sakai2024.ks_table(ex, "V")

@@ -392,3 +392,46 @@ def test_resampling_table_returns_the_samples_it_scored():
         assert abs(y.mean() - a) < 0.01
         row = t[(t.accuracy == a) & (t.stage == "before")].iloc[0]
         assert abs(row.macro_ce - macro_ce(c, y)) < 1e-12 and row.n == len(y)
+
+
+# ------------------------------------------------------------------ moved from tests/test_hardening.py (issue 14's defect classes)
+
+from calibnb.papers import si2022  # noqa: E402
+
+
+@pytest.mark.parametrize("bad", [3, -1, 1.5, np.nan, 2**40, "a"])
+def test_top_confidence_validates_labels(bad):
+    p = np.array([[0.7, 0.2, 0.1], [0.1, 0.8, 0.1], [0.3, 0.3, 0.4]])
+    labels = np.array([0, 1, 2], dtype=object if isinstance(bad, str) else float)
+    labels[0] = bad
+    with pytest.raises((ValueError, TypeError), match="labels"):
+        si2022.top_confidence(np.log(p), labels)
+
+
+def test_trust_table_rows_and_rank_agreement_against_direct_computations():
+    from scipy import stats
+
+    from calibnb.metrics import ece, macro_ce
+
+    rng = np.random.default_rng(5)
+    methods = {}
+    for name, shift in (("sharp", 0.3), ("flat", 0.0), ("under", -0.2)):
+        correct = rng.random(300) < 0.6
+        conf = np.clip(0.6 + shift * (correct - 0.5) + rng.normal(0, 0.1, 300), 0, 1)
+        methods[name] = (conf, correct)
+    table, rho = si2022.trust_table(methods, n_bins=15, threshold=0.6)
+    assert list(table.index) == ["sharp", "flat", "under"]
+    for name, (c, y) in methods.items():
+        t = si2022.trust_scores(c, y, threshold=0.6)
+        assert table.loc[name, "ECE"] == pytest.approx(100 * ece(c, y, n_bins=15))
+        assert table.loc[name, "MacroCE"] == pytest.approx(100 * macro_ce(c, y))
+        assert (table.loc[name, "precision"], table.loc[name, "recall"], table.loc[name, "F1"]) == (t.precision, t.recall, t.f1)
+    for m in ("ECE", "MacroCE"):
+        assert rho[m] == pytest.approx(stats.spearmanr(-table[m], table["F1"]).statistic)
+    # a constant column: Spearman is undefined, and says so with NaN (not a number that looks like an answer)
+    same = {k: methods["flat"] for k in ("a", "b", "c")}
+    assert all(np.isnan(v) for v in si2022.trust_table(same)[1].values())
+    with pytest.raises(TypeError, match="two or more"):
+        si2022.trust_table({"only": methods["flat"]})
+    with pytest.raises(ValueError, match=r"methods\['flat'\] correct"):
+        si2022.trust_table({"sharp": methods["sharp"], "flat": (methods["flat"][0], methods["flat"][1][:-1])})

@@ -348,6 +348,52 @@ def test_a_deliberately_unfalsifiable_entry_is_caught(tmp_path):
     load_ledger(write_ledger(tmp_path, [dict(huge_tol, tol=0.0005, refuted_by=0.56)]))
 
 
+def test_ledger_schema_is_package_data_and_lists_the_record_kinds_and_statuses():
+    """The JSON Schema ships with the package, is a valid Draft 2020-12 schema, and its closed lists are the record's."""
+    import importlib.resources
+
+    import jsonschema
+
+    from calibnb.record.reproduction import KINDS, STATUSES
+
+    text = importlib.resources.files("calibnb.record").joinpath("ledger.schema.json").read_text(encoding="utf-8")
+    schema = json.loads(text)
+    jsonschema.Draft202012Validator.check_schema(schema)
+    claim = schema["$defs"]["claim"]["properties"]
+    assert tuple(claim["kind"]["enum"]) == KINDS
+    assert tuple(claim["expected"]["enum"]) == STATUSES
+    assert tuple(claim["seed_sensitive"]["propertyNames"]["enum"]) == STATUSES
+    # every real ledger is valid against the schema alone too
+    for path in sorted(LEDGER_DIR.glob("*.yaml")):
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        assert not list(jsonschema.Draft202012Validator(schema).iter_errors(data)), path.name
+
+
+@pytest.mark.parametrize(("top", "match"), [
+    ({"paper": "  "}, r"nb.yaml, field 'paper': must be a non-empty string"),
+    ({"claims": "x"}, r"nb.yaml, field 'claims': must be a non-empty list of claims"),
+    ({"paper": _DELETE}, r"nb.yaml, field 'paper': missing"),
+])
+def test_load_ledger_top_level_errors_name_the_field(tmp_path, top, match):
+    data = {"paper": "Sakai 2024", "notebook": "nb", "claims": [dict(BASE_CLAIMS[0])]}
+    data.update(top)
+    data = {k: v for k, v in data.items() if v is not _DELETE}
+    path = tmp_path / "nb.yaml"
+    path.write_text(yaml.safe_dump(data), encoding="utf-8")
+    with pytest.raises(LedgerError, match=match):
+        load_ledger(path)
+
+
+def test_load_ledger_reports_the_first_problem_in_file_order(tmp_path):
+    """Two bad claims: the message names the first one; within it, an unknown field before a missing one."""
+    first = {k: v for k, v in BASE_CLAIMS[0].items() if k != "quote"}
+    first["qoute"] = "typo"
+    second = dict(BASE_CLAIMS[1], kind="ordering")
+    path = write_ledger(tmp_path, [first, second])
+    with pytest.raises(LedgerError, match=r"claim 'hmr_x': unknown field\(s\) 'qoute'"):
+        load_ledger(path)
+
+
 def test_load_ledger_file_level_errors(tmp_path):
     with pytest.raises(LedgerError, match="cannot be read"):
         load_ledger(tmp_path / "missing.yaml")
