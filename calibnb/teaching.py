@@ -24,12 +24,13 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
 import pandas as pd
 
-__all__ = ["setup_check", "strip_outputs", "strip_on_save", "main"]
+__all__ = ["setup_check", "strip_outputs", "strip_on_save", "main", "Answer", "answer_key", "ANSWERED"]
 
 #: The git filter's name, as ``.gitattributes`` and ``make venv`` spell it.
 GIT_FILTER = "calibnb-strip-outputs"
@@ -67,7 +68,7 @@ def setup_check(*, datasets: Sequence[str] = (), cache_dir: Any = None) -> pd.Da
     """
     import importlib
 
-    from .data import data_dir, registry
+    from .data import data_dir, in_browser, registry
 
     if isinstance(datasets, str):
         datasets = (datasets,)
@@ -86,6 +87,10 @@ def setup_check(*, datasets: Sequence[str] = (), cache_dir: Any = None) -> pd.Da
                       for f, b in zip(mine["file"], mine["bytes"]))
         if present == len(mine):
             rows[f"data: {name}"] = ("ok", f"all {len(mine)} files found (checksums are verified when read)")
+        elif in_browser():  # the site carries only files whose licence allows serving them; never a download
+            rows[f"data: {name}"] = ("missing", f"{present} of {len(mine)} files are in this browser copy: the "
+                                                "others' licence does not allow serving them (the cells that "
+                                                "read them say so): run this notebook on a local install")
         else:
             rows[f"data: {name}"] = ("missing", f"{present} of {len(mine)} files found: set CALIBNB_DATA_DIR to "
                                                 "the data folder, or let the loading cells download them "
@@ -220,3 +225,306 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())
+
+
+# --------------------------------------------------------------------------- answer keys
+
+@dataclass(frozen=True)
+class Answer:
+    """One exercise's answer, computed: what :func:`answer_key` returns.
+
+    Attributes
+    ----------
+    notebook : str
+        The notebook's number ("01", "02", ...).
+    exercise : int
+        The exercise's number in the notebook's *Exercises* section.
+    table : pandas.DataFrame
+        The numbers the answer rests on.
+    text : str
+        The answer in words; every number in it is formatted from ``facts``.
+    facts : dict
+        The computed values the text states (the tests check the text's
+        claims against them).
+    """
+
+    notebook: str
+    exercise: int
+    table: pd.DataFrame
+    text: str
+    facts: dict = field(default_factory=dict)
+
+    def _repr_markdown_(self) -> str:  # pragma: no cover - display in a notebook
+        return f"**Answer ({self.notebook}, exercise {self.exercise}).** {self.text}"
+
+
+def _nb06_systems(seed: int, cache_dir: Any, dataset: str = "cifar10", model: str = "resnet56"):
+    """Notebook 06's two systems on its test images, in its order of nested subsamples (its cell 'Data')."""
+    import numpy as np
+
+    from . import TemperatureScaling
+    from .data import calibration_test_split, load_cifar
+
+    out = load_cifar(dataset, model, cache_dir=cache_dir)
+    cal, test = calibration_test_split(len(out.labels), seed=seed)
+    ts = TemperatureScaling().fit(out.logits[cal], out.labels[cal])
+    systems = {}
+    for name, p in [("raw", out.probs[test]), ("TS", ts.transform(out.logits[test]))]:
+        systems[name] = (p.max(axis=1), p.argmax(axis=1) == out.labels[test])
+    order = np.random.default_rng([seed, 1]).permutation(len(test))
+    return systems, order
+
+
+def _answer_06_2(seed: int, cache_dir: Any) -> Answer:
+    import numpy as np
+
+    from . import debiased_ece, ece, ks_error, smooth_ece
+
+    systems, order = _nb06_systems(seed, cache_dir)
+    rows = []
+    for system, (conf, correct) in systems.items():
+        for n in (250, 1000, 5000):
+            c, y = conf[order[:n]], correct[order[:n]]
+            for bins in (15, 30):
+                rows.append(dict(system=system, N=n, n_bins=bins, **{
+                    "binned ECE": ece(c, y, n_bins=bins), "debiased ECE (L2)": debiased_ece(c, y, n_bins=bins, binning="mass"),
+                    "smooth ECE": smooth_ece(c, y), "KS error": ks_error(c, y, ties="group")}))
+    table = pd.DataFrame(rows).set_index(["system", "N", "n_bins"])
+    change = table.xs(30, level="n_bins") - table.xs(15, level="n_bins")
+    up_250 = [s for s in systems if change.loc[(s, 250), "binned ECE"] > 0]
+    facts = {
+        "ks_unchanged": bool(np.all(change["KS error"] == 0)),
+        "smooth_unchanged": bool(np.all(change["smooth ECE"] == 0)),
+        "binned_change_250": {s: float(change.loc[(s, 250), "binned ECE"]) for s in systems},
+        "debiased_change_250": {s: float(change.loc[(s, 250), "debiased ECE (L2)"]) for s in systems},
+        "binned_up_at_250": up_250,
+    }
+    ch = facts["binned_change_250"]
+    facts["ts_rises_more"] = ch["TS"] > ch["raw"]
+    text = (f"Only the two binned estimators can move. At N = 250, doubling the bins from 15 to 30 changes the binned "
+            f"ECE by {ch['raw']:+.4f} (raw) and {ch['TS']:+.4f} (TS), and the debiased ECE by "
+            f"{facts['debiased_change_250']['raw']:+.4f} and {facts['debiased_change_250']['TS']:+.4f} (it subtracts "
+            "each bin's noise term, and is clipped at 0 when that exceeds the squared gaps). "
+            f"The binned ECE rises for {', '.join(up_250) or 'neither system'}: with half as many items per bin each "
+            "bin's gap is noisier, and |noisy gap| is biased upwards"
+            + (", most for the well-calibrated TS system whose true gaps are small. " if facts["ts_rises_more"]
+               else ". ")
+            + "The smooth ECE and the KS error have no bins (the KS error sorts the items and takes the largest gap "
+            "of the cumulative sums), so they are "
+            + ("identical at both settings." if facts["ks_unchanged"] and facts["smooth_unchanged"]
+               else "NOT identical here: see the table."))
+    return Answer("06", 2, table.round(5), text, facts)
+
+
+def _answer_06_3(seed: int, cache_dir: Any) -> Answer:
+    from . import ece, ks_error, reliability_table, smooth_ece
+
+    systems, order = _nb06_systems(seed, cache_dir)
+    conf, correct = systems["raw"]
+    c, y = conf[order[:5000]], correct[order[:5000]]
+    bins = reliability_table(c, y, n_bins=15)
+    bins = bins[bins["count"] > 0]
+    over = int((bins["gap"] > 0).sum())
+    values = {"binned ECE": ece(c, y, n_bins=15), "smooth ECE": smooth_ece(c, y), "KS error": ks_error(c, y, ties="group"),
+              "|mean confidence - accuracy|": abs(float(c.mean() - y.mean()))}
+    mean_gap = values["|mean confidence - accuracy|"]
+    spread = max(abs(v - mean_gap) for v in values.values())
+    facts = {"bins": int(len(bins)), "overconfident_bins": over, "values": values, "mean_gap": mean_gap,
+             "max_distance_to_mean_gap": spread}
+    text = (f"On the 5,000 test images the raw network is overconfident in {over} of its {len(bins)} non-empty bins "
+            "(mean confidence above accuracy). With r(c) = conf − P(correct | c) of one sign, ∫|r| dP = |∫ r dP| = "
+            "|mean confidence − accuracy|: the binned ECE (a sum of |gap| over bins of one sign), the smooth ECE "
+            "(|smoothed r| integrated) and the KS error (the largest cumulative gap, reached at the end when every "
+            f"step has the same sign) all estimate that one number, {mean_gap:.4f}; the three differ from it by at "
+            f"most {spread:.4f} ({spread / mean_gap:.0%} of it).")
+    table = pd.Series(values, name="raw, N = 5000").to_frame()
+    return Answer("06", 3, table.round(5), text, facts)
+
+
+def _answer_05_2(seed: int, cache_dir: Any) -> Answer:
+    import numpy as np
+
+    from .metrics.human import tvd
+    from .metrics.scalar import expected_label, ranking_risk
+    from .papers.jiang2024 import calibration_table
+
+    values = np.array([1.0, 0.5, 0.0])  # f(ENT), f(NEU), f(CON) at the notebook's default f_neutral
+    p, q = np.array([[1.0, 0.0, 0.0]]), np.array([[0.0, 0.0, 1.0]])
+    lhs = float(abs(expected_label(p, values) - expected_label(q, values))[0])
+    rhs = float((values.max() - values.min()) * tvd(p, q)[0])
+    rows = []
+    for eps in (0.2, 0.02):
+        human = np.array([[0.5, 0.0, 0.5], [0.5 + eps, 0.0, 0.5 - eps]])
+        d = eps / 2
+        model_a = np.array([[0.5 - d, 0.0, 0.5 + d], [0.5 + eps + d, 0.0, 0.5 - eps - d]])  # errors away from each other
+        model_b = np.array([[0.5 + d, 0.0, 0.5 - d], [0.5 + eps - d, 0.0, 0.5 - eps + d]])  # errors meet: a tie
+        t = calibration_table({"A": model_a, "B": model_b}, human, values)
+        for m in ("A", "B"):
+            rows.append({"epsilon": eps, "model": m, "CE": float(t.loc[m, "CE"]), "RR": float(t.loc[m, "RR"])})
+    table = pd.DataFrame(rows).set_index(["epsilon", "model"])
+    facts = {"tight_lhs": lhs, "tight_rhs": rhs, "table": table}
+    text = (f"The bound is tight for p = ENT for sure and q = CON for sure: |ψ_f(p) − ψ_f(q)| = {lhs:.2f} and "
+            f"(max f − min f)·TVD(p, q) = {rhs:.2f} (the proof: ψ_f(p) − ψ_f(q) = Σ_k f_k (p_k − q_k), and "
+            "subtracting any constant c from f leaves it unchanged; with c = (max f + min f)/2, |f_k − c| ≤ "
+            "(max f − min f)/2 and Σ|p_k − q_k| = 2 TVD). RR is not bounded by CE: two items whose human scalars "
+            "differ by ε, and two models with the same per-item error ε/2 — model A moves both items away from "
+            "each other (RR 0), model B moves them onto the same scalar (a tie counts half: RR 1/2). Both have CE "
+            + " and ".join(f"{table.loc[(e, 'A'), 'CE']:.4f} at ε = {e}" for e in (0.2, 0.02))
+            + ", so CE → 0 while RR stays at 1/2.")
+    return Answer("05", 2, table.round(5), text, facts)
+
+
+def _answer_02_5(seed: int, cache_dir: Any) -> Answer:
+    import itertools
+
+    import numpy as np
+
+    from .metrics.multiclass import classwise_ece
+    from .papers.baan2022 import classwise_ece_nonzero
+
+    # Every 2-class example of three items with class-0 probability on a grid of quarters; the first (in this
+    # fixed order) where dropping the exact zeros raises classwise-ECE, and the first where it lowers it.
+    grid = (0.0, 0.25, 0.5, 0.75, 1.0)
+    found: dict[str, dict] = {}
+    for p0 in itertools.product(grid, repeat=3):
+        probs = np.column_stack([p0, 1 - np.array(p0)])
+        for labels in itertools.product((0, 1), repeat=3):
+            y = np.array(labels)
+            if (probs == 0).all(axis=0).any():  # a class with probability 0 everywhere: the reference keeps nothing
+                continue
+            full, kept = classwise_ece(probs, y, n_bins=10), classwise_ece_nonzero(probs, y, n_bins=10)
+            key = "raises" if kept > full + 1e-12 else "lowers" if kept < full - 1e-12 else None
+            if key and key not in found:
+                found[key] = {"class-0 probabilities": list(p0), "labels": list(labels), "Eq. 8 (zeros kept)": full,
+                              "zeros dropped (a, b]": kept}
+        if len(found) == 2:
+            break
+    table = pd.DataFrame(found).T
+    facts = {"found": found}
+    r, lw = found.get("raises"), found.get("lowers")
+    text = ("Dropping a probability of exactly 0 removes that item from its class's bin *and* from that class's "
+            "normaliser. A dropped zero whose class did not occur was a perfect prediction, so dropping it tends to "
+            "raise the class's average error; one whose class did occur was an error of size 1, so dropping it "
+            f"tends to lower it. It raises classwise-ECE for class-0 probabilities {r['class-0 probabilities']} and "
+            f"labels {r['labels']} ({r['Eq. 8 (zeros kept)']:.4f} with the zeros kept, Eq. 8, → "
+            f"{r['zeros dropped (a, b]']:.4f} with them dropped), and lowers it for {lw['class-0 probabilities']} "
+            f"and labels {lw['labels']} ({lw['Eq. 8 (zeros kept)']:.4f} → {lw['zeros dropped (a, b]']:.4f}). Both "
+            "are the first examples of a search over three items with probabilities in quarters, at the "
+            "notebook's 10 bins.") if r and lw else (
+        "No example in the search grid: " + ", ".join(sorted(found)) + " only.")
+    return Answer("02", 5, table, text, facts)
+
+
+def _answer_01_3(seed: int, cache_dir: Any) -> Answer:
+    from .data import calibration_test_split, load_cifar
+    from .papers.si2022 import resampling_table, top_confidence
+
+    c = load_cifar("cifar10", "resnet20", cache_dir=cache_dir)
+    dev, test = calibration_test_split(len(c.labels), seed=seed, frac=0.5)
+    levels = [0.05, 0.25, 0.5, 0.75, 0.95]
+    t5 = resampling_table(c.logits[dev], c.labels[dev], c.logits[test], c.labels[test], accuracies=levels,
+                          seed=seed + 100, n_bins=10)
+    before = t5[t5.stage == "before"].set_index("accuracy")[["n", "ece", "ice_pos", "ice_neg", "macro_ce"]]
+    conf, correct = top_confidence(c.logits[test], c.labels[test])
+    expected = 0.5 * ((1 - conf[correct]).mean() + conf[~correct].mean())
+    facts = {"expected_macro_ce": float(expected), "macro_ce_range": float(before.macro_ce.max() - before.macro_ce.min()),
+             "ece_range": float(before.ece.max() - before.ece.min()),
+             "max_distance": float((before.macro_ce - expected).abs().max())}
+    text = (f"Before temperature scaling, MacroCE of cifar10/resnet20 stays within {facts['macro_ce_range']:.4f} "
+            f"across accuracies 5%–95% while ECE moves by {facts['ece_range']:.4f}. Why: MacroCE = (ICE_pos + "
+            "ICE_neg)/2 averages the mean error over the correct items, mean(1 − c), and over the wrong ones, mean(c), "
+            "each group weighted 1/2 whatever its size. Re-sampling to an accuracy draws correct items from the "
+            "correct ones and wrong items from the wrong ones, uniformly, so each group's mean confidence is unbiased "
+            f"for its full-test-set value and E[MacroCE] equals the full test set's {expected:.4f} at every level "
+            f"(the re-sampled values lie within {facts['max_distance']:.4f} of it). ECE instead weighs each group by "
+            "its share, so it follows the accuracy.")
+    return Answer("01", 3, before.round(5), text, facts)
+
+
+def _answer_03_1(seed: int, cache_dir: Any) -> Answer:
+    import numpy as np
+
+    from .data import cifar_models, load_cifar
+    from .metrics.binary import ks_error
+    from .metrics.multiclass import classwise_ks
+
+    rows = {}
+    for ds, model in cifar_models():
+        out = load_cifar(ds, model, cache_dir=cache_dir)
+        probs = out.probs
+        conf = probs.max(axis=1)
+        correct = probs.argmax(axis=1) == out.labels
+        _, counts = np.unique(conf, return_counts=True)
+        rows[f"{ds}/{model}"] = {
+            "items in a tie": int(counts[counts > 1].sum()),
+            "KS (order)": ks_error(conf, correct, ties="order"), "KS (group)": ks_error(conf, correct, ties="group"),
+            "class-wise KS (order)": classwise_ks(probs, out.labels, ties="order"),
+            "class-wise KS (group)": classwise_ks(probs, out.labels, ties="group")}
+    table = pd.DataFrame(rows).T
+    table["items in a tie"] = table["items in a tie"].astype(int)
+    diff = (table["KS (order)"] - table["KS (group)"]).abs()
+    cdiff = (table["class-wise KS (order)"] - table["class-wise KS (group)"]).abs()
+    facts = {"max_tied": int(table["items in a tie"].max()), "network_max_tied": str(table["items in a tie"].idxmax()),
+             "max_ks_difference": float(diff.max()), "max_classwise_difference": float(cdiff.max()),
+             "networks_with_ties": int((table["items in a tie"] > 0).sum()), "networks": int(len(table))}
+    small = facts["max_ks_difference"] < 5e-5 and facts["max_classwise_difference"] < 5e-5
+    text = (f"{facts['networks_with_ties']} of {facts['networks']} networks have tied top-1 scores; most: "
+            f"{facts['network_max_tied']} with {facts['max_tied']:,} of its 10,000 test images in a tie. The largest "
+            "change of the top-1 KS error between ordering ties by position (Eq. 12 as printed) and grouping them is "
+            f"{facts['max_ks_difference']:.2e}, of the class-wise KS {facts['max_classwise_difference']:.2e}"
+            + (": negligible here, because a tied block is a few items of 10,000 and the cumulative gap can move "
+               "inside it by at most its size over N. " if small else ": large enough to matter. ")
+            + "In general the order of tied items is arbitrary (the file's row order), so `ties=\"group\"` (the "
+            "gap taken only after a whole block) is the estimate that does not depend on it.")
+    facts["negligible"] = small
+    return Answer("03", 1, table.round(6), text, facts)
+
+
+_ANSWERS = {("01", 3): _answer_01_3, ("02", 5): _answer_02_5, ("03", 1): _answer_03_1, ("05", 2): _answer_05_2,
+            ("06", 2): _answer_06_2, ("06", 3): _answer_06_3}
+#: The exercises :func:`answer_key` answers, as (notebook, exercise). Notebook 04's key is its answers notebook
+#: (notebooks/teaching/04_sakai2024_answers.ipynb); notebook 07 computes its answers in its last cells.
+ANSWERED = tuple(sorted(_ANSWERS))
+
+
+def answer_key(notebook: str, exercise: int, *, seed: int = 0, cache_dir: Any = None) -> Answer:
+    """The computed answer of an exercise of a paper notebook, at the notebook's default parameters.
+
+    Parameters
+    ----------
+    notebook : str
+        The notebook's number, e.g. ``"06"``.
+    exercise : int
+        The exercise's number in that notebook's *Exercises* section; see
+        :data:`ANSWERED` for those with a key.
+    seed : int
+        The notebook's ``seed`` parameter (its default is 0).
+    cache_dir : path, optional
+        As for the loaders of :mod:`calibnb.data` (the data mirror).
+
+    Returns
+    -------
+    Answer
+        ``table`` (the numbers), ``text`` (the answer in words, formatted from
+        the numbers) and ``facts`` (the values the text states, which
+        ``tests/test_teaching.py`` checks).
+
+    Examples
+    --------
+    >>> a = answer_key("05", 2)
+    >>> a.facts["tight_lhs"] == a.facts["tight_rhs"] == 1.0
+    True
+    """
+    import numbers
+
+    if not isinstance(notebook, str):
+        raise TypeError(f"notebook must be a notebook's number as a string, e.g. '06'; got {type(notebook).__name__}.")
+    if isinstance(exercise, bool) or not isinstance(exercise, numbers.Integral):
+        raise TypeError(f"exercise must be an int; got {type(exercise).__name__}.")
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral):
+        raise TypeError(f"seed must be an int (the notebook's seed parameter); got {type(seed).__name__}.")
+    key = (notebook, int(exercise))
+    if key not in _ANSWERS:
+        raise ValueError(f"notebook {notebook!r}, exercise {exercise}: no computed answer; answer_key has "
+                         f"{', '.join(f'{n}/{e}' for n, e in ANSWERED)}.")
+    return _ANSWERS[key](int(seed), cache_dir)
