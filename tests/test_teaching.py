@@ -156,3 +156,168 @@ def test_a_temperature_on_its_search_bound_is_said_in_words_not_warned():
         tau = si2022._fit_tau(logits, labels, 10)
     assert si2022.tau_on_bound(tau)  # the finding the notebook prints
     assert [str(w.message) for w in caught] == []
+
+
+# --------------------------------------------------------------------------- answer keys
+
+import re  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+from calibnb.teaching import ANSWERED, Answer, answer_key  # noqa: E402
+
+needs_mirror = pytest.mark.skipif(not (Path(os.environ.get("CALIBNB_DATA_DIR", Path.home() / ".cache" / "calibnb"))
+                                       / "cifar").is_dir(), reason="needs the CIFAR files of the data mirror")
+
+
+def test_every_answered_exercise_is_in_the_answers_notebook_and_the_readme():
+    nb = nbformat.read(ROOT / "notebooks" / "teaching" / "answers_01_02_03_05_06.ipynb", as_version=4)
+    code = "\n".join(c.source for c in nb.cells if c.cell_type == "code")
+    for notebook, exercise in ANSWERED:
+        assert f'answer_key("{notebook}", {exercise})' in code, (notebook, exercise)
+        source = nbformat.read(next((ROOT / "notebooks").glob(f"{notebook}_*.ipynb")), as_version=4)
+        section = next(c.source for c in source.cells if c.cell_type == "markdown" and c.source.startswith("## Exercises"))
+        assert re.search(rf"^{exercise}\. ", section, re.M), f"notebook {notebook} has no exercise {exercise}"
+    readme = (ROOT / "notebooks" / "teaching" / "README.md").read_text(encoding="utf-8")
+    assert "answers_01_02_03_05_06.ipynb" in readme
+
+
+def test_answer_key_rejects_what_it_cannot_answer():
+    with pytest.raises(ValueError, match="no computed answer"):
+        answer_key("04", 9)
+    with pytest.raises(TypeError, match="notebook must be"):
+        answer_key(6, 2)
+    with pytest.raises(TypeError, match="exercise must be"):
+        answer_key("06", "2")
+    with pytest.raises(TypeError, match="seed must be"):
+        answer_key("05", 2, seed=0.5)
+
+
+def test_answer_05_2_bound_is_tight_and_rr_escapes_ce():
+    from calibnb.metrics.human import tvd
+    from calibnb.metrics.scalar import expected_label
+
+    a = answer_key("05", 2)
+    assert isinstance(a, Answer) and (a.notebook, a.exercise) == ("05", 2)
+    values = np.array([1.0, 0.5, 0.0])
+    p, q = np.array([[1.0, 0, 0]]), np.array([[0, 0, 1.0]])
+    assert abs(expected_label(p, values) - expected_label(q, values))[0] == pytest.approx(1.0 * tvd(p, q)[0])
+    t = a.table
+    for eps in (0.2, 0.02):
+        assert t.loc[(eps, "A"), "CE"] == pytest.approx(t.loc[(eps, "B"), "CE"])  # equal CE ...
+        assert t.loc[(eps, "A"), "RR"] == 0.0 and t.loc[(eps, "B"), "RR"] == 0.5  # ... RR 0 and 1/2
+    assert t.loc[(0.02, "A"), "CE"] < t.loc[(0.2, "A"), "CE"] / 5  # CE shrinks with eps, RR does not
+    assert f"{t.loc[(0.02, 'A'), 'CE']:.4f}" in a.text
+
+
+def test_answer_02_5_examples_do_what_the_text_says():
+    from calibnb.metrics.multiclass import classwise_ece
+    from calibnb.papers.baan2022 import classwise_ece_nonzero
+
+    a = answer_key("02", 5)
+    for key, sign in (("raises", 1), ("lowers", -1)):
+        ex = a.facts["found"][key]
+        p0 = np.array(ex["class-0 probabilities"])
+        probs, labels = np.column_stack([p0, 1 - p0]), np.array(ex["labels"])
+        assert (probs == 0).any()  # the example has an exact zero to drop
+        full, kept = classwise_ece(probs, labels, n_bins=10), classwise_ece_nonzero(probs, labels, n_bins=10)
+        assert sign * (kept - full) > 0, key
+        assert f"{full:.4f} → {kept:.4f}" in a.text.replace(" with the zeros kept, Eq. 8,", "").replace(
+            " with them dropped", "")
+
+
+@needs_mirror
+def test_answer_06_2_only_binned_estimators_move():
+    import inspect
+
+    import calibnb as cn
+
+    a = answer_key("06", 2)
+    t = a.table
+    change = t.xs(30, level="n_bins") - t.xs(15, level="n_bins")
+    assert (change["KS error"] == 0).all() and (change["smooth ECE"] == 0).all()
+    assert "n_bins" not in inspect.signature(cn.ks_error).parameters  # the KS error has no bins to double
+    assert "n_bins" not in inspect.signature(cn.smooth_ece).parameters
+    assert (change["binned ECE"].abs() > 0).any()
+    for s in ("raw", "TS"):
+        assert (s in a.facts["binned_up_at_250"]) == (change.loc[(s, 250), "binned ECE"] > 0)
+    assert "identical at both settings" in a.text
+    assert ("most for the well-calibrated TS" in a.text) == (change.loc[("TS", 250), "binned ECE"]
+                                                              > change.loc[("raw", 250), "binned ECE"])
+
+
+@needs_mirror
+def test_answer_06_3_the_three_estimators_meet_the_mean_gap():
+    a = answer_key("06", 3)
+    v = a.facts["values"]
+    gap = v["|mean confidence - accuracy|"]
+    for name in ("binned ECE", "smooth ECE", "KS error"):
+        assert abs(v[name] - gap) <= 0.05 * gap, name  # "almost equal": within 5% of the one number
+    assert a.facts["overconfident_bins"] >= a.facts["bins"] - 1  # the exercise's premise, up to one bin
+    assert f"{a.facts['overconfident_bins']} of its {a.facts['bins']} non-empty bins" in a.text
+
+
+@needs_mirror
+def test_answer_01_3_macro_ce_is_flat_where_ece_follows_accuracy():
+    a = answer_key("01", 3)
+    t = a.table
+    assert a.facts["ece_range"] > 10 * a.facts["macro_ce_range"]
+    assert t["ece"].is_monotonic_decreasing  # ECE follows the accuracy
+    # constant in expectation: every re-sampled value is near the full test set's (188 items a level)
+    assert a.facts["max_distance"] < 0.05 and a.facts["macro_ce_range"] < 0.05 < 0.5 < a.facts["ece_range"]
+    assert f"{a.facts['expected_macro_ce']:.4f}" in a.text
+
+
+@needs_mirror
+def test_answer_03_1_ties_are_counted_and_negligible():
+    from calibnb.data import load_cifar
+
+    a = answer_key("03", 1)
+    out = load_cifar("cifar100", "lenet_5")
+    conf = out.probs.max(axis=1)
+    _, counts = np.unique(conf, return_counts=True)
+    assert a.table.loc["cifar100/lenet_5", "items in a tie"] == counts[counts > 1].sum()
+    assert len(a.table) == a.facts["networks"] == 18
+    assert a.facts["negligible"] == ("negligible here" in a.text)
+    if a.facts["negligible"]:
+        assert (a.table["KS (order)"] - a.table["KS (group)"]).abs().max() < 5e-5
+
+
+def test_setup_check_in_the_browser_says_licence_not_download(tmp_path, monkeypatch):
+    import calibnb.data
+
+    monkeypatch.setattr(calibnb.data, "in_browser", lambda: True)
+    table = setup_check(datasets=["qa"], cache_dir=tmp_path)
+    detail = table.loc["data: qa", "detail"]
+    assert "licence" in detail and "download" not in detail
+
+
+# --------------------------------------------------------------------------- student view
+
+RECORDING = re.compile(r"\brep\.(add_result|check|identity|target|not_checkable|ledger|missing)\b|\brecord_\w+\(")
+PAPER_NOTEBOOKS = sorted((ROOT / "notebooks").glob("0*.ipynb"))
+
+
+@pytest.mark.parametrize("path", PAPER_NOTEBOOKS, ids=lambda p: p.stem)
+def test_every_claim_recording_cell_is_collapsed(path):
+    """The student view: a cell that records claims shows its outputs, not its code (``jupyter.source_hidden``)."""
+    nb = nbformat.read(path, as_version=4)
+    shown = [c.get("id") for c in nb.cells if c.cell_type == "code" and RECORDING.search(c.source)
+             and not c.metadata.get("jupyter", {}).get("source_hidden")]
+    assert not shown, f"{path.name}: claim-recording cells not collapsed (set jupyter.source_hidden): {shown}"
+
+
+@pytest.mark.parametrize("path", [p for p in PAPER_NOTEBOOKS if not p.stem.startswith("00_")], ids=lambda p: p.stem)
+def test_every_paper_notebook_checks_its_setup_first(path):
+    """A setup-check cell right after the imports, naming the data folders the notebook reads."""
+    nb = nbformat.read(path, as_version=4)
+    ids = [c.get("id") for c in nb.cells]
+    assert "setup-check" in ids, f"{path.name} has no setup-check cell"
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert [c.get("id") for c in code].index("setup-check") <= 2, f"{path.name}: the setup check comes too late"
+    source = next(c.source for c in nb.cells if c.get("id") == "setup-check")
+    assert "setup_check(" in source
+    for folder in ("chaosnli", "cifar10h", "qa"):
+        loads = {"chaosnli": "load_chaosnli", "cifar10h": "load_cifar10h", "qa": "load_qa_"}[folder]
+        if any(loads in c.source for c in code):
+            assert repr(folder) in source, f"{path.name} reads {folder} but its setup check does not name it"
