@@ -100,6 +100,22 @@ def rounded_readout(readout: pd.DataFrame, digits: int) -> pd.DataFrame:
     return pd.DataFrame(rows, index=readout.index, columns=readout.columns, dtype=object)
 
 
+#: How a readout's keys are shown on screen: the names the panels' titles and the papers use.
+_DISPLAY_NAMES = {
+    "ece": "ECE", "ece_width": "ECE", "ice": "ICE", "ice_pos": "ICE (correct)", "ice_neg": "ICE (wrong)",
+    "macro_ce": "MacroCE", "rank_cs": "RankCS", "abs_ent_ce": "|EntCE|", "dist_ce": "DistCE",
+    "confident_share": "share called confident", "confident_accuracy": "accuracy of those called confident",
+    "tuned_n": "tuned n",
+}
+#: What a NaN in a readout means on screen: a mean over no items (e.g. the accuracy of the answers called
+#: confident when none is).
+_UNDEFINED = "undefined (no items)"
+
+
+def _display_name(key: Any) -> Any:
+    return _DISPLAY_NAMES.get(key, key) if isinstance(key, str) else key
+
+
 def _digits_for(readout: pd.DataFrame, digits: int) -> int:
     """``digits``, or the fewest more (at most 12) that keep differing before/after values apart when printed."""
     if not {"before", "after"} <= set(readout.columns):
@@ -233,6 +249,11 @@ class Panel:
     def readout_view(self) -> pd.DataFrame | None:
         """The readout as shown: numbers rounded to :attr:`digits` decimals, or more where needed.
 
+        Keys are shown under the names the panels' titles and the papers use
+        (``macro_ce`` as "MacroCE", ``ece`` as "ECE", ...; :data:`_DISPLAY_NAMES`),
+        and a NaN as a word, "undefined (no items)", never as ``NaN``. The
+        readout itself (``panel.readout``) keeps its keys for code.
+
         A readout with ``before`` and ``after`` columns prints as many more
         decimals (up to 12) as it takes for every row whose values differ to
         print different numbers, so a verdict ("better", "worse") is never
@@ -240,7 +261,11 @@ class Panel:
         """
         if self.readout is None:
             return None
-        return rounded_readout(self.readout, _digits_for(self.readout, self.digits))
+        view = rounded_readout(self.readout, _digits_for(self.readout, self.digits))
+        view = view.rename(index=_display_name, columns=_display_name)
+        rows = [[_UNDEFINED if isinstance(v, (float, np.floating)) and np.isnan(v) else v for v in row]
+                for row in view.itertuples(index=False)]
+        return pd.DataFrame(rows, index=view.index, columns=view.columns, dtype=object)
 
     def refresh(self) -> None:
         """Show the current figure and readout in the panel's output (live notebooks only).
