@@ -321,3 +321,28 @@ def test_every_paper_notebook_checks_its_setup_first(path):
         loads = {"chaosnli": "load_chaosnli", "cifar10h": "load_cifar10h", "qa": "load_qa_"}[folder]
         if any(loads in c.source for c in code):
             assert repr(folder) in source, f"{path.name} reads {folder} but its setup check does not name it"
+
+
+def test_output_scan_finds_raw_warnings_and_machine_paths():
+    """The scan tests/test_notebooks.py runs on every executed notebook (nbcase.output_problems)."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    from nbcase import output_problems
+
+    nb = nbformat.v4.new_notebook()
+    clean = nbformat.v4.new_code_cell("x")
+    clean.outputs = [nbformat.v4.new_output("stream", name="stdout", text="τ on its bound: said in words\n"),
+                     nbformat.v4.new_output("display_data", data={"text/html": '<a href="https://x.org/tmp/a">x</a>',
+                                                                   "image/png": "L3dvcmsv"})]
+    nb.cells = [clean]
+    assert output_problems(nb) == []
+    dirty = nbformat.v4.new_code_cell("y")
+    dirty.outputs = [
+        nbformat.v4.new_output("stream", name="stderr", text="/x/calibnb/papers/si2022.py:250: CalibrationWarning: "
+                                                             "widen bounds\n  warnings.warn(msg)\n"),
+        nbformat.v4.new_output("execute_result", data={"text/plain": "wrote /tmp/tmpab12/results.json"}),
+        nbformat.v4.new_output("display_data", data={"text/plain": "in /usr/lib/python3/site-packages/foo"}),
+        nbformat.v4.new_output("stream", name="stdout", text="data in /work/shared/data\n")]
+    nb.cells = [clean, dirty]
+    problems = output_problems(nb)
+    assert len(problems) == 5 and all(p.startswith("cell 1 ") for p in problems)
+    assert sum("raw warning" in p for p in problems) == 2 and sum("machine path" in p for p in problems) == 3
