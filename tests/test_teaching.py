@@ -346,3 +346,19 @@ def test_output_scan_finds_raw_warnings_and_machine_paths():
     problems = output_problems(nb)
     assert len(problems) == 5 and all(p.startswith("cell 1 ") for p in problems)
     assert sum("raw warning" in p for p in problems) == 2 and sum("machine path" in p for p in problems) == 3
+
+
+@pytest.mark.parametrize("path", PAPER_NOTEBOOKS, ids=lambda p: p.stem)
+def test_every_panel_has_a_predict_then_move_prompt(path):
+    """Each cell that builds a panel follows a text with a 'Predict, then move' prompt (issue 30, item 2)."""
+    nb = nbformat.read(path, as_version=4)
+    panel = re.compile(r"\w+_explorer\(|redraw_on_change\(")
+    last_prompt = None
+    for k, cell in enumerate(nb.cells):
+        if cell.cell_type == "markdown":
+            if "Predict, then move" in cell.source:
+                last_prompt = k
+            elif cell.source.lstrip().startswith("## "):
+                last_prompt = None  # a new section: its panels need their own prompt
+        elif panel.search(cell.source) and not cell.source.lstrip().startswith("def "):
+            assert last_prompt is not None, f"{path.name}: cell {cell.get('id')} builds a panel without a prompt above it"
