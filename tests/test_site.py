@@ -116,7 +116,10 @@ def test_site_preset_names_only_declared_parameters():
         build_site.params_for(stem, nb, preset)  # raises BuildError on an undeclared name
     # the CIFAR notebooks use networks whose files the site may carry
     manifest = {e["file"]: e for e in json.loads((ROOT / "data" / "manifest.json").read_text(encoding="utf-8"))}
-    for name in preset["03_gupta2021_ks_splines"]["models"] + [preset["06_estimators_with_intervals"]["model"]]:
+    demo = preset["00_audit_your_model"]["demo_network"]  # the audit's demo network in the site
+    assert demo.startswith("cifar10/")
+    for name in (preset["03_gupta2021_ks_splines"]["models"] + [preset["06_estimators_with_intervals"]["model"]]
+                 + [demo.split("/")[1]]):
         files = [f for f in manifest if f.startswith(f"cifar/cifar10_{name}")]
         assert files and all(build_site.licence_allows(manifest[f]) for f in files), name
 
