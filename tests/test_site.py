@@ -328,6 +328,7 @@ def test_notebook_04_runs_in_the_browser_site_and_its_slider_redraws(served_site
 @pytest.mark.xdist_group("browser")
 @pytest.mark.parametrize("notebook, files", [
     ("06_estimators_with_intervals.ipynb", ["cifar/cifar10_wideresnet_16_4_probs.npz"]),
+    ("00_audit_your_model.ipynb", ["cifar/cifar10_wideresnet_16_4_probs.npz"]),  # the site preset's demo network
 ])
 def test_data_notebook_reads_the_site_data_in_the_browser(served_site, notebook, files):
     from playwright.sync_api import sync_playwright
