@@ -480,7 +480,89 @@ def _answer_03_1(seed: int, cache_dir: Any) -> Answer:
     return Answer("03", 1, table.round(6), text, facts)
 
 
-_ANSWERS = {("01", 3): _answer_01_3, ("02", 5): _answer_02_5, ("03", 1): _answer_03_1, ("05", 2): _answer_05_2,
+def _answer_06_4(seed: int, cache_dir: Any) -> Answer:
+    import numpy as np
+
+    from . import bootstrap_ci, ece
+
+    systems, order = _nb06_systems(seed, cache_dir)
+    rows = {}
+    for s_idx, (system, (conf, correct)) in enumerate(systems.items()):
+        c, y = conf[order[:250]], correct[order[:250]]
+        for method in ("percentile", "bca"):  # the notebook's seed of the binned ECE at N = 250 (estimator 0)
+            r = bootstrap_ci(ece, c, y, n_resamples=200, level=0.95, method=method,
+                             seed=np.random.default_rng([seed, 2, s_idx, 250, 0]), n_bins=15)
+            rows[(system, method)] = {"estimate": r.estimate, "low": r.low, "high": r.high}
+    table = pd.DataFrame(rows).T
+    above = [s for s in systems if table.loc[(s, "percentile"), "low"] > table.loc[(s, "percentile"), "estimate"]]
+    shift = {s: float(table.loc[(s, "bca"), "low"] - table.loc[(s, "percentile"), "low"]) for s in systems}
+    facts = {"percentile_above_estimate": above, "bca_low_minus_percentile_low": shift}
+    text = ("With BCa the intervals of the binned ECE at N = 250 move down: their lower end moves by "
+            + ", ".join(f"{v:+.4f} ({s})" for s, v in shift.items()) + ". "
+            + (f"The percentile interval of {', '.join(above)} lies entirely above its estimate. " if above else
+               "Here no percentile interval lies entirely above its estimate, but the mechanism is the same. ")
+            + "Why: |gap| per bin is biased upwards, and a bootstrap resample (which repeats some items and drops "
+              "others) adds noise of its own, so the resampled values are biased upwards again, above the "
+              "estimate; the percentile interval takes their quantiles as they are. BCa measures that median "
+              "bias (the share of resampled values below the estimate) and shifts the quantiles back.")
+    return Answer("06", 4, table.round(5), text, facts)
+
+
+def _answer_06_5(seed: int, cache_dir: Any) -> Answer:
+    from . import reliability_table
+
+    systems, order = _nb06_systems(seed, cache_dir)
+    conf, correct = systems["TS"]
+    t = reliability_table(conf[order[:250]], correct[order[:250]], n_bins=15, interval="wilson")
+    t = t[t["count"] > 0][["bin", "count", "mean_conf", "accuracy", "acc_low", "acc_high"]]
+    t = t.assign(contains_diagonal=(t["acc_low"] <= t["mean_conf"]) & (t["mean_conf"] <= t["acc_high"]))
+    inside, total = int(t["contains_diagonal"].sum()), int(len(t))
+    small = int((t["count"] < 20).sum())
+    widest = float((t["acc_high"] - t["acc_low"]).max())
+    facts = {"inside": inside, "bins": total, "small_bins": small, "widest": widest}
+    text = (f"{inside} of the {total} non-empty bins of the TS system at N = 250 have a Wilson interval of their "
+            "accuracy that contains their mean confidence (the diagonal), so "
+            + ("the data cannot tell any bin from calibrated" if inside == total else
+               f"the data tell {total - inside} bin(s) apart from calibrated")
+            + f": {small} of the bins hold fewer than 20 items, and the widest interval spans {widest:.2f}.")
+    return Answer("06", 5, t.reset_index(drop=True).round(4), text, facts)
+
+
+def _answer_01_2(seed: int, cache_dir: Any) -> Answer:
+    from . import TemperatureScaling, ece, macro_ce
+    from .data import calibration_test_split, load_cifar
+    from .papers.si2022 import top_confidence
+
+    rows = {}
+    for ds, model in (("cifar10", "resnet20"), ("cifar100", "vgg16_bn")):  # the notebook's ledger networks
+        out = load_cifar(ds, model, cache_dir=cache_dir)
+        dev, test = calibration_test_split(len(out.labels), seed=seed, frac=0.5)
+        for label, objective in (("raw", None), ("TS on dev ECE", "ece"), ("TS on dev MacroCE", "macro_ce")):
+            tau = 1.0 if objective is None else TemperatureScaling(objective=objective, n_bins=10).fit(
+                out.logits[dev], out.labels[dev]).temperature_
+            c, y = top_confidence(out.logits[test], out.labels[test], temperature=tau)
+            rows[(f"{ds}/{model}", label)] = {"temperature": tau, "ECE": ece(c, y, n_bins=10), "MacroCE": macro_ce(c, y)}
+    table = pd.DataFrame(rows).T
+    facts = {}
+    for net in dict.fromkeys(k[0] for k in rows):
+        raw, by_ece, by_macro = (table.loc[(net, k)] for k in ("raw", "TS on dev ECE", "TS on dev MacroCE"))
+        facts[net] = {"macro_gain": float(raw["MacroCE"] - by_macro["MacroCE"]),
+                      "macro_gain_relative": float((raw["MacroCE"] - by_macro["MacroCE"]) / raw["MacroCE"]),
+                      "ece_cost": float(by_macro["ECE"] - by_ece["ECE"]),
+                      "ece_of_ece_fit": float(by_ece["ECE"]), "ece_of_macro_fit": float(by_macro["ECE"])}
+    text = ("Tuned on dev MacroCE, TS lowers the test MacroCE by "
+            + " and ".join(f"{f['macro_gain']:.4f} ({f['macro_gain_relative']:.0%}) on {n}" for n, f in facts.items())
+            + ", and the test ECE becomes "
+            + " and ".join(f"{f['ece_of_macro_fit']:.4f} (against {f['ece_of_ece_fit']:.4f} when tuned on ECE)"
+                           for f in facts.values())
+            + ". One temperature moves every confidence the same way: MacroCE averages the error of the right "
+              "answers (wants confidence up) and of the wrong ones (wants it down), so a single τ can only trade one "
+              "for the other, and the τ that balances them is not the one that matches confidence to accuracy on "
+              "average, which is what ECE asks.")
+    return Answer("01", 2, table.round(5), text, facts)
+
+
+_ANSWERS = {("01", 2): _answer_01_2, ("01", 3): _answer_01_3, ("06", 4): _answer_06_4, ("06", 5): _answer_06_5, ("02", 5): _answer_02_5, ("03", 1): _answer_03_1, ("05", 2): _answer_05_2,
             ("06", 2): _answer_06_2, ("06", 3): _answer_06_3}
 #: The exercises :func:`answer_key` answers, as (notebook, exercise). Notebook 04's key is its answers notebook
 #: (notebooks/teaching/04_sakai2024_answers.ipynb); notebook 07 computes its answers in its last cells.

@@ -362,3 +362,28 @@ def test_every_panel_has_a_predict_then_move_prompt(path):
                 last_prompt = None  # a new section: its panels need their own prompt
         elif panel.search(cell.source) and not cell.source.lstrip().startswith("def "):
             assert last_prompt is not None, f"{path.name}: cell {cell.get('id')} builds a panel without a prompt above it"
+
+
+@needs_mirror
+def test_answers_06_4_and_06_5_state_their_intervals():
+    a = answer_key("06", 4)
+    t = a.table
+    for s in ("raw", "TS"):
+        assert t.loc[(s, "bca"), "low"] < t.loc[(s, "percentile"), "low"]  # "the intervals move down"
+        above = t.loc[(s, "percentile"), "low"] > t.loc[(s, "percentile"), "estimate"]
+        assert (s in a.facts["percentile_above_estimate"]) == above
+    assert a.facts["percentile_above_estimate"], "the exercise's case: a percentile interval above its estimate"
+    b = answer_key("06", 5)
+    inside = ((b.table["acc_low"] <= b.table["mean_conf"]) & (b.table["mean_conf"] <= b.table["acc_high"])).sum()
+    assert inside == b.facts["inside"] and f"{inside} of the {len(b.table)} non-empty bins" in b.text
+    assert (b.table["count"] > 0).all() and b.table["count"].sum() == 250
+
+
+@needs_mirror
+def test_answer_01_2_macro_ce_tuning_trades_ece():
+    a = answer_key("01", 2)
+    for net, f in a.facts.items():
+        t = a.table.loc[net]
+        assert t.loc["TS on dev MacroCE", "MacroCE"] < t.loc["raw", "MacroCE"]  # "lowers the test MacroCE"
+        assert t.loc["TS on dev MacroCE", "ECE"] > t.loc["TS on dev ECE", "ECE"]  # ECE pays for it
+        assert f"{f['macro_gain']:.4f}" in a.text and f"{f['ece_of_macro_fit']:.4f}" in a.text
