@@ -562,7 +562,90 @@ def _answer_01_2(seed: int, cache_dir: Any) -> Answer:
     return Answer("01", 2, table.round(5), text, facts)
 
 
-_ANSWERS = {("01", 2): _answer_01_2, ("01", 3): _answer_01_3, ("06", 4): _answer_06_4, ("06", 5): _answer_06_5, ("02", 5): _answer_02_5, ("03", 1): _answer_03_1, ("05", 2): _answer_05_2,
+def _answer_06_1(seed: int, cache_dir: Any) -> Answer:
+    from . import debiased_ece, ece, smooth_ece
+
+    systems, order = _nb06_systems(seed, cache_dir)
+    conf, correct = systems["TS"]
+    sizes = [100, 300, 1000, 3000, 5000]
+    rows = {n: {"binned ECE": ece(conf[order[:n]], correct[order[:n]], n_bins=15),
+                "smooth ECE": smooth_ece(conf[order[:n]], correct[order[:n]]),
+                "debiased ECE (L2)": debiased_ece(conf[order[:n]], correct[order[:n]], n_bins=15, binning="mass")}
+            for n in sizes}
+    table = pd.DataFrame(rows).T.rename_axis("N")
+    final = table.loc[5000, "binned ECE"]
+    # the first N from which the binned ECE stays within 20% of its value on all 5,000 images
+    within = (table["binned ECE"] - final).abs() <= 0.2 * final
+    settled = next(n for n in sizes if within.loc[n:].all())
+    ratio = {n: float(table.loc[n, "binned ECE"] / final) for n in sizes}
+    facts = {"settled_at": int(settled), "ratio_to_final": ratio, "final": float(final)}
+    text = (f"The binned ECE of the TS system falls from {table.loc[100, 'binned ECE']:.4f} at N = 100 to "
+            f"{final:.4f} at N = 5,000 ({ratio[100]:.1f} times as large at N = 100) and "
+            + (f"stays within 20% of its 5,000-image value from N = {settled:,} on" if settled < 5000 else
+               f"does not stop moving within these sizes: at N = 3,000 it is still {ratio[3000]:.2f} times its "
+               "5,000-image value")
+            + f": at small N most of it is the |noise| of sparse bins, not the model. The smooth ECE moves from {table.loc[100, 'smooth ECE']:.4f} to "
+            f"{table.loc[5000, 'smooth ECE']:.4f}, and the debiased ECE, which subtracts each bin's noise, from "
+            f"{table.loc[100, 'debiased ECE (L2)']:.4f} to {table.loc[5000, 'debiased ECE (L2)']:.4f} (an L2 error, "
+            "on another scale).")
+    return Answer("06", 1, table.round(5), text, facts)
+
+
+def _answer_06_6_7(exercise: int, seed: int, cache_dir: Any) -> Answer:
+    import numpy as np
+
+    from . import recalibration_gain, score_decomposition
+
+    systems, order = _nb06_systems(seed, cache_dir)
+    if exercise == 6:
+        conf, correct = systems["TS"]
+        c, y = conf[order[:250]], correct[order[:250]]
+        s_idx = list(systems).index("TS")
+        dec = score_decomposition(c, y, score="brier", n_resamples=200, level=0.95,
+                                  seed=np.random.default_rng([seed, 5, s_idx, 250]))
+        gain = recalibration_gain(c, y, calibrator="temperature", n_resamples=200, level=0.95,
+                                  seed=np.random.default_rng([seed, 6, s_idx, 250]))
+        table = pd.DataFrame({name: {"estimate": r.estimate, "low": r.low, "high": r.high}
+                              for name, r in (("CORP MCB (Brier)", dec.mcb), ("TS loss gain (Brier)", gain.brier.gain))}).T
+        mcb, g = float(dec.mcb.estimate), float(gain.brier.gain.estimate)
+        facts = {"mcb": mcb, "gain": g}
+        text = (f"At N = 250 the TS system's CORP MCB is {mcb:.5f} and the cross-fitted TS loss gain {g:+.5f} "
+                "(Brier). MCB = BS(c) − BS(PAV(c)) compares the data's Brier score with that of the best monotone "
+                "recalibration fitted on the same data, which can only be lower or equal: MCB ≥ 0 always, and "
+                "in-sample it is biased upwards. The loss gain scores a temperature fitted on the other folds, so "
+                "it can be negative when there is nothing left to fix and the fit only adds noise"
+                + (", as here. " if g < 0 else ". ")
+                + "The cross-fitted gain estimates what recalibration would remove on new data.")
+        return Answer("06", 6, table.round(6), text, facts)
+    conf, correct = systems["raw"]
+    c, y = conf[order[:5000]], correct[order[:5000]]
+    s_idx = list(systems).index("raw")
+    rows, facts = {}, {}
+    for calibrator in ("temperature", "isotonic"):
+        r = recalibration_gain(c, y, calibrator=calibrator, n_resamples=200, level=0.95,
+                               seed=np.random.default_rng([seed, 6, s_idx, 5000]))
+        for loss in ("brier", "log"):
+            res = getattr(r, loss).gain
+            rows[(calibrator, loss)] = {"gain": res.estimate, "low": res.low, "high": res.high}
+            facts[(calibrator, loss)] = float(res.estimate)
+    table = pd.DataFrame(rows).T
+    more = facts[("isotonic", "brier")] > facts[("temperature", "brier")]
+    text = (f"On the raw system (all 5,000 test images, as the notebook's largest N) isotonic regression removes "
+            f"{facts[('isotonic', 'brier')]:.5f} of Brier score against temperature scaling's "
+            f"{facts[('temperature', 'brier')]:.5f}: " + ("more" if more else "not more")
+            + f". Its log-loss gain is {facts[('isotonic', 'log')]:+.5f} (temperature scaling: "
+            f"{facts[('temperature', 'log')]:+.5f})"
+            + (": still positive" if facts[("isotonic", "log")] > 0 else
+               ": negative — isotonic regression outputs exact 0s and 1s on some items, and a confident error "
+               "there costs a large log loss")
+            + ". A richer calibrator can fit more of the miscalibration but also more of the noise; the "
+              "cross-fitting shows which wins.")
+    return Answer("06", 7, table.round(6), text, facts)
+
+
+_ANSWERS = {("01", 2): _answer_01_2, ("01", 3): _answer_01_3, ("06", 1): _answer_06_1, ("06", 4): _answer_06_4, ("06", 5): _answer_06_5,
+            ("06", 6): lambda seed, cache_dir: _answer_06_6_7(6, seed, cache_dir),
+            ("06", 7): lambda seed, cache_dir: _answer_06_6_7(7, seed, cache_dir), ("02", 5): _answer_02_5, ("03", 1): _answer_03_1, ("05", 2): _answer_05_2,
             ("06", 2): _answer_06_2, ("06", 3): _answer_06_3}
 #: The exercises :func:`answer_key` answers, as (notebook, exercise). Notebook 04's key is its answers notebook
 #: (notebooks/teaching/04_sakai2024_answers.ipynb); notebook 07 computes its answers in its last cells.

@@ -387,3 +387,19 @@ def test_answer_01_2_macro_ce_tuning_trades_ece():
         assert t.loc["TS on dev MacroCE", "MacroCE"] < t.loc["raw", "MacroCE"]  # "lowers the test MacroCE"
         assert t.loc["TS on dev MacroCE", "ECE"] > t.loc["TS on dev ECE", "ECE"]  # ECE pays for it
         assert f"{f['macro_gain']:.4f}" in a.text and f"{f['ece_of_macro_fit']:.4f}" in a.text
+
+
+@needs_mirror
+def test_answers_06_1_6_7_say_what_their_tables_show():
+    a = answer_key("06", 1)
+    t = a.table
+    final = t.loc[5000, "binned ECE"]
+    assert t.loc[100, "binned ECE"] > 2 * final  # the binned ECE falls as N grows
+    if a.facts["settled_at"] == 5000:
+        assert abs(t.loc[3000, "binned ECE"] - final) > 0.2 * final and f"{t.loc[3000, 'binned ECE'] / final:.2f}" in a.text
+    b = answer_key("06", 6)
+    assert b.table.loc["CORP MCB (Brier)", "low"] >= 0 and b.facts["mcb"] >= 0  # MCB cannot be negative
+    assert f"{b.facts['gain']:+.5f}" in b.text and (", as here." in b.text) == (b.facts["gain"] < 0)
+    c = answer_key("06", 7)
+    more = c.facts[("isotonic", "brier")] > c.facts[("temperature", "brier")]
+    assert (": more." in c.text) == more and ("still positive" in c.text) == (c.facts[("isotonic", "log")] > 0)
