@@ -403,3 +403,14 @@ def test_answers_06_1_6_7_say_what_their_tables_show():
     c = answer_key("06", 7)
     more = c.facts[("isotonic", "brier")] > c.facts[("temperature", "brier")]
     assert (": more." in c.text) == more and ("still positive" in c.text) == (c.facts[("isotonic", "log")] > 0)
+
+
+@needs_mirror
+def test_answer_02_1_order_preserving_measures_do_not_move():
+    a = answer_key("02", 1)
+    t = a.table
+    assert set(a.facts["unchanged"]) == {"accuracy", "rank_cs"}  # TS keeps the argmax and the class ranking
+    for k in ("ece", "abs_ent_ce", "dist_ce"):
+        assert t[k].max() - t[k].min() > 1e-3, k
+    assert f"τ = {a.facts['best_dist_ce_tau']:.2f}" in a.text and f"τ = {a.facts['best_ece_tau']:.2f}" in a.text
+    assert t["dist_ce"].idxmin() == 2.0  # of the four τ asked about, the paper's 2.0 is best for DistCE here
