@@ -678,9 +678,71 @@ def _answer_02_1(seed: int, cache_dir: Any) -> Answer:
     return Answer("02", 1, table.round(5), text, facts)
 
 
+def _nb05_models(seed: int, cache_dir: Any) -> tuple:
+    """Notebook 05's real models and their TS versions on ChaosNLI-SNLI (its cell 'jiang-04'), with the votes."""
+    from . import TemperatureScaling
+    from .data import load_chaosnli, load_chaosnli_predictions
+
+    chaos = load_chaosnli("snli", cache_dir=cache_dir)
+    probs, temperatures = {}, {}
+    for model, short, seeds in [("roberta-base", "RoBERTa", [0, 1, 2]), ("bert-base-uncased", "BERT", [0, 1])]:
+        for s in seeds:
+            pred = load_chaosnli_predictions("snli", model, s, cache_dir=cache_dir)
+            probs[f"{short}-{s}"] = pred.probs
+            ts = TemperatureScaling(objective="ece").fit(pred.logits, chaos.majority_label)
+            probs[f"{short}-{s}-TS"], temperatures[f"{short}-{s}"] = ts.transform(pred.logits), ts.temperature_
+    return probs, chaos.counts, temperatures
+
+
+def _answer_05_1(seed: int, cache_dir: Any) -> Answer:
+    import numpy as np
+
+    from .papers.jiang2024 import calibration_table, nli_values
+
+    probs, counts, _ = _nb05_models(seed, cache_dir)
+    tables = {f: calibration_table(probs, counts, nli_values(f)) for f in (0.2, 0.5, 0.8)}
+    table = pd.concat(tables, names=["f_neutral", "model"])
+    ce_fixed = all(np.allclose(tables[f]["CE"], tables[0.5]["CE"]) for f in tables)
+    moved = {col: any(not np.allclose(tables[f][col], tables[0.5][col]) for f in (0.2, 0.8)) for col in ("MAE", "RR")}
+    bound_holds = bool(all((t["MAE"] <= t["MAE bound"] + 1e-12).all() for t in tables.values()))
+    facts = {"ce_fixed": ce_fixed, "moved": moved, "bound_holds": bound_holds}
+    text = ("CE " + ("does not change" if ce_fixed else "CHANGES") + " with f(NEU): it compares the class "
+            "probabilities with the human distribution and never uses f (Definition 1). MAE "
+            + ("and RR change" if all(moved.values()) else "or RR: see the table")
+            + ": both compare ψ_f = Σ f_k p_k with the human ψ_f, so f moves every scalar. The bound MAE ≤ "
+              "(max f − min f)·E[TVD] " + ("holds for every model at f(NEU) = 0.2, 0.5 and 0.8" if bound_holds else
+                                           "FAILS somewhere: see the table")
+            + ", as it must: max f − min f is 1 whatever f(NEU) in [0, 1], and |ψ_f(p) − ψ_f(q)| ≤ (max f − min f)·"
+              "TVD(p, q) for every p, q (exercise 2).")
+    return Answer("05", 1, table.round(5), text, facts)
+
+
+def _answer_05_3(seed: int, cache_dir: Any) -> Answer:
+    from .papers.jiang2024 import calibration_table, nli_values
+
+    probs, counts, temperatures = _nb05_models(seed, cache_dir)
+    t = calibration_table(probs, counts, nli_values(0.5))
+    base = [m for m in probs if not m.endswith("-TS")]
+    rows = {m: {f"{k} raw": float(t.loc[m, k]) for k in ("CE", "MAE", "RR")}
+            | {f"{k} TS": float(t.loc[f"{m}-TS", k]) for k in ("CE", "MAE", "RR")} for m in base}
+    table = pd.DataFrame(rows).T
+    down = {k: int((table[f"{k} TS"] < table[f"{k} raw"]).sum()) for k in ("CE", "MAE", "RR")}
+    table["temperature"] = pd.Series(temperatures)
+    facts = {"lower_with_ts": down, "models": len(base), "min_temperature": float(min(temperatures.values()))}
+    text = ("Temperature scaling (τ fitted to the majority's ECE) lowers CE for "
+            f"{down['CE']} of the {len(base)} real models, MAE for {down['MAE']} and RR for {down['RR']}. "
+            "RR only asks whether ψ_f orders the items like the humans' ψ_f; TS is monotone in each class's logit "
+            "gap but not in ψ_f = p_ENT + f(NEU)·p_NEU, so it can reorder items, and it does, by small amounts "
+            f"(see the table); CE and MAE measure distances, and every fitted τ is {'above' if facts['min_temperature'] > 1 else 'not always above'} 1 "
+            f"(smallest {facts['min_temperature']:.2f}): "
+            + ("the softer distributions sit closer to the humans' votes." if facts["min_temperature"] > 1 else
+               "see the table for each model."))
+    return Answer("05", 3, table.round(5), text, facts)
+
+
 _ANSWERS = {("01", 2): _answer_01_2, ("02", 1): _answer_02_1, ("01", 3): _answer_01_3, ("06", 1): _answer_06_1, ("06", 4): _answer_06_4, ("06", 5): _answer_06_5,
             ("06", 6): lambda seed, cache_dir: _answer_06_6_7(6, seed, cache_dir),
-            ("06", 7): lambda seed, cache_dir: _answer_06_6_7(7, seed, cache_dir), ("02", 5): _answer_02_5, ("03", 1): _answer_03_1, ("05", 2): _answer_05_2,
+            ("06", 7): lambda seed, cache_dir: _answer_06_6_7(7, seed, cache_dir), ("02", 5): _answer_02_5, ("03", 1): _answer_03_1, ("05", 1): _answer_05_1, ("05", 2): _answer_05_2, ("05", 3): _answer_05_3,
             ("06", 2): _answer_06_2, ("06", 3): _answer_06_3}
 #: The exercises :func:`answer_key` answers, as (notebook, exercise). Notebook 04's key is its answers notebook
 #: (notebooks/teaching/04_sakai2024_answers.ipynb); notebook 07 computes its answers in its last cells.

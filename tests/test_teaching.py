@@ -414,3 +414,19 @@ def test_answer_02_1_order_preserving_measures_do_not_move():
         assert t[k].max() - t[k].min() > 1e-3, k
     assert f"τ = {a.facts['best_dist_ce_tau']:.2f}" in a.text and f"τ = {a.facts['best_ece_tau']:.2f}" in a.text
     assert t["dist_ce"].idxmin() == 2.0  # of the four τ asked about, the paper's 2.0 is best for DistCE here
+
+
+@needs_mirror
+def test_answers_05_1_and_05_3_match_their_tables():
+    a = answer_key("05", 1)
+    t = a.table
+    ce = t["CE"].unstack("f_neutral")
+    assert np.allclose(ce[0.2], ce[0.5]) and np.allclose(ce[0.8], ce[0.5])  # CE never uses f
+    assert not np.allclose(t.xs(0.2)["MAE"], t.xs(0.5)["MAE"]) and not np.allclose(t.xs(0.8)["RR"], t.xs(0.5)["RR"])
+    assert (t["MAE"] <= t["MAE bound"] + 1e-12).all() and "holds for every model" in a.text
+    b = answer_key("05", 3)
+    for k in ("CE", "MAE", "RR"):
+        lower = int((b.table[f"{k} TS"] < b.table[f"{k} raw"]).sum())
+        assert lower == b.facts["lower_with_ts"][k]
+    assert (b.table["RR TS"] != b.table["RR raw"]).all()  # "it can reorder items, and it does"
+    assert (b.table["temperature"].min() > 1) == ("every fitted τ is above 1" in b.text)
