@@ -430,3 +430,13 @@ def test_answers_05_1_and_05_3_match_their_tables():
         assert lower == b.facts["lower_with_ts"][k]
     assert (b.table["RR TS"] != b.table["RR raw"]).all()  # "it can reorder items, and it does"
     assert (b.table["temperature"].min() > 1) == ("every fitted τ is above 1" in b.text)
+
+
+@needs_mirror
+def test_answer_02_4_ties_explain_part_of_rankcs():
+    a = answer_key("02", 4)
+    t = a.table
+    assert (t["RankCS (ties='any')"] >= t["RankCS (strict)"]).all()  # 'any' accepts every strict match
+    assert (t["wrong only because of a tie"] <= t["items with a human tie"]).all()
+    assert (t["wrong only because of a tie"] > 0).all() and a.facts["ts_same"]
+    assert f"{a.facts['share_of_wrong_from_ties']:.0%}" in a.text
