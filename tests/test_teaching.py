@@ -440,3 +440,20 @@ def test_answer_02_4_ties_explain_part_of_rankcs():
     assert (t["wrong only because of a tie"] <= t["items with a human tie"]).all()
     assert (t["wrong only because of a tie"] > 0).all() and a.facts["ts_same"]
     assert f"{a.facts['share_of_wrong_from_ties']:.0%}" in a.text
+
+
+@needs_mirror
+def test_answer_01_1_states_the_correlations_it_computed():
+    from scipy import stats
+
+    a = answer_key("01", 1)
+    t = a.table
+    assert len(t) == a.facts["networks"] == 18
+    for k, v in a.facts["spearman"].items():
+        assert v == pytest.approx(stats.spearmanr(t["MacroCE change under TS"], t[k]).statistic)
+        assert f"{v:+.2f} with {k}" in a.text
+    # 0.47 is the two-sided 5% critical value of Spearman's rho for n = 18 (tables; permutation test below agrees)
+    rng = np.random.default_rng(0)
+    x = t["MacroCE change under TS"].to_numpy()
+    null = [abs(stats.spearmanr(x, rng.permutation(x)).statistic) for _ in range(2000)]
+    assert 0.43 < np.quantile(null, 0.95) < 0.51
