@@ -808,9 +808,39 @@ def _answer_01_1(seed: int, cache_dir: Any) -> Answer:
     return Answer("01", 1, table, text, facts)
 
 
+def _answer_03_3(seed: int, cache_dir: Any) -> Answer:
+    import numpy as np
+
+    from .calibrators import SplineCalibrator
+    from .data import calibration_test_split, load_cifar
+
+    rows = {}
+    for ds in ("cifar10", "cifar100"):
+        out = load_cifar(ds, "lenet_5", cache_dir=cache_dir)
+        conf, correct = out.probs.max(axis=1), out.probs.argmax(axis=1) == out.labels
+        for i in range(5):  # the notebook's five splits: split i uses seed + i, half of the images to calibrate
+            cal, _ = calibration_test_split(len(out.labels), seed=seed + i, frac=0.5)
+            g = SplineCalibrator(n_knots=6).fit(conf[cal], correct[cal]).calibrated_
+            rows[(f"{ds}/lenet_5", f"split{i}")] = {"scores": int(g.size), "below 0": int((g < 0).sum()),
+                                                     "above 1": int((g > 1).sum()),
+                                                     "share outside [0, 1]": float(((g < 0) | (g > 1)).mean()),
+                                                     "min γ": float(g.min()), "max γ": float(g.max())}
+    table = pd.DataFrame(rows).T
+    share = table.groupby(level=0)["share outside [0, 1]"].mean()
+    facts = {"mean_share": {k: float(v) for k, v in share.items()}, "any_outside": bool((table["share outside [0, 1]"] > 0).any())}
+    text = ("Before clipping, the derivative γ of the top-1 spline (6 knots) of the LeNet-5 networks is outside "
+            "[0, 1] at " + " and ".join(f"{v:.1%} of the distinct calibration scores on {k}" for k, v in share.items())
+            + " (mean of the five splits; the table gives each split). "
+            + ("Those are the scores the clipping changes; a quadratic program constraining h' to [0, 1] would move "
+               "the fit there instead." if facts["any_outside"] else
+               f"The constraint would not bind on these networks: γ stays within [{table['min γ'].min():.3f}, "
+               f"{table['max γ'].max():.3f}]."))
+    return Answer("03", 3, table, text, facts)
+
+
 _ANSWERS = {("01", 1): _answer_01_1, ("01", 2): _answer_01_2, ("02", 1): _answer_02_1, ("01", 3): _answer_01_3, ("06", 1): _answer_06_1, ("06", 4): _answer_06_4, ("06", 5): _answer_06_5,
             ("06", 6): lambda seed, cache_dir: _answer_06_6_7(6, seed, cache_dir),
-            ("06", 7): lambda seed, cache_dir: _answer_06_6_7(7, seed, cache_dir), ("02", 4): _answer_02_4, ("02", 5): _answer_02_5, ("03", 1): _answer_03_1, ("05", 1): _answer_05_1, ("05", 2): _answer_05_2, ("05", 3): _answer_05_3,
+            ("06", 7): lambda seed, cache_dir: _answer_06_6_7(7, seed, cache_dir), ("02", 4): _answer_02_4, ("02", 5): _answer_02_5, ("03", 1): _answer_03_1, ("03", 3): _answer_03_3, ("05", 1): _answer_05_1, ("05", 2): _answer_05_2, ("05", 3): _answer_05_3,
             ("06", 2): _answer_06_2, ("06", 3): _answer_06_3}
 #: The exercises :func:`answer_key` answers, as (notebook, exercise). Notebook 04's key is its answers notebook
 #: (notebooks/teaching/04_sakai2024_answers.ipynb); notebook 07 computes its answers in its last cells.

@@ -457,3 +457,13 @@ def test_answer_01_1_states_the_correlations_it_computed():
     x = t["MacroCE change under TS"].to_numpy()
     null = [abs(stats.spearmanr(x, rng.permutation(x)).statistic) for _ in range(2000)]
     assert 0.43 < np.quantile(null, 0.95) < 0.51
+
+
+@needs_mirror
+def test_answer_03_3_counts_the_derivative_outside_0_1():
+    a = answer_key("03", 3)
+    t = a.table
+    outside = (t["below 0"] + t["above 1"]) / t["scores"]
+    assert np.allclose(outside, t["share outside [0, 1]"])
+    assert a.facts["any_outside"] == bool((outside > 0).any())
+    assert ((t["min γ"] < 0) | (t["max γ"] > 1)).any() == a.facts["any_outside"]
