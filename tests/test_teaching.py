@@ -467,3 +467,18 @@ def test_answer_03_3_counts_the_derivative_outside_0_1():
     assert np.allclose(outside, t["share outside [0, 1]"])
     assert a.facts["any_outside"] == bool((outside > 0).any())
     assert ((t["min γ"] < 0) | (t["max γ"] > 1)).any() == a.facts["any_outside"]
+
+
+@needs_mirror
+def test_answers_02_2_and_03_7_match_their_tables():
+    a = answer_key("02", 2)
+    t = a.table
+    kept = (t["test ECE, τ = 1"] - t["test ECE, NLL τ"]) / (t["test ECE, τ = 1"] - t["test ECE, τ = 2 (paper)"])
+    assert np.allclose(kept, t["share of TS's gain kept"]) and f"{kept.mean():.0%}" in a.text
+    assert ("Most of TS's gain survives" in a.text) == (kept.mean() >= 0.5)
+    b = answer_key("03", 7)
+    t = b.table
+    assert len(t) == 100
+    assert list(t["class-wise KS, raw"].nlargest(5).index) == b.facts["top_raw"]
+    assert list(t["class-wise KS, TS"].nlargest(5).index) == b.facts["top_ts"]
+    assert ("No small group" in b.text) == (b.facts["share_top5_raw"] < 0.2)
