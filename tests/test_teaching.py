@@ -482,3 +482,13 @@ def test_answers_02_2_and_03_7_match_their_tables():
     assert list(t["class-wise KS, raw"].nlargest(5).index) == b.facts["top_raw"]
     assert list(t["class-wise KS, TS"].nlargest(5).index) == b.facts["top_ts"]
     assert ("No small group" in b.text) == (b.facts["share_top5_raw"] < 0.2)
+
+
+@needs_mirror
+def test_answer_02_3_counts_infinite_kl():
+    a = answer_key("02", 3)
+    t = a.table
+    inf = [int(t.loc[(n, "KL(H1, H2)"), "draws with KL = inf"]) for n in (5, 20, 50)]
+    assert inf == [a.facts["inf_h2"][n] for n in (5, 20, 50)] and inf[0] >= inf[1] >= inf[2]  # fewer votes: more often inf
+    assert (t.xs("KL(H1, RoBERTa-0)", level="divergence")["draws with KL = inf"] == 0).all()
+    assert ("rises with the votes" in a.text) == a.facts["model_kl_rises"]
