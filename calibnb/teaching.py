@@ -24,12 +24,13 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
 import pandas as pd
 
-__all__ = ["setup_check", "strip_outputs", "strip_on_save", "main"]
+__all__ = ["setup_check", "strip_outputs", "strip_on_save", "main", "Answer", "answer_key", "ANSWERED"]
 
 #: The git filter's name, as ``.gitattributes`` and ``make venv`` spell it.
 GIT_FILTER = "calibnb-strip-outputs"
@@ -67,7 +68,7 @@ def setup_check(*, datasets: Sequence[str] = (), cache_dir: Any = None) -> pd.Da
     """
     import importlib
 
-    from .data import data_dir, registry
+    from .data import data_dir, in_browser, registry
 
     if isinstance(datasets, str):
         datasets = (datasets,)
@@ -86,6 +87,10 @@ def setup_check(*, datasets: Sequence[str] = (), cache_dir: Any = None) -> pd.Da
                       for f, b in zip(mine["file"], mine["bytes"]))
         if present == len(mine):
             rows[f"data: {name}"] = ("ok", f"all {len(mine)} files found (checksums are verified when read)")
+        elif in_browser():  # the site carries only files whose licence allows serving them; never a download
+            rows[f"data: {name}"] = ("missing", f"{present} of {len(mine)} files are in this browser copy: the "
+                                                "others' licence does not allow serving them (the cells that "
+                                                "read them say so): run this notebook on a local install")
         else:
             rows[f"data: {name}"] = ("missing", f"{present} of {len(mine)} files found: set CALIBNB_DATA_DIR to "
                                                 "the data folder, or let the loading cells download them "
@@ -220,3 +225,765 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())
+
+
+# --------------------------------------------------------------------------- answer keys
+
+@dataclass(frozen=True)
+class Answer:
+    """One exercise's answer, computed: what :func:`answer_key` returns.
+
+    Attributes
+    ----------
+    notebook : str
+        The notebook's number ("01", "02", ...).
+    exercise : int
+        The exercise's number in the notebook's *Exercises* section.
+    table : pandas.DataFrame
+        The numbers the answer rests on.
+    text : str
+        The answer in words; every number in it is formatted from ``facts``.
+    facts : dict
+        The computed values the text states (the tests check the text's
+        claims against them).
+    """
+
+    notebook: str
+    exercise: int
+    table: pd.DataFrame
+    text: str
+    facts: dict = field(default_factory=dict)
+
+    def _repr_markdown_(self) -> str:  # pragma: no cover - display in a notebook
+        return f"**Answer ({self.notebook}, exercise {self.exercise}).** {self.text}"
+
+
+def _nb06_systems(seed: int, cache_dir: Any, dataset: str = "cifar10", model: str = "resnet56"):
+    """Notebook 06's two systems on its test images, in its order of nested subsamples (its cell 'Data')."""
+    import numpy as np
+
+    from . import TemperatureScaling
+    from .data import calibration_test_split, load_cifar
+
+    out = load_cifar(dataset, model, cache_dir=cache_dir)
+    cal, test = calibration_test_split(len(out.labels), seed=seed)
+    ts = TemperatureScaling().fit(out.logits[cal], out.labels[cal])
+    systems = {}
+    for name, p in [("raw", out.probs[test]), ("TS", ts.transform(out.logits[test]))]:
+        systems[name] = (p.max(axis=1), p.argmax(axis=1) == out.labels[test])
+    order = np.random.default_rng([seed, 1]).permutation(len(test))
+    return systems, order
+
+
+def _answer_06_2(seed: int, cache_dir: Any) -> Answer:
+    import numpy as np
+
+    from . import debiased_ece, ece, ks_error, smooth_ece
+
+    systems, order = _nb06_systems(seed, cache_dir)
+    rows = []
+    for system, (conf, correct) in systems.items():
+        for n in (250, 1000, 5000):
+            c, y = conf[order[:n]], correct[order[:n]]
+            for bins in (15, 30):
+                rows.append(dict(system=system, N=n, n_bins=bins, **{
+                    "binned ECE": ece(c, y, n_bins=bins), "debiased ECE (L2)": debiased_ece(c, y, n_bins=bins, binning="mass"),
+                    "smooth ECE": smooth_ece(c, y), "KS error": ks_error(c, y, ties="group")}))
+    table = pd.DataFrame(rows).set_index(["system", "N", "n_bins"])
+    change = table.xs(30, level="n_bins") - table.xs(15, level="n_bins")
+    up_250 = [s for s in systems if change.loc[(s, 250), "binned ECE"] > 0]
+    facts = {
+        "ks_unchanged": bool(np.all(change["KS error"] == 0)),
+        "smooth_unchanged": bool(np.all(change["smooth ECE"] == 0)),
+        "binned_change_250": {s: float(change.loc[(s, 250), "binned ECE"]) for s in systems},
+        "debiased_change_250": {s: float(change.loc[(s, 250), "debiased ECE (L2)"]) for s in systems},
+        "binned_up_at_250": up_250,
+    }
+    ch = facts["binned_change_250"]
+    facts["ts_rises_more"] = ch["TS"] > ch["raw"]
+    text = (f"Only the two binned estimators can move. At N = 250, doubling the bins from 15 to 30 changes the binned "
+            f"ECE by {ch['raw']:+.4f} (raw) and {ch['TS']:+.4f} (TS), and the debiased ECE by "
+            f"{facts['debiased_change_250']['raw']:+.4f} and {facts['debiased_change_250']['TS']:+.4f} (it subtracts "
+            "each bin's noise term, and is clipped at 0 when that exceeds the squared gaps). "
+            f"The binned ECE rises for {', '.join(up_250) or 'neither system'}: with half as many items per bin each "
+            "bin's gap is noisier, and |noisy gap| is biased upwards"
+            + (", most for the well-calibrated TS system whose true gaps are small. " if facts["ts_rises_more"]
+               else ". ")
+            + "The smooth ECE and the KS error have no bins (the KS error sorts the items and takes the largest gap "
+            "of the cumulative sums), so they are "
+            + ("identical at both settings." if facts["ks_unchanged"] and facts["smooth_unchanged"]
+               else "NOT identical here: see the table."))
+    return Answer("06", 2, table.round(5), text, facts)
+
+
+def _answer_06_3(seed: int, cache_dir: Any) -> Answer:
+    from . import ece, ks_error, reliability_table, smooth_ece
+
+    systems, order = _nb06_systems(seed, cache_dir)
+    conf, correct = systems["raw"]
+    c, y = conf[order[:5000]], correct[order[:5000]]
+    bins = reliability_table(c, y, n_bins=15)
+    bins = bins[bins["count"] > 0]
+    over = int((bins["gap"] > 0).sum())
+    values = {"binned ECE": ece(c, y, n_bins=15), "smooth ECE": smooth_ece(c, y), "KS error": ks_error(c, y, ties="group"),
+              "|mean confidence - accuracy|": abs(float(c.mean() - y.mean()))}
+    mean_gap = values["|mean confidence - accuracy|"]
+    spread = max(abs(v - mean_gap) for v in values.values())
+    facts = {"bins": int(len(bins)), "overconfident_bins": over, "values": values, "mean_gap": mean_gap,
+             "max_distance_to_mean_gap": spread}
+    text = (f"On the 5,000 test images the raw network is overconfident in {over} of its {len(bins)} non-empty bins "
+            "(mean confidence above accuracy). With r(c) = conf − P(correct | c) of one sign, ∫|r| dP = |∫ r dP| = "
+            "|mean confidence − accuracy|: the binned ECE (a sum of |gap| over bins of one sign), the smooth ECE "
+            "(|smoothed r| integrated) and the KS error (the largest cumulative gap, reached at the end when every "
+            f"step has the same sign) all estimate that one number, {mean_gap:.4f}; the three differ from it by at "
+            f"most {spread:.4f} ({spread / mean_gap:.0%} of it).")
+    table = pd.Series(values, name="raw, N = 5000").to_frame()
+    return Answer("06", 3, table.round(5), text, facts)
+
+
+def _answer_05_2(seed: int, cache_dir: Any) -> Answer:
+    import numpy as np
+
+    from .metrics.human import tvd
+    from .metrics.scalar import expected_label, ranking_risk
+    from .papers.jiang2024 import calibration_table
+
+    values = np.array([1.0, 0.5, 0.0])  # f(ENT), f(NEU), f(CON) at the notebook's default f_neutral
+    p, q = np.array([[1.0, 0.0, 0.0]]), np.array([[0.0, 0.0, 1.0]])
+    lhs = float(abs(expected_label(p, values) - expected_label(q, values))[0])
+    rhs = float((values.max() - values.min()) * tvd(p, q)[0])
+    rows = []
+    for eps in (0.2, 0.02):
+        human = np.array([[0.5, 0.0, 0.5], [0.5 + eps, 0.0, 0.5 - eps]])
+        d = eps / 2
+        model_a = np.array([[0.5 - d, 0.0, 0.5 + d], [0.5 + eps + d, 0.0, 0.5 - eps - d]])  # errors away from each other
+        model_b = np.array([[0.5 + d, 0.0, 0.5 - d], [0.5 + eps - d, 0.0, 0.5 - eps + d]])  # errors meet: a tie
+        t = calibration_table({"A": model_a, "B": model_b}, human, values)
+        for m in ("A", "B"):
+            rows.append({"epsilon": eps, "model": m, "CE": float(t.loc[m, "CE"]), "RR": float(t.loc[m, "RR"])})
+    table = pd.DataFrame(rows).set_index(["epsilon", "model"])
+    facts = {"tight_lhs": lhs, "tight_rhs": rhs, "table": table}
+    text = (f"The bound is tight for p = ENT for sure and q = CON for sure: |ψ_f(p) − ψ_f(q)| = {lhs:.2f} and "
+            f"(max f − min f)·TVD(p, q) = {rhs:.2f} (the proof: ψ_f(p) − ψ_f(q) = Σ_k f_k (p_k − q_k), and "
+            "subtracting any constant c from f leaves it unchanged; with c = (max f + min f)/2, |f_k − c| ≤ "
+            "(max f − min f)/2 and Σ|p_k − q_k| = 2 TVD). RR is not bounded by CE: two items whose human scalars "
+            "differ by ε, and two models with the same per-item error ε/2 — model A moves both items away from "
+            "each other (RR 0), model B moves them onto the same scalar (a tie counts half: RR 1/2). Both have CE "
+            + " and ".join(f"{table.loc[(e, 'A'), 'CE']:.4f} at ε = {e}" for e in (0.2, 0.02))
+            + ", so CE → 0 while RR stays at 1/2.")
+    return Answer("05", 2, table.round(5), text, facts)
+
+
+def _answer_02_5(seed: int, cache_dir: Any) -> Answer:
+    import itertools
+
+    import numpy as np
+
+    from .metrics.multiclass import classwise_ece
+    from .papers.baan2022 import classwise_ece_nonzero
+
+    # Every 2-class example of three items with class-0 probability on a grid of quarters; the first (in this
+    # fixed order) where dropping the exact zeros raises classwise-ECE, and the first where it lowers it.
+    grid = (0.0, 0.25, 0.5, 0.75, 1.0)
+    found: dict[str, dict] = {}
+    for p0 in itertools.product(grid, repeat=3):
+        probs = np.column_stack([p0, 1 - np.array(p0)])
+        for labels in itertools.product((0, 1), repeat=3):
+            y = np.array(labels)
+            if (probs == 0).all(axis=0).any():  # a class with probability 0 everywhere: the reference keeps nothing
+                continue
+            full, kept = classwise_ece(probs, y, n_bins=10), classwise_ece_nonzero(probs, y, n_bins=10)
+            key = "raises" if kept > full + 1e-12 else "lowers" if kept < full - 1e-12 else None
+            if key and key not in found:
+                found[key] = {"class-0 probabilities": list(p0), "labels": list(labels), "Eq. 8 (zeros kept)": full,
+                              "zeros dropped (a, b]": kept}
+        if len(found) == 2:
+            break
+    table = pd.DataFrame(found).T
+    facts = {"found": found}
+    r, lw = found.get("raises"), found.get("lowers")
+    text = ("Dropping a probability of exactly 0 removes that item from its class's bin *and* from that class's "
+            "normaliser. A dropped zero whose class did not occur was a perfect prediction, so dropping it tends to "
+            "raise the class's average error; one whose class did occur was an error of size 1, so dropping it "
+            f"tends to lower it. It raises classwise-ECE for class-0 probabilities {r['class-0 probabilities']} and "
+            f"labels {r['labels']} ({r['Eq. 8 (zeros kept)']:.4f} with the zeros kept, Eq. 8, → "
+            f"{r['zeros dropped (a, b]']:.4f} with them dropped), and lowers it for {lw['class-0 probabilities']} "
+            f"and labels {lw['labels']} ({lw['Eq. 8 (zeros kept)']:.4f} → {lw['zeros dropped (a, b]']:.4f}). Both "
+            "are the first examples of a search over three items with probabilities in quarters, at the "
+            "notebook's 10 bins.") if r and lw else (
+        "No example in the search grid: " + ", ".join(sorted(found)) + " only.")
+    return Answer("02", 5, table, text, facts)
+
+
+def _answer_01_3(seed: int, cache_dir: Any) -> Answer:
+    from .data import calibration_test_split, load_cifar
+    from .papers.si2022 import resampling_table, top_confidence
+
+    c = load_cifar("cifar10", "resnet20", cache_dir=cache_dir)
+    dev, test = calibration_test_split(len(c.labels), seed=seed, frac=0.5)
+    levels = [0.05, 0.25, 0.5, 0.75, 0.95]
+    t5 = resampling_table(c.logits[dev], c.labels[dev], c.logits[test], c.labels[test], accuracies=levels,
+                          seed=seed + 100, n_bins=10)
+    before = t5[t5.stage == "before"].set_index("accuracy")[["n", "ece", "ice_pos", "ice_neg", "macro_ce"]]
+    conf, correct = top_confidence(c.logits[test], c.labels[test])
+    expected = 0.5 * ((1 - conf[correct]).mean() + conf[~correct].mean())
+    facts = {"expected_macro_ce": float(expected), "macro_ce_range": float(before.macro_ce.max() - before.macro_ce.min()),
+             "ece_range": float(before.ece.max() - before.ece.min()),
+             "max_distance": float((before.macro_ce - expected).abs().max())}
+    text = (f"Before temperature scaling, MacroCE of cifar10/resnet20 stays within {facts['macro_ce_range']:.4f} "
+            f"across accuracies 5%–95% while ECE moves by {facts['ece_range']:.4f}. Why: MacroCE = (ICE_pos + "
+            "ICE_neg)/2 averages the mean error over the correct items, mean(1 − c), and over the wrong ones, mean(c), "
+            "each group weighted 1/2 whatever its size. Re-sampling to an accuracy draws correct items from the "
+            "correct ones and wrong items from the wrong ones, uniformly, so each group's mean confidence is unbiased "
+            f"for its full-test-set value and E[MacroCE] equals the full test set's {expected:.4f} at every level "
+            f"(the re-sampled values lie within {facts['max_distance']:.4f} of it). ECE instead weighs each group by "
+            "its share, so it follows the accuracy.")
+    return Answer("01", 3, before.round(5), text, facts)
+
+
+def _answer_03_1(seed: int, cache_dir: Any) -> Answer:
+    import numpy as np
+
+    from .data import cifar_models, load_cifar
+    from .metrics.binary import ks_error
+    from .metrics.multiclass import classwise_ks
+
+    rows = {}
+    for ds, model in cifar_models():
+        out = load_cifar(ds, model, cache_dir=cache_dir)
+        probs = out.probs
+        conf = probs.max(axis=1)
+        correct = probs.argmax(axis=1) == out.labels
+        _, counts = np.unique(conf, return_counts=True)
+        rows[f"{ds}/{model}"] = {
+            "items in a tie": int(counts[counts > 1].sum()),
+            "KS (order)": ks_error(conf, correct, ties="order"), "KS (group)": ks_error(conf, correct, ties="group"),
+            "class-wise KS (order)": classwise_ks(probs, out.labels, ties="order"),
+            "class-wise KS (group)": classwise_ks(probs, out.labels, ties="group")}
+    table = pd.DataFrame(rows).T
+    table["items in a tie"] = table["items in a tie"].astype(int)
+    diff = (table["KS (order)"] - table["KS (group)"]).abs()
+    cdiff = (table["class-wise KS (order)"] - table["class-wise KS (group)"]).abs()
+    facts = {"max_tied": int(table["items in a tie"].max()), "network_max_tied": str(table["items in a tie"].idxmax()),
+             "max_ks_difference": float(diff.max()), "max_classwise_difference": float(cdiff.max()),
+             "networks_with_ties": int((table["items in a tie"] > 0).sum()), "networks": int(len(table))}
+    small = facts["max_ks_difference"] < 5e-5 and facts["max_classwise_difference"] < 5e-5
+    text = (f"{facts['networks_with_ties']} of {facts['networks']} networks have tied top-1 scores; most: "
+            f"{facts['network_max_tied']} with {facts['max_tied']:,} of its 10,000 test images in a tie. The largest "
+            "change of the top-1 KS error between ordering ties by position (Eq. 12 as printed) and grouping them is "
+            f"{facts['max_ks_difference']:.2e}, of the class-wise KS {facts['max_classwise_difference']:.2e}"
+            + (": negligible here, because a tied block is a few items of 10,000 and the cumulative gap can move "
+               "inside it by at most its size over N. " if small else ": large enough to matter. ")
+            + "In general the order of tied items is arbitrary (the file's row order), so `ties=\"group\"` (the "
+            "gap taken only after a whole block) is the estimate that does not depend on it.")
+    facts["negligible"] = small
+    return Answer("03", 1, table.round(6), text, facts)
+
+
+def _answer_06_4(seed: int, cache_dir: Any) -> Answer:
+    import numpy as np
+
+    from . import bootstrap_ci, ece
+
+    systems, order = _nb06_systems(seed, cache_dir)
+    rows = {}
+    for s_idx, (system, (conf, correct)) in enumerate(systems.items()):
+        c, y = conf[order[:250]], correct[order[:250]]
+        for method in ("percentile", "bca"):  # the notebook's seed of the binned ECE at N = 250 (estimator 0)
+            r = bootstrap_ci(ece, c, y, n_resamples=200, level=0.95, method=method,
+                             seed=np.random.default_rng([seed, 2, s_idx, 250, 0]), n_bins=15)
+            rows[(system, method)] = {"estimate": r.estimate, "low": r.low, "high": r.high}
+    table = pd.DataFrame(rows).T
+    above = [s for s in systems if table.loc[(s, "percentile"), "low"] > table.loc[(s, "percentile"), "estimate"]]
+    shift = {s: float(table.loc[(s, "bca"), "low"] - table.loc[(s, "percentile"), "low"]) for s in systems}
+    facts = {"percentile_above_estimate": above, "bca_low_minus_percentile_low": shift}
+    text = ("With BCa the intervals of the binned ECE at N = 250 move down: their lower end moves by "
+            + ", ".join(f"{v:+.4f} ({s})" for s, v in shift.items()) + ". "
+            + (f"The percentile interval of {', '.join(above)} lies entirely above its estimate. " if above else
+               "Here no percentile interval lies entirely above its estimate, but the mechanism is the same. ")
+            + "Why: |gap| per bin is biased upwards, and a bootstrap resample (which repeats some items and drops "
+              "others) adds noise of its own, so the resampled values are biased upwards again, above the "
+              "estimate; the percentile interval takes their quantiles as they are. BCa measures that median "
+              "bias (the share of resampled values below the estimate) and shifts the quantiles back.")
+    return Answer("06", 4, table.round(5), text, facts)
+
+
+def _answer_06_5(seed: int, cache_dir: Any) -> Answer:
+    from . import reliability_table
+
+    systems, order = _nb06_systems(seed, cache_dir)
+    conf, correct = systems["TS"]
+    t = reliability_table(conf[order[:250]], correct[order[:250]], n_bins=15, interval="wilson")
+    t = t[t["count"] > 0][["bin", "count", "mean_conf", "accuracy", "acc_low", "acc_high"]]
+    t = t.assign(contains_diagonal=(t["acc_low"] <= t["mean_conf"]) & (t["mean_conf"] <= t["acc_high"]))
+    inside, total = int(t["contains_diagonal"].sum()), int(len(t))
+    small = int((t["count"] < 20).sum())
+    widest = float((t["acc_high"] - t["acc_low"]).max())
+    facts = {"inside": inside, "bins": total, "small_bins": small, "widest": widest}
+    text = (f"{inside} of the {total} non-empty bins of the TS system at N = 250 have a Wilson interval of their "
+            "accuracy that contains their mean confidence (the diagonal), so "
+            + ("the data cannot tell any bin from calibrated" if inside == total else
+               f"the data tell {total - inside} bin(s) apart from calibrated")
+            + f": {small} of the bins hold fewer than 20 items, and the widest interval spans {widest:.2f}.")
+    return Answer("06", 5, t.reset_index(drop=True).round(4), text, facts)
+
+
+def _answer_01_2(seed: int, cache_dir: Any) -> Answer:
+    from . import TemperatureScaling, ece, macro_ce
+    from .data import calibration_test_split, load_cifar
+    from .papers.si2022 import top_confidence
+
+    rows = {}
+    for ds, model in (("cifar10", "resnet20"), ("cifar100", "vgg16_bn")):  # the notebook's ledger networks
+        out = load_cifar(ds, model, cache_dir=cache_dir)
+        dev, test = calibration_test_split(len(out.labels), seed=seed, frac=0.5)
+        for label, objective in (("raw", None), ("TS on dev ECE", "ece"), ("TS on dev MacroCE", "macro_ce")):
+            tau = 1.0 if objective is None else TemperatureScaling(objective=objective, n_bins=10).fit(
+                out.logits[dev], out.labels[dev]).temperature_
+            c, y = top_confidence(out.logits[test], out.labels[test], temperature=tau)
+            rows[(f"{ds}/{model}", label)] = {"temperature": tau, "ECE": ece(c, y, n_bins=10), "MacroCE": macro_ce(c, y)}
+    table = pd.DataFrame(rows).T
+    facts = {}
+    for net in dict.fromkeys(k[0] for k in rows):
+        raw, by_ece, by_macro = (table.loc[(net, k)] for k in ("raw", "TS on dev ECE", "TS on dev MacroCE"))
+        facts[net] = {"macro_gain": float(raw["MacroCE"] - by_macro["MacroCE"]),
+                      "macro_gain_relative": float((raw["MacroCE"] - by_macro["MacroCE"]) / raw["MacroCE"]),
+                      "ece_cost": float(by_macro["ECE"] - by_ece["ECE"]),
+                      "ece_of_ece_fit": float(by_ece["ECE"]), "ece_of_macro_fit": float(by_macro["ECE"])}
+    text = ("Tuned on dev MacroCE, TS lowers the test MacroCE by "
+            + " and ".join(f"{f['macro_gain']:.4f} ({f['macro_gain_relative']:.0%}) on {n}" for n, f in facts.items())
+            + ", and the test ECE becomes "
+            + " and ".join(f"{f['ece_of_macro_fit']:.4f} (against {f['ece_of_ece_fit']:.4f} when tuned on ECE)"
+                           for f in facts.values())
+            + ". One temperature moves every confidence the same way: MacroCE averages the error of the right "
+              "answers (wants confidence up) and of the wrong ones (wants it down), so a single τ can only trade one "
+              "for the other, and the τ that balances them is not the one that matches confidence to accuracy on "
+              "average, which is what ECE asks.")
+    return Answer("01", 2, table.round(5), text, facts)
+
+
+def _answer_06_1(seed: int, cache_dir: Any) -> Answer:
+    from . import debiased_ece, ece, smooth_ece
+
+    systems, order = _nb06_systems(seed, cache_dir)
+    conf, correct = systems["TS"]
+    sizes = [100, 300, 1000, 3000, 5000]
+    rows = {n: {"binned ECE": ece(conf[order[:n]], correct[order[:n]], n_bins=15),
+                "smooth ECE": smooth_ece(conf[order[:n]], correct[order[:n]]),
+                "debiased ECE (L2)": debiased_ece(conf[order[:n]], correct[order[:n]], n_bins=15, binning="mass")}
+            for n in sizes}
+    table = pd.DataFrame(rows).T.rename_axis("N")
+    final = table.loc[5000, "binned ECE"]
+    # the first N from which the binned ECE stays within 20% of its value on all 5,000 images
+    within = (table["binned ECE"] - final).abs() <= 0.2 * final
+    settled = next(n for n in sizes if within.loc[n:].all())
+    ratio = {n: float(table.loc[n, "binned ECE"] / final) for n in sizes}
+    facts = {"settled_at": int(settled), "ratio_to_final": ratio, "final": float(final)}
+    text = (f"The binned ECE of the TS system falls from {table.loc[100, 'binned ECE']:.4f} at N = 100 to "
+            f"{final:.4f} at N = 5,000 ({ratio[100]:.1f} times as large at N = 100) and "
+            + (f"stays within 20% of its 5,000-image value from N = {settled:,} on" if settled < 5000 else
+               f"does not stop moving within these sizes: at N = 3,000 it is still {ratio[3000]:.2f} times its "
+               "5,000-image value")
+            + f": at small N most of it is the |noise| of sparse bins, not the model. The smooth ECE moves from {table.loc[100, 'smooth ECE']:.4f} to "
+            f"{table.loc[5000, 'smooth ECE']:.4f}, and the debiased ECE, which subtracts each bin's noise, from "
+            f"{table.loc[100, 'debiased ECE (L2)']:.4f} to {table.loc[5000, 'debiased ECE (L2)']:.4f} (an L2 error, "
+            "on another scale).")
+    return Answer("06", 1, table.round(5), text, facts)
+
+
+def _answer_06_6_7(exercise: int, seed: int, cache_dir: Any) -> Answer:
+    import numpy as np
+
+    from . import recalibration_gain, score_decomposition
+
+    systems, order = _nb06_systems(seed, cache_dir)
+    if exercise == 6:
+        conf, correct = systems["TS"]
+        c, y = conf[order[:250]], correct[order[:250]]
+        s_idx = list(systems).index("TS")
+        dec = score_decomposition(c, y, score="brier", n_resamples=200, level=0.95,
+                                  seed=np.random.default_rng([seed, 5, s_idx, 250]))
+        gain = recalibration_gain(c, y, calibrator="temperature", n_resamples=200, level=0.95,
+                                  seed=np.random.default_rng([seed, 6, s_idx, 250]))
+        table = pd.DataFrame({name: {"estimate": r.estimate, "low": r.low, "high": r.high}
+                              for name, r in (("CORP MCB (Brier)", dec.mcb), ("TS loss gain (Brier)", gain.brier.gain))}).T
+        mcb, g = float(dec.mcb.estimate), float(gain.brier.gain.estimate)
+        facts = {"mcb": mcb, "gain": g}
+        text = (f"At N = 250 the TS system's CORP MCB is {mcb:.5f} and the cross-fitted TS loss gain {g:+.5f} "
+                "(Brier). MCB = BS(c) − BS(PAV(c)) compares the data's Brier score with that of the best monotone "
+                "recalibration fitted on the same data, which can only be lower or equal: MCB ≥ 0 always, and "
+                "in-sample it is biased upwards. The loss gain scores a temperature fitted on the other folds, so "
+                "it can be negative when there is nothing left to fix and the fit only adds noise"
+                + (", as here. " if g < 0 else ". ")
+                + "The cross-fitted gain estimates what recalibration would remove on new data.")
+        return Answer("06", 6, table.round(6), text, facts)
+    conf, correct = systems["raw"]
+    c, y = conf[order[:5000]], correct[order[:5000]]
+    s_idx = list(systems).index("raw")
+    rows, facts = {}, {}
+    for calibrator in ("temperature", "isotonic"):
+        r = recalibration_gain(c, y, calibrator=calibrator, n_resamples=200, level=0.95,
+                               seed=np.random.default_rng([seed, 6, s_idx, 5000]))
+        for loss in ("brier", "log"):
+            res = getattr(r, loss).gain
+            rows[(calibrator, loss)] = {"gain": res.estimate, "low": res.low, "high": res.high}
+            facts[(calibrator, loss)] = float(res.estimate)
+    table = pd.DataFrame(rows).T
+    more = facts[("isotonic", "brier")] > facts[("temperature", "brier")]
+    text = (f"On the raw system (all 5,000 test images, as the notebook's largest N) isotonic regression removes "
+            f"{facts[('isotonic', 'brier')]:.5f} of Brier score against temperature scaling's "
+            f"{facts[('temperature', 'brier')]:.5f}: " + ("more" if more else "not more")
+            + f". Its log-loss gain is {facts[('isotonic', 'log')]:+.5f} (temperature scaling: "
+            f"{facts[('temperature', 'log')]:+.5f})"
+            + (": still positive" if facts[("isotonic", "log")] > 0 else
+               ": negative — isotonic regression outputs exact 0s and 1s on some items, and a confident error "
+               "there costs a large log loss")
+            + ". A richer calibrator can fit more of the miscalibration but also more of the noise; the "
+              "cross-fitting shows which wins.")
+    return Answer("06", 7, table.round(6), text, facts)
+
+
+def _answer_02_1(seed: int, cache_dir: Any) -> Answer:
+    import numpy as np
+
+    from . import softmax
+    from .data import load_chaosnli, load_chaosnli_predictions
+    from .papers.baan2022 import human_calibration_summary
+
+    chaos = load_chaosnli("snli", cache_dir=cache_dir)  # the notebook's setting: RoBERTa-base, seeds 0-2, SNLI
+    preds = {s: load_chaosnli_predictions("snli", "roberta-base", s, cache_dir=cache_dir) for s in (0, 1, 2)}
+    counts = chaos.counts[preds[0].mask]
+
+    def summary(tau: float) -> dict:
+        rows = [human_calibration_summary(softmax(p.logits, temperature=tau), counts, n_bins=10) for p in preds.values()]
+        return {k: float(np.mean([r[k] for r in rows])) for k in rows[0]}
+
+    table = pd.DataFrame({tau: summary(tau) for tau in (1.0, 1.5, 2.0, 3.0)}).T.rename_axis("temperature")
+    grid = np.round(np.arange(0.5, 4.0001, 0.05), 2)
+    scan = pd.DataFrame({tau: summary(tau) for tau in grid}).T
+    best_dist, best_ece = float(scan["dist_ce"].idxmin()), float(scan["ece"].idxmin())
+    fixed = [k for k in table.columns if np.allclose(table[k], table[k].iloc[0], rtol=0, atol=1e-12)]
+    facts = {"unchanged": fixed, "best_dist_ce_tau": best_dist, "best_ece_tau": best_ece}
+    names = {"accuracy": "accuracy", "ece": "ECE", "rank_cs": "RankCS", "abs_ent_ce": "E[|EntCE|]", "dist_ce": "E[DistCE]"}
+    text = ("At τ = 1, 1.5, 2 and 3 (mean of the three seeds) "
+            + " and ".join(names[k] for k in fixed) + (" do not change" if len(fixed) > 1 else " does not change")
+            + ": dividing the logits by τ keeps their order, so the predicted class (accuracy against the majority) "
+              "and the ranking of the classes (RankCS) stay; "
+            + ", ".join(names[k] for k in table.columns if k not in fixed)
+            + f" move with the probabilities. On a grid of τ from 0.5 to 4 in steps of 0.05, E[DistCE] is smallest "
+              f"at τ = {best_dist:.2f} and ECE at τ = {best_ece:.2f}: "
+            + ("within one grid step of each other, so here the τ that fits the majority's accuracy also fits "
+               "the human distribution best." if abs(best_dist - best_ece) < 0.051 else
+               "not the same τ — matching the human distribution is not matching the majority's accuracy."))
+    return Answer("02", 1, table.round(5), text, facts)
+
+
+def _nb05_models(seed: int, cache_dir: Any) -> tuple:
+    """Notebook 05's real models and their TS versions on ChaosNLI-SNLI (its cell 'jiang-04'), with the votes."""
+    from . import TemperatureScaling
+    from .data import load_chaosnli, load_chaosnli_predictions
+
+    chaos = load_chaosnli("snli", cache_dir=cache_dir)
+    probs, temperatures = {}, {}
+    for model, short, seeds in [("roberta-base", "RoBERTa", [0, 1, 2]), ("bert-base-uncased", "BERT", [0, 1])]:
+        for s in seeds:
+            pred = load_chaosnli_predictions("snli", model, s, cache_dir=cache_dir)
+            probs[f"{short}-{s}"] = pred.probs
+            ts = TemperatureScaling(objective="ece").fit(pred.logits, chaos.majority_label)
+            probs[f"{short}-{s}-TS"], temperatures[f"{short}-{s}"] = ts.transform(pred.logits), ts.temperature_
+    return probs, chaos.counts, temperatures
+
+
+def _answer_05_1(seed: int, cache_dir: Any) -> Answer:
+    import numpy as np
+
+    from .papers.jiang2024 import calibration_table, nli_values
+
+    probs, counts, _ = _nb05_models(seed, cache_dir)
+    tables = {f: calibration_table(probs, counts, nli_values(f)) for f in (0.2, 0.5, 0.8)}
+    table = pd.concat(tables, names=["f_neutral", "model"])
+    ce_fixed = all(np.allclose(tables[f]["CE"], tables[0.5]["CE"]) for f in tables)
+    moved = {col: any(not np.allclose(tables[f][col], tables[0.5][col]) for f in (0.2, 0.8)) for col in ("MAE", "RR")}
+    bound_holds = bool(all((t["MAE"] <= t["MAE bound"] + 1e-12).all() for t in tables.values()))
+    facts = {"ce_fixed": ce_fixed, "moved": moved, "bound_holds": bound_holds}
+    text = ("CE " + ("does not change" if ce_fixed else "CHANGES") + " with f(NEU): it compares the class "
+            "probabilities with the human distribution and never uses f (Definition 1). MAE "
+            + ("and RR change" if all(moved.values()) else "or RR: see the table")
+            + ": both compare ψ_f = Σ f_k p_k with the human ψ_f, so f moves every scalar. The bound MAE ≤ "
+              "(max f − min f)·E[TVD] " + ("holds for every model at f(NEU) = 0.2, 0.5 and 0.8" if bound_holds else
+                                           "FAILS somewhere: see the table")
+            + ", as it must: max f − min f is 1 whatever f(NEU) in [0, 1], and |ψ_f(p) − ψ_f(q)| ≤ (max f − min f)·"
+              "TVD(p, q) for every p, q (exercise 2).")
+    return Answer("05", 1, table.round(5), text, facts)
+
+
+def _answer_05_3(seed: int, cache_dir: Any) -> Answer:
+    from .papers.jiang2024 import calibration_table, nli_values
+
+    probs, counts, temperatures = _nb05_models(seed, cache_dir)
+    t = calibration_table(probs, counts, nli_values(0.5))
+    base = [m for m in probs if not m.endswith("-TS")]
+    rows = {m: {f"{k} raw": float(t.loc[m, k]) for k in ("CE", "MAE", "RR")}
+            | {f"{k} TS": float(t.loc[f"{m}-TS", k]) for k in ("CE", "MAE", "RR")} for m in base}
+    table = pd.DataFrame(rows).T
+    down = {k: int((table[f"{k} TS"] < table[f"{k} raw"]).sum()) for k in ("CE", "MAE", "RR")}
+    table["temperature"] = pd.Series(temperatures)
+    facts = {"lower_with_ts": down, "models": len(base), "min_temperature": float(min(temperatures.values()))}
+    text = ("Temperature scaling (τ fitted to the majority's ECE) lowers CE for "
+            f"{down['CE']} of the {len(base)} real models, MAE for {down['MAE']} and RR for {down['RR']}. "
+            "RR only asks whether ψ_f orders the items like the humans' ψ_f; TS is monotone in each class's logit "
+            "gap but not in ψ_f = p_ENT + f(NEU)·p_NEU, so it can reorder items, and it does, by small amounts "
+            f"(see the table); CE and MAE measure distances, and every fitted τ is {'above' if facts['min_temperature'] > 1 else 'not always above'} 1 "
+            f"(smallest {facts['min_temperature']:.2f}): "
+            + ("the softer distributions sit closer to the humans' votes." if facts["min_temperature"] > 1 else
+               "see the table for each model."))
+    return Answer("05", 3, table.round(5), text, facts)
+
+
+def _answer_02_4(seed: int, cache_dir: Any) -> Answer:
+    import numpy as np
+
+    from . import softmax
+    from .data import load_chaosnli, load_chaosnli_predictions
+    from .metrics.human import rank_cs
+
+    chaos = load_chaosnli("snli", cache_dir=cache_dir)
+    rows = {}
+    for s in (0, 1, 2):  # the notebook's RoBERTa seeds, vanilla and at its default temperature 2.0
+        pred = load_chaosnli_predictions("snli", "roberta-base", s, cache_dir=cache_dir)
+        counts = chaos.counts[pred.mask]
+        n = len(counts)
+        tied = int(sum(len(np.unique(row)) < len(row) for row in counts))  # items with two classes on equal votes
+        for name, p in (("RoBERTa", pred.probs), ("RoBERTa-TS", softmax(pred.logits, temperature=2.0))):
+            strict, anyway = rank_cs(p, counts), rank_cs(p, counts, ties="any")
+            rows[(name, s)] = {"items": n, "items with a human tie": tied, "RankCS (strict)": strict,
+                               "RankCS (ties='any')": anyway, "wrong only because of a tie": int(round((anyway - strict) * n)),
+                               "counted wrong (strict)": int(round((1 - strict) * n))}
+    table = pd.DataFrame(rows).T
+    share = float((table["wrong only because of a tie"] / table["counted wrong (strict)"]).mean())
+    v = table.xs("RoBERTa")
+    same_ts = bool((table.xs("RoBERTa-TS")[["RankCS (strict)", "RankCS (ties='any')"]]
+                    == v[["RankCS (strict)", "RankCS (ties='any')"]]).all().all())
+    facts = {"share_of_wrong_from_ties": share, "ts_same": same_ts}
+    text = (f"Of the items RankCS counts wrong for the vanilla RoBERTa seeds ({', '.join(str(int(x)) for x in v['counted wrong (strict)'])} "
+            f"of {int(v['items'].iloc[0])}), {', '.join(str(int(x)) for x in v['wrong only because of a tie'])} were wrong "
+            "only because the humans tied two classes and the strict ranking breaks that tie by class index; on "
+            f"average over both models and the three seeds that is {share:.0%} of the items counted wrong. "
+            f"{int(v['items with a human tie'].iloc[0])} items have some tie in their votes. Temperature scaling "
+            + ("changes none of these counts: it keeps every item's ranking of the classes." if same_ts else
+               "changes these counts (see the table)."))
+    return Answer("02", 4, table, text, facts)
+
+
+def _answer_01_1(seed: int, cache_dir: Any) -> Answer:
+    import numpy as np
+    from scipy import stats
+
+    from . import TemperatureScaling, macro_ce
+    from .data import calibration_test_split, cifar_models, load_cifar
+    from .papers.si2022 import top_confidence
+
+    rows = {}
+    for ds, model in cifar_models():  # cifar_models = "all"
+        out = load_cifar(ds, model, cache_dir=cache_dir)
+        dev, test = calibration_test_split(len(out.labels), seed=seed, frac=0.5)
+        tau = TemperatureScaling(objective="ece", n_bins=10).fit(out.logits[dev], out.labels[dev]).temperature_
+        c, y = top_confidence(out.logits[test], out.labels[test])
+        c_ts, _ = top_confidence(out.logits[test], out.labels[test], temperature=tau)
+        top = np.argsort(-c, kind="stable")[: len(c) // 10]
+        rows[f"{ds}/{model}"] = {"MacroCE raw": macro_ce(c, y), "MacroCE change under TS": macro_ce(c_ts, y) - macro_ce(c, y),
+                                 "accuracy": float(y.mean()), "wrong in the top 10%": float(1 - y[top].mean())}
+    table = pd.DataFrame(rows).T
+    rho = {k: float(stats.spearmanr(table["MacroCE change under TS"], table[k]).statistic)
+           for k in ("MacroCE raw", "accuracy", "wrong in the top 10%")}
+    best = max(rho, key=lambda k: abs(rho[k]))
+    facts = {"spearman": rho, "best": best, "networks": len(table)}
+    text = (f"Over the {len(table)} CIFAR networks (τ tuned on dev ECE, test half), the Spearman correlation of the "
+            "MacroCE change under TS is " + ", ".join(f"{v:+.2f} with {k}" for k, v in rho.items())
+            + (f": it follows {best} most closely" if abs(rho[best]) >= 0.5 else
+               f": none of the three explains it well (the largest |ρ| is {abs(rho[best]):.2f}, for {best}, and with "
+               "18 networks a |ρ| below about 0.47 is within chance at the 5% level)")
+            + ". 'Wrong in the top 10%' is the share of wrong answers among the "
+              "10% most confident ones (our reading of 'at the top').")
+    return Answer("01", 1, table, text, facts)
+
+
+def _answer_03_3(seed: int, cache_dir: Any) -> Answer:
+    import numpy as np
+
+    from .calibrators import SplineCalibrator
+    from .data import calibration_test_split, load_cifar
+
+    rows = {}
+    for ds in ("cifar10", "cifar100"):
+        out = load_cifar(ds, "lenet_5", cache_dir=cache_dir)
+        conf, correct = out.probs.max(axis=1), out.probs.argmax(axis=1) == out.labels
+        for i in range(5):  # the notebook's five splits: split i uses seed + i, half of the images to calibrate
+            cal, _ = calibration_test_split(len(out.labels), seed=seed + i, frac=0.5)
+            g = SplineCalibrator(n_knots=6).fit(conf[cal], correct[cal]).calibrated_
+            rows[(f"{ds}/lenet_5", f"split{i}")] = {"scores": int(g.size), "below 0": int((g < 0).sum()),
+                                                     "above 1": int((g > 1).sum()),
+                                                     "share outside [0, 1]": float(((g < 0) | (g > 1)).mean()),
+                                                     "min γ": float(g.min()), "max γ": float(g.max())}
+    table = pd.DataFrame(rows).T
+    share = table.groupby(level=0)["share outside [0, 1]"].mean()
+    facts = {"mean_share": {k: float(v) for k, v in share.items()}, "any_outside": bool((table["share outside [0, 1]"] > 0).any())}
+    text = ("Before clipping, the derivative γ of the top-1 spline (6 knots) of the LeNet-5 networks is outside "
+            "[0, 1] at " + " and ".join(f"{v:.1%} of the distinct calibration scores on {k}" for k, v in share.items())
+            + " (mean of the five splits; the table gives each split). "
+            + ("Those are the scores the clipping changes; a quadratic program constraining h' to [0, 1] would move "
+               "the fit there instead." if facts["any_outside"] else
+               f"The constraint would not bind on these networks: γ stays within [{table['min γ'].min():.3f}, "
+               f"{table['max γ'].max():.3f}]."))
+    return Answer("03", 3, table, text, facts)
+
+
+def _answer_02_2(seed: int, cache_dir: Any) -> Answer:
+    import numpy as np
+
+    from . import TemperatureScaling, ece, softmax
+    from .data import load_chaosnli, load_chaosnli_predictions
+    from .metrics.human import majority_label
+
+    chaos = load_chaosnli("snli", cache_dir=cache_dir)
+    rows = {}
+    for s in (0, 1, 2):
+        pred = load_chaosnli_predictions("snli", "roberta-base", s, cache_dir=cache_dir)
+        majority = majority_label(chaos.counts[pred.mask])
+        dev, test = pred.split == "dev", pred.split == "test"
+        nll_tau = TemperatureScaling(objective="nll").fit(pred.logits[dev], majority[dev]).temperature_
+
+        def test_ece(tau: float) -> float:
+            p = softmax(pred.logits[test], temperature=tau)
+            return ece(p.max(axis=1), p.argmax(axis=1) == majority[test], n_bins=10)
+
+        raw, oracle, fitted = test_ece(1.0), test_ece(2.0), test_ece(nll_tau)
+        rows[s] = {"NLL-fitted τ (dev)": nll_tau, "test ECE, τ = 1": raw, "test ECE, τ = 2 (paper)": oracle,
+                   "test ECE, NLL τ": fitted, "share of TS's gain kept": (raw - fitted) / (raw - oracle)}
+    table = pd.DataFrame(rows).T.rename_axis("seed")
+    kept = float(table["share of TS's gain kept"].mean())
+    facts = {"kept": kept, "taus": table["NLL-fitted τ (dev)"].tolist()}
+    text = ("Fitted by NLL on the dev rows, the temperatures are "
+            + ", ".join(f"{t:.2f}" for t in facts["taus"]) + " (seeds 0–2; the paper's is 2.0). On the test rows "
+            f"the NLL-fitted τ keeps on average {kept:.0%} of the ECE reduction that the paper's τ = 2 gives there "
+            "(ECE against the human majority, 10 bins; the table has each seed). "
+            + ("Most of TS's gain survives without the oracle temperature." if kept >= 0.5 else
+               "Less than half of TS's gain survives without the oracle temperature."))
+    return Answer("02", 2, table, text, facts)
+
+
+def _answer_03_7(seed: int, cache_dir: Any) -> Answer:
+    from . import TemperatureScaling, classwise_ks, softmax
+    from .data import calibration_test_split, load_cifar
+
+    out = load_cifar("cifar100", "resnet56", cache_dir=cache_dir)
+    cal, test = calibration_test_split(len(out.labels), seed=seed, frac=0.5)  # split0
+    tau = TemperatureScaling().fit(out.logits[cal], out.labels[cal]).temperature_
+    raw = classwise_ks(out.probs[test], out.labels[test], ties="group", per_class=True)
+    ts = classwise_ks(softmax(out.logits[test], temperature=tau), out.labels[test], ties="group", per_class=True)
+    table = pd.DataFrame({"class-wise KS, raw": raw, "class-wise KS, TS": ts}).rename_axis("class")
+    top_raw = table["class-wise KS, raw"].nlargest(5)
+    top_ts = table["class-wise KS, TS"].nlargest(5)
+    share_raw = float(top_raw.sum() / table["class-wise KS, raw"].sum())
+    same = sorted(set(top_raw.index) & set(top_ts.index))
+    facts = {"top_raw": [int(k) for k in top_raw.index], "top_ts": [int(k) for k in top_ts.index],
+             "share_top5_raw": share_raw, "in_both": [int(k) for k in same], "tau": float(tau)}
+    text = (f"On cifar100/resnet56 (split0, τ = {tau:.2f} fitted by NLL on the calibration half), the five classes "
+            f"with the largest class-wise KS before TS are {', '.join(map(str, facts['top_raw']))} (together "
+            f"{share_raw:.0%} of the sum over the 100 classes), after TS {', '.join(map(str, facts['top_ts']))}; "
+            + (f"{len(same)} of them are in both lists." if same else "no class is in both lists.")
+            + (" No small group of classes dominates: five classes would hold 5% of the sum if all were equal."
+               if share_raw < 0.2 else " A few classes dominate it.")
+            + " Class indices are CIFAR-100's label order.")
+    return Answer("03", 7, table, text, facts)
+
+
+def _answer_02_3(seed: int, cache_dir: Any) -> Answer:
+    import numpy as np
+
+    from .data import load_chaosnli, load_chaosnli_predictions
+    from .metrics.human import dist_ce, human_distribution
+    from .papers.baan2022 import divergence_draws
+
+    chaos = load_chaosnli("snli", cache_dir=cache_dir)
+    pred = load_chaosnli_predictions("snli", "roberta-base", 0, cache_dir=cache_dir)
+    counts = chaos.counts[pred.mask]
+    others = {("RoBERTa", 0): dist_ce(pred.probs, human_distribution(counts))}
+    rows = {}
+    for n_votes in (5, 20, 50):  # the notebook's default is 20; 40 draws, 30 bins, +0.5 per bin smoothed
+        t2, _ = divergence_draws(counts, others, n_votes=n_votes, n_draws=40, bins=30, smoothing=0.5, seed=seed)
+        for vs, name in (("H2", "KL(H1, H2)"), (("RoBERTa", 0), "KL(H1, RoBERTa-0)")):
+            k = t2.loc[[v == vs for v in t2["vs"]], "KL"].to_numpy(float)
+            rows[(n_votes, name)] = {"KL median": float(np.median(k)), "draws with KL = inf": int(np.isinf(k).sum()),
+                                     "draws": int(k.size)}
+    table = pd.DataFrame(rows).T.rename_axis(["votes per item", "divergence"])
+    inf_h2 = {n: int(table.loc[(n, "KL(H1, H2)"), "draws with KL = inf"]) for n in (5, 20, 50)}
+    med = {n: (float(table.loc[(n, "KL(H1, H2)"), "KL median"]), float(table.loc[(n, "KL(H1, RoBERTa-0)"), "KL median"]))
+           for n in (5, 20, 50)}
+    facts = {"inf_h2": inf_h2, "medians": med}
+    fmt = lambda v: "∞" if np.isinf(v) else f"{v:.3g}"  # noqa: E731
+    rises = med[5][1] < med[20][1] < med[50][1]
+    facts["model_kl_rises"] = rises
+    text = ("Median over 40 draws, at 5, 20 and 50 votes per item: KL(H1, H2) "
+            + ", ".join(fmt(med[n][0]) for n in (5, 20, 50)) + "; KL(H1, RoBERTa-0) "
+            + ", ".join(fmt(med[n][1]) for n in (5, 20, 50)) + ". The raw KL(H1, H2) is infinite in "
+            + ", ".join(f"{inf_h2[n]}" for n in (5, 20, 50)) + " of the 40 draws. With few votes each human "
+            "classifier's distribution is coarse (multiples of 1/5), so its DistCE takes few values and the two "
+            "histograms have bins that one fills and the other leaves empty: KL(p‖q) is infinite as soon as q is 0 "
+            "where p is not. The smoothed KL beside it in the notebook avoids that. "
+            + ("KL(H1, RoBERTa-0) rises with the votes: H1's DistCE distribution tightens around the humans' own, "
+               "and the model's stays where it is, so the two separate." if rises else
+               "KL(H1, RoBERTa-0) does not rise steadily with the votes here (see the table)."))
+    return Answer("02", 3, table, text, facts)
+
+
+_ANSWERS = {("01", 1): _answer_01_1, ("01", 2): _answer_01_2, ("02", 1): _answer_02_1, ("01", 3): _answer_01_3, ("06", 1): _answer_06_1, ("06", 4): _answer_06_4, ("06", 5): _answer_06_5,
+            ("06", 6): lambda seed, cache_dir: _answer_06_6_7(6, seed, cache_dir),
+            ("06", 7): lambda seed, cache_dir: _answer_06_6_7(7, seed, cache_dir), ("02", 2): _answer_02_2, ("02", 3): _answer_02_3, ("02", 4): _answer_02_4, ("02", 5): _answer_02_5, ("03", 1): _answer_03_1, ("03", 3): _answer_03_3, ("03", 7): _answer_03_7, ("05", 1): _answer_05_1, ("05", 2): _answer_05_2, ("05", 3): _answer_05_3,
+            ("06", 2): _answer_06_2, ("06", 3): _answer_06_3}
+#: The exercises :func:`answer_key` answers, as (notebook, exercise). Notebook 04's key is its answers notebook
+#: (notebooks/teaching/04_sakai2024_answers.ipynb); notebook 07 computes its answers in its last cells.
+ANSWERED = tuple(sorted(_ANSWERS))
+
+
+def answer_key(notebook: str, exercise: int, *, seed: int = 0, cache_dir: Any = None) -> Answer:
+    """The computed answer of an exercise of a paper notebook, at the notebook's default parameters.
+
+    Parameters
+    ----------
+    notebook : str
+        The notebook's number, e.g. ``"06"``.
+    exercise : int
+        The exercise's number in that notebook's *Exercises* section; see
+        :data:`ANSWERED` for those with a key.
+    seed : int
+        The notebook's ``seed`` parameter (its default is 0).
+    cache_dir : path, optional
+        As for the loaders of :mod:`calibnb.data` (the data mirror).
+
+    Returns
+    -------
+    Answer
+        ``table`` (the numbers), ``text`` (the answer in words, formatted from
+        the numbers) and ``facts`` (the values the text states, which
+        ``tests/test_teaching.py`` checks).
+
+    Examples
+    --------
+    >>> a = answer_key("05", 2)
+    >>> a.facts["tight_lhs"] == a.facts["tight_rhs"] == 1.0
+    True
+    """
+    import numbers
+
+    if not isinstance(notebook, str):
+        raise TypeError(f"notebook must be a notebook's number as a string, e.g. '06'; got {type(notebook).__name__}.")
+    if isinstance(exercise, bool) or not isinstance(exercise, numbers.Integral):
+        raise TypeError(f"exercise must be an int; got {type(exercise).__name__}.")
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral):
+        raise TypeError(f"seed must be an int (the notebook's seed parameter); got {type(seed).__name__}.")
+    key = (notebook, int(exercise))
+    if key not in _ANSWERS:
+        raise ValueError(f"notebook {notebook!r}, exercise {exercise}: no computed answer; answer_key has "
+                         f"{', '.join(f'{n}/{e}' for n, e in ANSWERED)}.")
+    return _ANSWERS[key](int(seed), cache_dir)

@@ -100,6 +100,22 @@ def rounded_readout(readout: pd.DataFrame, digits: int) -> pd.DataFrame:
     return pd.DataFrame(rows, index=readout.index, columns=readout.columns, dtype=object)
 
 
+#: How a readout's keys are shown on screen: the names the panels' titles and the papers use.
+_DISPLAY_NAMES = {
+    "ece": "ECE", "ece_width": "ECE", "ice": "ICE", "ice_pos": "ICE (correct)", "ice_neg": "ICE (wrong)",
+    "macro_ce": "MacroCE", "rank_cs": "RankCS", "abs_ent_ce": "|EntCE|", "dist_ce": "DistCE",
+    "confident_share": "share called confident", "confident_accuracy": "accuracy of those called confident",
+    "tuned_n": "tuned n",
+}
+#: What a NaN in a readout means on screen: a mean over no items (e.g. the accuracy of the answers called
+#: confident when none is).
+_UNDEFINED = "undefined (no items)"
+
+
+def _display_name(key: Any) -> Any:
+    return _DISPLAY_NAMES.get(key, key) if isinstance(key, str) else key
+
+
 def _digits_for(readout: pd.DataFrame, digits: int) -> int:
     """``digits``, or the fewest more (at most 12) that keep differing before/after values apart when printed."""
     if not {"before", "after"} <= set(readout.columns):
@@ -163,7 +179,7 @@ def _is_option_control(control: Any) -> bool:
     return hasattr(control, "options")
 
 
-def _panel_outputs(figure: Any, readout: pd.DataFrame | None, shell: Any) -> tuple:
+def _panel_outputs(figure: Any, readout: pd.DataFrame | None, shell: Any, beside: bool = False) -> tuple:
     """The figure (PNG) and readout as the ``outputs`` state of an ``ipywidgets.Output``.
 
     Why the state and not ``with output: display(...)``: the context manager
@@ -178,9 +194,23 @@ def _panel_outputs(figure: Any, readout: pd.DataFrame | None, shell: Any) -> tup
     """
     import base64
 
+    png = base64.b64encode(figure_png(figure)).decode("ascii")
+    if beside and readout is not None:
+        # A readout with many rows (one per model) beside the figure, not under it: a 16:9 projector has width
+        # to spare and no height (issue 30: every panel's verdict visible at 1366 x 768). Wraps under the figure
+        # where the notebook is too narrow.
+        # Compact rows (JupyterLab's table rows are 28 px high; these about 18 px), so that under the figure,
+        # where a narrow notebook wraps it, the panel still fits.
+        table = (readout.style.format(str, escape="html").format_index(str, escape="html", axis=0)
+                 .format_index(str, escape="html", axis=1)
+                 .set_table_styles([{"selector": "td, th", "props": "padding: 1px 8px; line-height: 1.25;"}]))
+        html = (f'<div style="display: flex; flex-wrap: wrap; align-items: flex-start; column-gap: 16px">'
+                f'<img src="data:image/png;base64,{png}" alt="the panel\'s figure"/>'
+                f'<div>{table.to_html()}</div></div>')
+        return ({"output_type": "display_data", "metadata": {},
+                 "data": {"text/html": html, "text/plain": shell.display_formatter.format(readout)[0]["text/plain"]}},)
     items = [{"output_type": "display_data", "metadata": {},
-              "data": {"image/png": base64.b64encode(figure_png(figure)).decode("ascii"),
-                       "text/plain": "<the panel's figure>"}}]
+              "data": {"image/png": png, "text/plain": "<the panel's figure>"}}]
     if readout is not None:
         data, metadata = shell.display_formatter.format(readout)
         items.append({"output_type": "display_data", "data": data, "metadata": metadata})
@@ -214,6 +244,10 @@ class Panel:
         notebook (None in static mode).
     readout : pandas.DataFrame or None
         The last readout returned by ``update``.
+    beside : bool
+        The readout is shown beside the figure (wrapping under it where the
+        notebook is narrow), in compact rows: for a readout with a row per
+        model, so that the panel fits a 1366 x 768 projector.
     digits : int
         Decimals of the readout as displayed (the papers' precision).
     sweep : str or None
@@ -229,9 +263,15 @@ class Panel:
     readout: pd.DataFrame | None = field(default=None)
     digits: int = 3
     sweep: str | None = None
+    beside: bool = False
 
     def readout_view(self) -> pd.DataFrame | None:
         """The readout as shown: numbers rounded to :attr:`digits` decimals, or more where needed.
+
+        Keys are shown under the names the panels' titles and the papers use
+        (``macro_ce`` as "MacroCE", ``ece`` as "ECE", ...; :data:`_DISPLAY_NAMES`),
+        and a NaN as a word, "undefined (no items)", never as ``NaN``. The
+        readout itself (``panel.readout``) keeps its keys for code.
 
         A readout with ``before`` and ``after`` columns prints as many more
         decimals (up to 12) as it takes for every row whose values differ to
@@ -240,7 +280,11 @@ class Panel:
         """
         if self.readout is None:
             return None
-        return rounded_readout(self.readout, _digits_for(self.readout, self.digits))
+        view = rounded_readout(self.readout, _digits_for(self.readout, self.digits))
+        view = view.rename(index=_display_name, columns=_display_name)
+        rows = [[_UNDEFINED if isinstance(v, (float, np.floating)) and np.isnan(v) else v for v in row]
+                for row in view.itertuples(index=False)]
+        return pd.DataFrame(rows, index=view.index, columns=view.columns, dtype=object)
 
     def refresh(self) -> None:
         """Show the current figure and readout in the panel's output (live notebooks only).
@@ -255,7 +299,7 @@ class Panel:
         shell = get_ipython()
         if shell is None:  # plain Python (tests, scripts): nowhere to show it
             return
-        self.output.outputs = _panel_outputs(self.figure, self.readout_view(), shell)
+        self.output.outputs = _panel_outputs(self.figure, self.readout_view(), shell, self.beside)
 
     def values(self) -> dict:
         """The controls' current values, keyed like ``update``'s arguments."""
@@ -454,7 +498,7 @@ def _b64(data: bytes) -> str:
 
 
 def build_panel(controls: dict, draw: Callable[..., pd.DataFrame], n_axes: int, figsize: tuple, *,
-                digits: int = 3, sweep: str | None = None, extra: Any = ()) -> Panel:
+                digits: int = 3, sweep: str | None = None, extra: Any = (), beside: bool = False) -> Panel:
     """Wire ``controls`` to ``draw(axes, **values)``: compute, redraw, then show.
 
     The building block of every panel of calibnb (also used by the paper modules in
@@ -486,6 +530,9 @@ def build_panel(controls: dict, draw: Callable[..., pd.DataFrame], n_axes: int, 
         the first number box, else the first control.
     extra : sequence of ipywidgets.Widget
         Shown between the controls and the output (e.g. a caption label).
+    beside : bool, default False
+        Show the readout beside the figure instead of under it (a readout
+        with a row per model, so that the panel fits a 1366 x 768 projector).
 
     ``observe`` is used rather than ``interactive_output`` because the latter
     writes terminal escape codes to stdout when no IPython kernel is running.
@@ -511,7 +558,8 @@ def build_panel(controls: dict, draw: Callable[..., pd.DataFrame], n_axes: int, 
 
     fig, axes = plt.subplots(1, n_axes, figsize=figsize, squeeze=False)
     plt.close(fig)  # shown only through the panel, never by the inline backend at cell end
-    panel = Panel(controls=controls, update=None, figure=fig, axes=list(axes[0]), digits=digits, sweep=sweep)
+    panel = Panel(controls=controls, update=None, figure=fig, axes=list(axes[0]), digits=digits, sweep=sweep,
+                  beside=bool(beside))
     params = fig.subplotpars
     start_layout = {k: getattr(params, k) for k in ("left", "right", "bottom", "top", "wspace", "hspace")}
 

@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 __all__ = ["Case", "assert_statuses_match_ledger", "assert_complete_record", "assert_no_unmarked_flip",
-           "comparable_claims"]
+           "comparable_claims", "output_problems", "assert_clean_outputs"]
 
 _ID = re.compile(r"^[A-Za-z0-9_.=+-]+$")
 
@@ -132,3 +132,46 @@ def assert_no_unmarked_flip(results: dict, default: dict, ledger_path: str | Pat
         raise AssertionError(f"{what}: {len(problems)} status(es) flip between the default seed and this seed:\n  "
                              + "\n  ".join(problems) + "\n  Mark them seed_sensitive in the ledger with the split "
                              "measured by benchmarks/seed_stability.py, or make the criterion stable.")
+
+
+# A raw Python warning as the warnings module prints it ("path.py:12: SomeWarning: message"), or a traceback of one.
+_RAW_WARNING = re.compile(r"\.py:\d+: \w*Warning\b|\bwarnings\.warn\(")
+# A machine path: /work, /tmp, /home, /root at the start of a path (not inside a URL), or an installed package's path.
+_MACHINE_PATH = re.compile(r"(?<![\w.:/-])/(?:work|tmp|home|root)/|site-packages")
+
+
+def output_problems(notebook: Any) -> list[str]:
+    """Raw warnings and machine paths in the text outputs of an executed notebook (issue 30, the student view).
+
+    ``notebook`` is a path or an ``nbformat`` notebook. Streams, tracebacks and every ``text/*`` representation
+    of a display are scanned (images and widget models are not); each problem names the cell and quotes the line.
+    A warning that is a finding must be caught and said in words; a path must be said relative to the project.
+    """
+    import nbformat
+
+    nb = notebook if hasattr(notebook, "cells") else nbformat.read(str(notebook), as_version=4)
+    problems = []
+    for k, cell in enumerate(nb.cells):
+        if cell.get("cell_type") != "code":
+            continue
+        for out in cell.get("outputs", []):
+            texts = []
+            if out.get("output_type") == "stream":
+                texts.append(out.get("text", ""))
+            elif out.get("output_type") == "error":
+                texts.append("\n".join(out.get("traceback", [])))
+            else:
+                texts += [v if isinstance(v, str) else "".join(v) for m, v in out.get("data", {}).items()
+                          if m.startswith("text/")]
+            for text in texts:
+                for line in text.splitlines():
+                    for what, pattern in (("raw warning", _RAW_WARNING), ("machine path", _MACHINE_PATH)):
+                        if pattern.search(line):
+                            problems.append(f"cell {k} (id {cell.get('id')}): {what}: {line.strip()[:200]}")
+    return problems
+
+
+def assert_clean_outputs(notebook: Any, what: str) -> None:
+    """Fail, quoting each line, if an executed notebook's outputs show a raw warning or a machine path."""
+    problems = output_problems(notebook)
+    assert not problems, f"{what}: {len(problems)} output line(s) a student should not see:\n  " + "\n  ".join(problems)

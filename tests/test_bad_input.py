@@ -73,7 +73,8 @@ EXCLUDED = {
     "block); tested in tests/test_uncertainty.py",
     "calibnb.metrics.batch.batch_axis": "a decorator (takes a function, returns one); tested in tests/test_uncertainty.py",
     **{f"calibnb.teaching.{n}": "a class's setup table, notebook stripping and the server save hook; tested in "
-                                 "tests/test_teaching.py" for n in ("setup_check", "strip_outputs", "strip_on_save", "main")},
+                                 "tests/test_teaching.py" for n in ("setup_check", "strip_outputs", "strip_on_save", "main",
+                                                                     "answer_key", "Answer")},
 }
 
 

@@ -14,6 +14,10 @@
    loaded, and that the panel's animation changes frame when its scrub
    slider is moved with the keyboard.
 
+3. Every panel of notebooks 01, 02 and 05, built as those notebooks build it, on one page of
+   JupyterLab at 1366 x 768: each one's height (controls, figure, readout) is at most the
+   notebook's visible height, so its verdict shows without scrolling (04's are checked in 1.).
+
 Every process started here (JupyterLab and its kernels, the report) is stopped
 by its PID. The test is skipped, with the reason, only where no Chromium or no
 Playwright is installed; ``.ci/run`` installs Debian's ``chromium``.
@@ -273,3 +277,71 @@ def test_report_page_works_with_the_network_off(report_page):
         finally:
             browser.close()
     assert remote == [], f"the page asked the network for {remote}"
+
+
+# The panels of notebooks 01, 02 and 05 built as those notebooks build them (same constructors and options), on
+# simulated inputs of the notebooks' shapes: a panel's height depends on its figure size, its controls and the rows
+# of its readout (05: one row per model of the notebook), not on the numbers.
+PANELS_NOTEBOOK = r'''
+%matplotlib inline
+import numpy as np
+from calibnb import widgets
+from calibnb.papers import baan2022, jiang2024, si2022
+
+rng = np.random.default_rng(0)
+logits = rng.normal(size=(10000, 100)) * 3                      # 01: a CIFAR-100 network's test logits
+labels = rng.integers(0, 100, size=10000)
+display(widgets.temperature_explorer(logits, labels, n_bins=10))
+conf = rng.beta(5, 1, 5000)
+display(si2022.resampling_explorer(conf, rng.uniform(size=5000) < conf, seed=0, n_bins=10))
+ck_dev, ck_test = rng.integers(0, 10, size=(500, 5)), rng.integers(0, 10, size=(500, 5))
+y_dev, y_test = rng.integers(0, 10, size=500), rng.integers(0, 10, size=500)
+table = si2022.conscal_threshold_data(ck_dev, ck_dev[:, -1] == y_dev, ck_test, ck_test[:, -1] == y_test, n_bins=10)
+display(si2022.conscal_explorer(table))
+counts = rng.multinomial(100, [0.5, 0.3, 0.2], size=1500)       # 02 and 05: ChaosNLI, 100 votes per item
+display(baan2022.human_temperature_explorer(rng.normal(size=(1500, 3)) * 2, counts, n_bins=10, hist_bins=30))
+display(baan2022.votes_explorer(rng.dirichlet([1, 1, 1], size=1500), counts, hist_bins=30, seed=0))
+names = [f"{m}-{s}{ts}" for m, seeds in (("RoBERTa", (0, 1, 2)), ("BERT", (0, 1))) for s in seeds for ts in ("", "-TS")]
+probs = {name: rng.dirichlet([1, 1, 1], size=1500) for name in names + ["random", "oracle"]}
+display(jiang2024.f_neutral_explorer(probs, counts, f_neutral=0.5))
+display(jiang2024.ece_bins_explorer(probs, counts, n_bins=5))
+'''
+
+
+def test_every_paper_panel_fits_a_projector(lab):
+    """At 1366 x 768 each panel of 01, 02 and 05 (controls, figure, readout) fits the notebook's visible height."""
+    import nbformat
+    from playwright.sync_api import sync_playwright
+
+    base, root = lab
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(PANELS_NOTEBOOK.strip())],
+                                  metadata=nbformat.read(ROOT / "notebooks" / NOTEBOOK, as_version=4).metadata)
+    nbformat.write(nb, root / "panels.ipynb")
+    with sync_playwright() as p:
+        browser = _launch(p)
+        try:
+            page = browser.new_page(viewport={"width": 1366, "height": 768})
+            page.goto(f"{base}/lab/tree/panels.ipynb")
+            page.locator(".jp-Notebook").wait_for(timeout=60_000)
+            select = page.get_by_role("button", name="Select", exact=True)
+            page.get_by_text("Python 3 (ipykernel) | Idle").or_(select).first.wait_for(timeout=60_000)
+            if select.is_visible():
+                select.click()
+            page.get_by_text("Python 3 (ipykernel) | Idle").wait_for(timeout=60_000)
+            page.get_by_role("menuitem", name="Run", exact=True).click()
+            page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
+            page.wait_for_function("() => [...document.querySelectorAll('.jp-CodeCell .jp-InputPrompt')]"
+                                   ".some(e => e.textContent.trim() === '[1]:')", timeout=180_000)
+            panels = page.locator(".widget-vbox", has=page.locator(".widget-output img"))
+            page.wait_for_function("() => document.querySelectorAll('.widget-output img').length >= 7", timeout=60_000)
+            visible = page.locator(".jp-NotebookPanel-notebook").first.bounding_box()["height"]
+            heights = {}
+            for i in range(panels.count()):
+                panel = panels.nth(i)
+                label = panel.locator(".widget-label").first.text_content() or f"panel {i}"
+                heights[f"{i}: {label}"] = panel.bounding_box()["height"]
+        finally:
+            browser.close()
+    assert len(heights) >= 7, (heights, visible)
+    too_tall = {k: round(h) for k, h in heights.items() if h > visible}
+    assert not too_tall, f"taller than the visible notebook ({visible:.0f} px) at 1366 x 768: {too_tall}"

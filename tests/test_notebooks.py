@@ -53,7 +53,8 @@ CELL_TIMEOUT = DEFAULT_CELL_TIMEOUT  # 300 s, as in the report
 if str(TESTS_DIR) not in sys.path:
     sys.path.insert(0, str(TESTS_DIR))
 
-from nbcase import Case, assert_complete_record, assert_no_unmarked_flip, assert_statuses_match_ledger  # noqa: E402
+from nbcase import (Case, assert_clean_outputs, assert_complete_record, assert_no_unmarked_flip,  # noqa: E402
+                    assert_statuses_match_ledger)
 
 CLAIMS_DIR = NOTEBOOKS_DIR / "claims"
 
@@ -171,6 +172,8 @@ def test_notebook_default(stem, runner):
     else:
         assert_statuses_match_ledger(results, ledger, f"{stem} at defaults")
     load_case_module(stem).check_default(results)
+    # The student view (issue 30): no raw library warning, no machine path in what the notebook shows.
+    assert_clean_outputs(run.output_path, f"{stem} at defaults")
 
 
 @pytest.mark.parametrize(("stem", "case"), CASE_PARAMS)

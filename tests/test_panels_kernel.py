@@ -170,6 +170,9 @@ def _shown(msgs: list[dict]) -> tuple[list[str], list[str]]:
     def add(data: dict) -> None:
         if "image/png" in data:
             images.append(data["image/png"])
+        elif "data:image/png;base64," in data.get("text/html", ""):  # a readout beside its figure (beside=True)
+            images.append(data["text/html"].split("data:image/png;base64,", 1)[1].split('"', 1)[0])
+            texts.append(data["text/plain"])
         elif "text/html" in data and "text/plain" in data:
             texts.append(data["text/plain"])
 

@@ -111,7 +111,10 @@ def test_site_preset_names_only_declared_parameters():
         build_site.params_for(stem, nb, preset)  # raises BuildError on an undeclared name
     # the CIFAR notebooks use networks whose files the site may carry
     manifest = {e["file"]: e for e in json.loads((ROOT / "data" / "manifest.json").read_text(encoding="utf-8"))}
-    for name in preset["03_gupta2021_ks_splines"]["models"] + [preset["06_estimators_with_intervals"]["model"]]:
+    demo = preset["00_audit_your_model"]["demo_network"]  # the audit's demo network in the site
+    assert demo.startswith("cifar10/")
+    for name in (preset["03_gupta2021_ks_splines"]["models"] + [preset["06_estimators_with_intervals"]["model"]]
+                 + [demo.split("/")[1]]):
         files = [f for f in manifest if f.startswith(f"cifar/cifar10_{name}")]
         assert files and all(build_site.licence_allows(manifest[f]) for f in files), name
 
@@ -299,6 +302,7 @@ def test_notebook_04_runs_in_the_browser_site_and_its_slider_redraws(served_site
 @pytest.mark.xdist_group("browser")
 @pytest.mark.parametrize("notebook, files", [
     ("06_estimators_with_intervals.ipynb", ["cifar/cifar10_wideresnet_16_4_probs.npz"]),
+    ("00_audit_your_model.ipynb", ["cifar/cifar10_wideresnet_16_4_probs.npz"]),  # the site preset's demo network
 ])
 def test_data_notebook_reads_the_site_data_in_the_browser(served_site, notebook, files):
     from playwright.sync_api import sync_playwright

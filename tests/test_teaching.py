@@ -156,3 +156,339 @@ def test_a_temperature_on_its_search_bound_is_said_in_words_not_warned():
         tau = si2022._fit_tau(logits, labels, 10)
     assert si2022.tau_on_bound(tau)  # the finding the notebook prints
     assert [str(w.message) for w in caught] == []
+
+
+# --------------------------------------------------------------------------- answer keys
+
+import re  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+from calibnb.teaching import ANSWERED, Answer, answer_key  # noqa: E402
+
+needs_mirror = pytest.mark.skipif(not (Path(os.environ.get("CALIBNB_DATA_DIR", Path.home() / ".cache" / "calibnb"))
+                                       / "cifar").is_dir(), reason="needs the CIFAR files of the data mirror")
+
+
+def test_every_answered_exercise_is_in_the_answers_notebook_and_the_readme():
+    nb = nbformat.read(ROOT / "notebooks" / "teaching" / "answers_01_02_03_05_06.ipynb", as_version=4)
+    code = "\n".join(c.source for c in nb.cells if c.cell_type == "code")
+    for notebook, exercise in ANSWERED:
+        assert f'answer_key("{notebook}", {exercise})' in code, (notebook, exercise)
+        source = nbformat.read(next((ROOT / "notebooks").glob(f"{notebook}_*.ipynb")), as_version=4)
+        section = next(c.source for c in source.cells if c.cell_type == "markdown" and c.source.startswith("## Exercises"))
+        assert re.search(rf"^{exercise}\. ", section, re.M), f"notebook {notebook} has no exercise {exercise}"
+    readme = (ROOT / "notebooks" / "teaching" / "README.md").read_text(encoding="utf-8")
+    assert "answers_01_02_03_05_06.ipynb" in readme
+
+
+def test_answer_key_rejects_what_it_cannot_answer():
+    with pytest.raises(ValueError, match="no computed answer"):
+        answer_key("04", 9)
+    with pytest.raises(TypeError, match="notebook must be"):
+        answer_key(6, 2)
+    with pytest.raises(TypeError, match="exercise must be"):
+        answer_key("06", "2")
+    with pytest.raises(TypeError, match="seed must be"):
+        answer_key("05", 2, seed=0.5)
+
+
+def test_answer_05_2_bound_is_tight_and_rr_escapes_ce():
+    from calibnb.metrics.human import tvd
+    from calibnb.metrics.scalar import expected_label
+
+    a = answer_key("05", 2)
+    assert isinstance(a, Answer) and (a.notebook, a.exercise) == ("05", 2)
+    values = np.array([1.0, 0.5, 0.0])
+    p, q = np.array([[1.0, 0, 0]]), np.array([[0, 0, 1.0]])
+    assert abs(expected_label(p, values) - expected_label(q, values))[0] == pytest.approx(1.0 * tvd(p, q)[0])
+    t = a.table
+    for eps in (0.2, 0.02):
+        assert t.loc[(eps, "A"), "CE"] == pytest.approx(t.loc[(eps, "B"), "CE"])  # equal CE ...
+        assert t.loc[(eps, "A"), "RR"] == 0.0 and t.loc[(eps, "B"), "RR"] == 0.5  # ... RR 0 and 1/2
+    assert t.loc[(0.02, "A"), "CE"] < t.loc[(0.2, "A"), "CE"] / 5  # CE shrinks with eps, RR does not
+    assert f"{t.loc[(0.02, 'A'), 'CE']:.4f}" in a.text
+
+
+def test_answer_02_5_examples_do_what_the_text_says():
+    from calibnb.metrics.multiclass import classwise_ece
+    from calibnb.papers.baan2022 import classwise_ece_nonzero
+
+    a = answer_key("02", 5)
+    for key, sign in (("raises", 1), ("lowers", -1)):
+        ex = a.facts["found"][key]
+        p0 = np.array(ex["class-0 probabilities"])
+        probs, labels = np.column_stack([p0, 1 - p0]), np.array(ex["labels"])
+        assert (probs == 0).any()  # the example has an exact zero to drop
+        full, kept = classwise_ece(probs, labels, n_bins=10), classwise_ece_nonzero(probs, labels, n_bins=10)
+        assert sign * (kept - full) > 0, key
+        assert f"{full:.4f} → {kept:.4f}" in a.text.replace(" with the zeros kept, Eq. 8,", "").replace(
+            " with them dropped", "")
+
+
+@needs_mirror
+def test_answer_06_2_only_binned_estimators_move():
+    import inspect
+
+    import calibnb as cn
+
+    a = answer_key("06", 2)
+    t = a.table
+    change = t.xs(30, level="n_bins") - t.xs(15, level="n_bins")
+    assert (change["KS error"] == 0).all() and (change["smooth ECE"] == 0).all()
+    assert "n_bins" not in inspect.signature(cn.ks_error).parameters  # the KS error has no bins to double
+    assert "n_bins" not in inspect.signature(cn.smooth_ece).parameters
+    assert (change["binned ECE"].abs() > 0).any()
+    for s in ("raw", "TS"):
+        assert (s in a.facts["binned_up_at_250"]) == (change.loc[(s, 250), "binned ECE"] > 0)
+    assert "identical at both settings" in a.text
+    assert ("most for the well-calibrated TS" in a.text) == (change.loc[("TS", 250), "binned ECE"]
+                                                              > change.loc[("raw", 250), "binned ECE"])
+
+
+@needs_mirror
+def test_answer_06_3_the_three_estimators_meet_the_mean_gap():
+    a = answer_key("06", 3)
+    v = a.facts["values"]
+    gap = v["|mean confidence - accuracy|"]
+    for name in ("binned ECE", "smooth ECE", "KS error"):
+        assert abs(v[name] - gap) <= 0.05 * gap, name  # "almost equal": within 5% of the one number
+    assert a.facts["overconfident_bins"] >= a.facts["bins"] - 1  # the exercise's premise, up to one bin
+    assert f"{a.facts['overconfident_bins']} of its {a.facts['bins']} non-empty bins" in a.text
+
+
+@needs_mirror
+def test_answer_01_3_macro_ce_is_flat_where_ece_follows_accuracy():
+    a = answer_key("01", 3)
+    t = a.table
+    assert a.facts["ece_range"] > 10 * a.facts["macro_ce_range"]
+    assert t["ece"].is_monotonic_decreasing  # ECE follows the accuracy
+    # constant in expectation: every re-sampled value is near the full test set's (188 items a level)
+    assert a.facts["max_distance"] < 0.05 and a.facts["macro_ce_range"] < 0.05 < 0.5 < a.facts["ece_range"]
+    assert f"{a.facts['expected_macro_ce']:.4f}" in a.text
+
+
+@needs_mirror
+def test_answer_03_1_ties_are_counted_and_negligible():
+    from calibnb.data import load_cifar
+
+    a = answer_key("03", 1)
+    out = load_cifar("cifar100", "lenet_5")
+    conf = out.probs.max(axis=1)
+    _, counts = np.unique(conf, return_counts=True)
+    assert a.table.loc["cifar100/lenet_5", "items in a tie"] == counts[counts > 1].sum()
+    assert len(a.table) == a.facts["networks"] == 18
+    assert a.facts["negligible"] == ("negligible here" in a.text)
+    if a.facts["negligible"]:
+        assert (a.table["KS (order)"] - a.table["KS (group)"]).abs().max() < 5e-5
+
+
+def test_setup_check_in_the_browser_says_licence_not_download(tmp_path, monkeypatch):
+    import calibnb.data
+
+    monkeypatch.setattr(calibnb.data, "in_browser", lambda: True)
+    table = setup_check(datasets=["qa"], cache_dir=tmp_path)
+    detail = table.loc["data: qa", "detail"]
+    assert "licence" in detail and "download" not in detail
+
+
+# --------------------------------------------------------------------------- student view
+
+RECORDING = re.compile(r"\brep\.(add_result|check|identity|target|not_checkable|ledger|missing)\b|\brecord_\w+\(")
+PAPER_NOTEBOOKS = sorted((ROOT / "notebooks").glob("0*.ipynb"))
+
+
+@pytest.mark.parametrize("path", PAPER_NOTEBOOKS, ids=lambda p: p.stem)
+def test_every_claim_recording_cell_is_collapsed(path):
+    """The student view: a cell that records claims shows its outputs, not its code (``jupyter.source_hidden``)."""
+    nb = nbformat.read(path, as_version=4)
+    shown = [c.get("id") for c in nb.cells if c.cell_type == "code" and RECORDING.search(c.source)
+             and not c.metadata.get("jupyter", {}).get("source_hidden")]
+    assert not shown, f"{path.name}: claim-recording cells not collapsed (set jupyter.source_hidden): {shown}"
+
+
+@pytest.mark.parametrize("path", [p for p in PAPER_NOTEBOOKS if not p.stem.startswith("00_")], ids=lambda p: p.stem)
+def test_every_paper_notebook_checks_its_setup_first(path):
+    """A setup-check cell right after the imports, naming the data folders the notebook reads."""
+    nb = nbformat.read(path, as_version=4)
+    ids = [c.get("id") for c in nb.cells]
+    assert "setup-check" in ids, f"{path.name} has no setup-check cell"
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert [c.get("id") for c in code].index("setup-check") <= 2, f"{path.name}: the setup check comes too late"
+    source = next(c.source for c in nb.cells if c.get("id") == "setup-check")
+    assert "setup_check(" in source
+    for folder in ("chaosnli", "cifar10h", "qa"):
+        loads = {"chaosnli": "load_chaosnli", "cifar10h": "load_cifar10h", "qa": "load_qa_"}[folder]
+        if any(loads in c.source for c in code):
+            assert repr(folder) in source, f"{path.name} reads {folder} but its setup check does not name it"
+
+
+def test_output_scan_finds_raw_warnings_and_machine_paths():
+    """The scan tests/test_notebooks.py runs on every executed notebook (nbcase.output_problems)."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    from nbcase import output_problems
+
+    nb = nbformat.v4.new_notebook()
+    clean = nbformat.v4.new_code_cell("x")
+    clean.outputs = [nbformat.v4.new_output("stream", name="stdout", text="τ on its bound: said in words\n"),
+                     nbformat.v4.new_output("display_data", data={"text/html": '<a href="https://x.org/tmp/a">x</a>',
+                                                                   "image/png": "L3dvcmsv"})]
+    nb.cells = [clean]
+    assert output_problems(nb) == []
+    dirty = nbformat.v4.new_code_cell("y")
+    dirty.outputs = [
+        nbformat.v4.new_output("stream", name="stderr", text="/x/calibnb/papers/si2022.py:250: CalibrationWarning: "
+                                                             "widen bounds\n  warnings.warn(msg)\n"),
+        nbformat.v4.new_output("execute_result", data={"text/plain": "wrote /tmp/tmpab12/results.json"}),
+        nbformat.v4.new_output("display_data", data={"text/plain": "in /usr/lib/python3/site-packages/foo"}),
+        nbformat.v4.new_output("stream", name="stdout", text="data in /work/shared/data\n")]
+    nb.cells = [clean, dirty]
+    problems = output_problems(nb)
+    assert len(problems) == 5 and all(p.startswith("cell 1 ") for p in problems)
+    assert sum("raw warning" in p for p in problems) == 2 and sum("machine path" in p for p in problems) == 3
+
+
+@pytest.mark.parametrize("path", PAPER_NOTEBOOKS, ids=lambda p: p.stem)
+def test_every_panel_has_a_predict_then_move_prompt(path):
+    """Each cell that builds a panel follows a text with a 'Predict, then move' prompt (issue 30, item 2)."""
+    nb = nbformat.read(path, as_version=4)
+    panel = re.compile(r"\w+_explorer\(|redraw_on_change\(")
+    last_prompt = None
+    for k, cell in enumerate(nb.cells):
+        if cell.cell_type == "markdown":
+            if "Predict, then move" in cell.source:
+                last_prompt = k
+            elif cell.source.lstrip().startswith("## "):
+                last_prompt = None  # a new section: its panels need their own prompt
+        elif panel.search(cell.source) and not cell.source.lstrip().startswith("def "):
+            assert last_prompt is not None, f"{path.name}: cell {cell.get('id')} builds a panel without a prompt above it"
+
+
+@needs_mirror
+def test_answers_06_4_and_06_5_state_their_intervals():
+    a = answer_key("06", 4)
+    t = a.table
+    for s in ("raw", "TS"):
+        assert t.loc[(s, "bca"), "low"] < t.loc[(s, "percentile"), "low"]  # "the intervals move down"
+        above = t.loc[(s, "percentile"), "low"] > t.loc[(s, "percentile"), "estimate"]
+        assert (s in a.facts["percentile_above_estimate"]) == above
+    assert a.facts["percentile_above_estimate"], "the exercise's case: a percentile interval above its estimate"
+    b = answer_key("06", 5)
+    inside = ((b.table["acc_low"] <= b.table["mean_conf"]) & (b.table["mean_conf"] <= b.table["acc_high"])).sum()
+    assert inside == b.facts["inside"] and f"{inside} of the {len(b.table)} non-empty bins" in b.text
+    assert (b.table["count"] > 0).all() and b.table["count"].sum() == 250
+
+
+@needs_mirror
+def test_answer_01_2_macro_ce_tuning_trades_ece():
+    a = answer_key("01", 2)
+    for net, f in a.facts.items():
+        t = a.table.loc[net]
+        assert t.loc["TS on dev MacroCE", "MacroCE"] < t.loc["raw", "MacroCE"]  # "lowers the test MacroCE"
+        assert t.loc["TS on dev MacroCE", "ECE"] > t.loc["TS on dev ECE", "ECE"]  # ECE pays for it
+        assert f"{f['macro_gain']:.4f}" in a.text and f"{f['ece_of_macro_fit']:.4f}" in a.text
+
+
+@needs_mirror
+def test_answers_06_1_6_7_say_what_their_tables_show():
+    a = answer_key("06", 1)
+    t = a.table
+    final = t.loc[5000, "binned ECE"]
+    assert t.loc[100, "binned ECE"] > 2 * final  # the binned ECE falls as N grows
+    if a.facts["settled_at"] == 5000:
+        assert abs(t.loc[3000, "binned ECE"] - final) > 0.2 * final and f"{t.loc[3000, 'binned ECE'] / final:.2f}" in a.text
+    b = answer_key("06", 6)
+    assert b.table.loc["CORP MCB (Brier)", "low"] >= 0 and b.facts["mcb"] >= 0  # MCB cannot be negative
+    assert f"{b.facts['gain']:+.5f}" in b.text and (", as here." in b.text) == (b.facts["gain"] < 0)
+    c = answer_key("06", 7)
+    more = c.facts[("isotonic", "brier")] > c.facts[("temperature", "brier")]
+    assert (": more." in c.text) == more and ("still positive" in c.text) == (c.facts[("isotonic", "log")] > 0)
+
+
+@needs_mirror
+def test_answer_02_1_order_preserving_measures_do_not_move():
+    a = answer_key("02", 1)
+    t = a.table
+    assert set(a.facts["unchanged"]) == {"accuracy", "rank_cs"}  # TS keeps the argmax and the class ranking
+    for k in ("ece", "abs_ent_ce", "dist_ce"):
+        assert t[k].max() - t[k].min() > 1e-3, k
+    assert f"τ = {a.facts['best_dist_ce_tau']:.2f}" in a.text and f"τ = {a.facts['best_ece_tau']:.2f}" in a.text
+    assert t["dist_ce"].idxmin() == 2.0  # of the four τ asked about, the paper's 2.0 is best for DistCE here
+
+
+@needs_mirror
+def test_answers_05_1_and_05_3_match_their_tables():
+    a = answer_key("05", 1)
+    t = a.table
+    ce = t["CE"].unstack("f_neutral")
+    assert np.allclose(ce[0.2], ce[0.5]) and np.allclose(ce[0.8], ce[0.5])  # CE never uses f
+    assert not np.allclose(t.xs(0.2)["MAE"], t.xs(0.5)["MAE"]) and not np.allclose(t.xs(0.8)["RR"], t.xs(0.5)["RR"])
+    assert (t["MAE"] <= t["MAE bound"] + 1e-12).all() and "holds for every model" in a.text
+    b = answer_key("05", 3)
+    for k in ("CE", "MAE", "RR"):
+        lower = int((b.table[f"{k} TS"] < b.table[f"{k} raw"]).sum())
+        assert lower == b.facts["lower_with_ts"][k]
+    assert (b.table["RR TS"] != b.table["RR raw"]).all()  # "it can reorder items, and it does"
+    assert (b.table["temperature"].min() > 1) == ("every fitted τ is above 1" in b.text)
+
+
+@needs_mirror
+def test_answer_02_4_ties_explain_part_of_rankcs():
+    a = answer_key("02", 4)
+    t = a.table
+    assert (t["RankCS (ties='any')"] >= t["RankCS (strict)"]).all()  # 'any' accepts every strict match
+    assert (t["wrong only because of a tie"] <= t["items with a human tie"]).all()
+    assert (t["wrong only because of a tie"] > 0).all() and a.facts["ts_same"]
+    assert f"{a.facts['share_of_wrong_from_ties']:.0%}" in a.text
+
+
+@needs_mirror
+def test_answer_01_1_states_the_correlations_it_computed():
+    from scipy import stats
+
+    a = answer_key("01", 1)
+    t = a.table
+    assert len(t) == a.facts["networks"] == 18
+    for k, v in a.facts["spearman"].items():
+        assert v == pytest.approx(stats.spearmanr(t["MacroCE change under TS"], t[k]).statistic)
+        assert f"{v:+.2f} with {k}" in a.text
+    # 0.47 is the two-sided 5% critical value of Spearman's rho for n = 18 (tables; permutation test below agrees)
+    rng = np.random.default_rng(0)
+    x = t["MacroCE change under TS"].to_numpy()
+    null = [abs(stats.spearmanr(x, rng.permutation(x)).statistic) for _ in range(2000)]
+    assert 0.43 < np.quantile(null, 0.95) < 0.51
+
+
+@needs_mirror
+def test_answer_03_3_counts_the_derivative_outside_0_1():
+    a = answer_key("03", 3)
+    t = a.table
+    outside = (t["below 0"] + t["above 1"]) / t["scores"]
+    assert np.allclose(outside, t["share outside [0, 1]"])
+    assert a.facts["any_outside"] == bool((outside > 0).any())
+    assert ((t["min γ"] < 0) | (t["max γ"] > 1)).any() == a.facts["any_outside"]
+
+
+@needs_mirror
+def test_answers_02_2_and_03_7_match_their_tables():
+    a = answer_key("02", 2)
+    t = a.table
+    kept = (t["test ECE, τ = 1"] - t["test ECE, NLL τ"]) / (t["test ECE, τ = 1"] - t["test ECE, τ = 2 (paper)"])
+    assert np.allclose(kept, t["share of TS's gain kept"]) and f"{kept.mean():.0%}" in a.text
+    assert ("Most of TS's gain survives" in a.text) == (kept.mean() >= 0.5)
+    b = answer_key("03", 7)
+    t = b.table
+    assert len(t) == 100
+    assert list(t["class-wise KS, raw"].nlargest(5).index) == b.facts["top_raw"]
+    assert list(t["class-wise KS, TS"].nlargest(5).index) == b.facts["top_ts"]
+    assert ("No small group" in b.text) == (b.facts["share_top5_raw"] < 0.2)
+
+
+@needs_mirror
+def test_answer_02_3_counts_infinite_kl():
+    a = answer_key("02", 3)
+    t = a.table
+    inf = [int(t.loc[(n, "KL(H1, H2)"), "draws with KL = inf"]) for n in (5, 20, 50)]
+    assert inf == [a.facts["inf_h2"][n] for n in (5, 20, 50)] and inf[0] >= inf[1] >= inf[2]  # fewer votes: more often inf
+    assert (t.xs("KL(H1, RoBERTa-0)", level="divergence")["draws with KL = inf"] == 0).all()
+    assert ("rises with the votes" in a.text) == a.facts["model_kl_rises"]

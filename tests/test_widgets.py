@@ -326,3 +326,24 @@ def test_a_readout_prints_enough_digits_for_its_verdict():
             assert shown["before"] != shown["after"], (metric, shown.to_dict())
     moved = readout[readout["perturbed system is"] != "same"]
     assert len(moved) >= 1 and (moved["before"].round(3) == moved["after"].round(3)).any()  # the case 3 digits hid
+
+
+def test_readouts_show_the_titles_names_and_no_bare_nan():
+    """Projector view (issue 30 item 4): 'MacroCE', not 'macro_ce'; a NaN said in words."""
+    import pandas as pd
+
+    from calibnb.papers import baan2022, si2022
+
+    conf, correct = _system(400, 0)
+    panel = si2022.resampling_explorer(conf, correct, seed=0)
+    view = panel.readout_view()
+    assert {"ECE", "ICE", "MacroCE"} <= set(view.index) and not {"ece", "macro_ce"} & set(view.index)
+    assert "macro_ce" in panel.readout.index  # code keeps its keys
+    assert view.loc["MacroCE", "value"] == round(panel.readout.loc["macro_ce", "value"], panel.digits)
+    rng = np.random.default_rng(0)
+    temp = baan2022.human_temperature_explorer(rng.normal(size=(40, 3)), rng.multinomial(20, [0.5, 0.3, 0.2], size=40))
+    assert {"ECE", "RankCS", "DistCE", "|EntCE|"} <= set(temp.readout_view().index)
+    panel.readout = pd.DataFrame({"confident_accuracy": [0.8, np.nan]}, index=["dev", "test"])
+    view = panel.readout_view()
+    assert view.loc["test", "accuracy of those called confident"] == "undefined (no items)"
+    assert "NaN" not in view.to_html() and "nan" not in view.to_string()

@@ -1221,7 +1221,7 @@ def f_neutral_explorer(probs: Mapping[str, Any], human, *, f_neutral: float = 0.
             out[f"rank {col}"] = table[col].rank(method="min").astype(int)
         return out
 
-    return build_panel({"f_neutral": slider}, draw, 1, (8, 4))
+    return build_panel({"f_neutral": slider}, draw, 1, (6.4, 2.5), beside=True)  # a row per model: beside
 
 
 def ece_bins_explorer(probs: Mapping[str, Any], human, *, n_bins: int = 10, max_bins: int = 100) -> Any:
@@ -1269,4 +1269,4 @@ def ece_bins_explorer(probs: Mapping[str, Any], human, *, n_bins: int = 10, max_
         return pd.DataFrame({"ECE": e, "CE": ce[e.index], "rank ECE": e.rank(method="min").astype(int),
                              "rank CE": ce[e.index].rank(method="min").astype(int)})
 
-    return build_panel(controls, draw, 1, (8, 4))
+    return build_panel(controls, draw, 1, (6.4, 2.5), beside=True)  # a row per model: beside
