@@ -917,9 +917,9 @@ def _read_chunks(path: Path, chunk_rows: int):
     if path.suffix.lower() in (".parquet", ".pq"):
         import pyarrow.parquet as pq
 
-        pf = pq.ParquetFile(path, page_checksum_verification=True)
+        pf = pq.ParquetFile(path, page_checksum_verification=True, pre_buffer=False, buffer_size=1 << 20)
         _check_header(pf.schema_arrow.names, f"the file {path.name!r}:")
-        for batch in pf.iter_batches(batch_size=chunk_rows):
+        for batch in pf.iter_batches(batch_size=chunk_rows, use_threads=False):
             frame = batch.to_pandas()
             yield {str(c): frame[c].to_numpy() for c in frame.columns}
     else:
