@@ -2224,11 +2224,27 @@ def check_out(out) -> Path:
     parent = out if out.exists() else out.parent
     while not parent.exists():
         parent = parent.parent
-    if not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
+    if not parent.is_dir():
+        raise AuditInputError(f"column '-': --out {out.name!r} cannot be created: {parent.name!r} above it is a "
+                              "file, not a folder.")
+    if not os.access(parent, os.W_OK | os.X_OK):
         raise AuditInputError(f"column '-': --out {out.name!r} cannot be written (no permission on its folder).")
     if out.exists() and not os.access(out, os.W_OK | os.X_OK):
         raise AuditInputError(f"column '-': --out {out.name!r} cannot be written (no permission).")
+    _probe_writable(parent, out)
     return out
+
+
+def _probe_writable(folder: Path, out: Path) -> None:
+    """Create and remove a temporary folder in ``folder``: os.access says yes to root on a read-only mount or /proc."""
+    import tempfile
+
+    try:
+        probe = tempfile.mkdtemp(prefix=".calibnb-audit-probe-", dir=folder)
+    except OSError as exc:
+        raise AuditInputError(f"column '-': --out {out.name!r} cannot be written: creating a folder there failed "
+                              f"({exc.strerror or type(exc).__name__}).") from None
+    os.rmdir(probe)
 
 
 #: Files of one audit, swapped into --out together.
