@@ -60,6 +60,7 @@ also uses a seeded subsample (stated in the report).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import re
 import shutil
@@ -74,7 +75,7 @@ import numpy as np
 import pandas as pd
 
 from . import summary as _summary
-from ..validation import check_unique_names
+from ..scale.reader import PredictionFileError, check_header, file_shape, read_chunks
 
 __all__ = [
     "audit",
@@ -250,41 +251,18 @@ def _fail(column: str, problem: str, mask: np.ndarray | None = None, values=None
                           f"first offending row {first}{shown} (0-based data row).")
 
 
-def _require_pyarrow(path: Path) -> None:
-    """Parquet files need pyarrow (the ``calibnb[report]`` extra): say so instead of a deep ImportError."""
-    if path.suffix.lower() not in (".parquet", ".pq"):
-        return
+@contextlib.contextmanager
+def _file_errors():
+    """The reader's errors (:class:`calibnb.scale.reader.PredictionFileError`) as AuditInputError naming the column."""
     try:
-        import pyarrow.parquet  # noqa: F401
-    except ImportError:
-        raise AuditInputError(f"column '-': reading the Parquet file {path.name!r} needs pyarrow, which is not "
-                              "installed: pip install 'calibnb[report]' (or give a .csv or .npz file).") from None
-
-
-def _csv_header(path: Path) -> list[str]:
-    """The header row of a CSV file as written (pandas renames a duplicated ``label`` to ``label.1``)."""
-    import csv
-    import gzip
-
-    opener = gzip.open if path.suffix.lower() == ".gz" else open
-    with opener(path, "rt", newline="", encoding="utf-8", errors="replace") as fh:
-        for row in csv.reader(fh):
-            if any(cell.strip() for cell in row):
-                return row
-    return []
-
-
-def _check_header(names, where: str) -> list[str]:
-    try:
-        return check_unique_names(names, "columns")
-    except ValueError as exc:
-        name = re.search(r"'(.*?)'", str(exc))
-        raise AuditInputError(f"column {name.group(0) if name else repr('-')}: {where} {exc} A duplicated header "
-                              "is ambiguous (which one holds the values?): rename one of the columns.") from None
+        yield
+    except PredictionFileError as exc:
+        raise AuditInputError(f"column {exc.column or '-'!r}: {exc}") from None
 
 
 def _frame_columns(frame: pd.DataFrame, where: str) -> dict[str, np.ndarray]:
-    names = _check_header([str(c) for c in frame.columns], where)
+    with _file_errors():
+        names = check_header([str(c) for c in frame.columns], where)
     return {n: frame.iloc[:, j].to_numpy() for j, n in enumerate(names)}
 
 
@@ -302,50 +280,8 @@ def read_columns(path) -> dict[str, np.ndarray]:
     """
     if isinstance(path, pd.DataFrame):
         return _frame_columns(path, "the DataFrame")
-    path = Path(path)
-    if not path.exists():
-        raise AuditInputError(f"column '-': the predictions file {path.name!r} does not exist.")
-    _require_pyarrow(path)
-    if path.is_dir():
-        raise AuditInputError(f"column '-': {path.name!r} is a folder; give a .csv, .parquet or .npz file.")
-    suffix = path.suffix.lower()
-    try:
-        if suffix == ".npz":
-            out = {}
-            with np.load(path, allow_pickle=False) as z:
-                for name in z.files:
-                    a = z[name]
-                    if a.ndim == 1:
-                        out[name] = a
-                    elif a.ndim == 2:
-                        for k in range(a.shape[1]):
-                            out[f"{name}{k}"] = a[:, k]
-                    else:
-                        raise AuditInputError(f"column {name!r}: arrays must be 1-D or 2-D; got {a.ndim}-D.")
-            return out
-        if suffix in (".parquet", ".pq"):
-            import pyarrow.parquet as pq
-
-            pf = pq.ParquetFile(path, page_checksum_verification=True)
-            _check_header(pf.schema_arrow.names, f"the file {path.name!r}:")
-            frame = pf.read().to_pandas()
-        elif suffix in (".csv", ".txt", ".gz"):
-            header = _csv_header(path)
-            if not header:
-                raise AuditInputError(f"column '-': the file {path.name!r} is empty (no header row).")
-            _check_header(header, f"the file {path.name!r}:")
-            frame = pd.read_csv(path, skip_blank_lines=True)
-        else:
-            raise AuditInputError(f"column '-': unknown file type {suffix!r} of {path.name!r}; "
-                                  "give a .csv, .parquet or .npz file.")
-    except AuditInputError:
-        raise
-    except Exception as exc:  # parser errors, a corrupt Parquet page: a malformed file
-        text = str(exc).replace(str(path), path.name)
-        if "CRC" in text or "checksum" in text.lower():
-            text += " (a Parquet page's checksum does not match its bytes: the file is corrupt)"
-        raise AuditInputError(f"column '-': cannot read {path.name!r}: {type(exc).__name__}: {text}") from None
-    return {str(c): frame[c].to_numpy() for c in frame.columns}
+    with _file_errors():
+        return next(read_chunks(path))
 
 
 def _groups(names) -> dict[str, tuple[int, int]]:
@@ -877,55 +813,13 @@ def file_size(path) -> tuple[int, int] | None:
     >>> file_size(f)
     (3, 2)
     """
-    path = Path(path)
-    _require_pyarrow(path)
-    suffix = path.suffix.lower()
-    try:
-        if suffix in (".parquet", ".pq"):
-            import pyarrow.parquet as pq
-
-            meta = pq.ParquetFile(path, page_checksum_verification=True).metadata
-            return int(meta.num_rows), int(meta.num_columns)
-        if suffix in (".csv", ".txt"):
-            columns = len(pd.read_csv(path, nrows=0).columns)
-            lines = 0
-            last = b"\n"
-            with open(path, "rb") as fh:
-                while block := fh.read(1 << 22):
-                    lines += block.count(b"\n")
-                    last = block[-1:]
-            return lines - 1 + (last != b"\n"), columns
-    except Exception as exc:
-        raise AuditInputError(f"column '-': cannot read {path.name!r}: {type(exc).__name__}: "
-                              f"{str(exc).replace(str(path), path.name)}") from None
-    return None
+    with _file_errors():
+        return file_shape(path)
 
 
 def _chunks(path: Path, chunk_rows: int):
-    try:
-        yield from _read_chunks(path, chunk_rows)
-    except AuditInputError:
-        raise
-    except Exception as exc:  # a corrupt page (CRC), a parser error in a later chunk
-        text = str(exc).replace(str(path), path.name)
-        if "CRC" in text or "checksum" in text.lower():
-            text += " (a Parquet page's checksum does not match its bytes: the file is corrupt)"
-        raise AuditInputError(f"column '-': cannot read {path.name!r}: {type(exc).__name__}: {text}") from None
-
-
-def _read_chunks(path: Path, chunk_rows: int):
-    if path.suffix.lower() in (".parquet", ".pq"):
-        import pyarrow.parquet as pq
-
-        pf = pq.ParquetFile(path, page_checksum_verification=True, pre_buffer=False, buffer_size=1 << 20)
-        _check_header(pf.schema_arrow.names, f"the file {path.name!r}:")
-        for batch in pf.iter_batches(batch_size=chunk_rows, use_threads=False):
-            frame = batch.to_pandas()
-            yield {str(c): frame[c].to_numpy() for c in frame.columns}
-    else:
-        _check_header(_csv_header(path), f"the file {path.name!r}:")
-        for frame in pd.read_csv(path, chunksize=chunk_rows, skip_blank_lines=True):
-            yield {str(c): frame[c].to_numpy() for c in frame.columns}
+    with _file_errors():
+        yield from read_chunks(path, chunk_rows=chunk_rows)
 
 
 def stream_predictions(path, *, chunk_rows: int = 100_000, subsample: int = 20_000, seed: int = 0,
