@@ -189,7 +189,32 @@ NOTEBOOK = Path(__file__).resolve().parents[2] / "notebooks" / "00_audit_your_mo
 
 
 class AuditInputError(ValueError):
-    """A malformed predictions file; the message names the column, the problem, the rows."""
+    """A malformed predictions file; the message names the column, the problem, the rows.
+
+    Raised by :func:`_fail` on a range of rows, it keeps where it was found
+    (``column``, ``problem``, the mask's ``rows`` and ``n``, the ``value``
+    shown), so that a reader of chunks can say it again at the rows of the
+    whole file (:meth:`at_rows`).
+    """
+
+    def __init__(self, message: str, *, located: dict | None = None):
+        super().__init__(message)
+        self.located = located
+
+    def at_rows(self, start: int) -> "AuditInputError":
+        """The same error for a chunk that starts at row ``start`` of the file (itself if it names no rows)."""
+        if self.located is None:
+            return self
+        return _located_error(**{**self.located, "start": start})
+
+
+def _located_error(column: str, problem: str, rows: np.ndarray, n: int, shown: str, start: int | None = None
+                   ) -> AuditInputError:
+    """The error for ``rows`` (offending, 0-based) of ``n`` rows; ``start``: they are a chunk from that file row."""
+    where = f"{n} rows" if start is None else f"the {n} rows {start}..{start + n - 1}"
+    message = (f"column {column!r}: {problem} in {rows.size} of {where}; first offending row "
+               f"{(start or 0) + int(rows[0])}{shown} (0-based data row).")
+    return AuditInputError(message, located=dict(column=column, problem=problem, rows=rows, n=n, shown=shown))
 
 
 @dataclass
@@ -241,14 +266,12 @@ def _fail(column: str, problem: str, mask: np.ndarray | None = None, values=None
         raise AuditInputError(f"column {column!r}: {problem}.")
     mask = np.asarray(mask, dtype=bool)
     rows = np.flatnonzero(mask)
-    first = int(rows[0])
     if values is None:
         shown = ""
     else:
-        v = np.asarray(values)[first]
+        v = np.asarray(values)[int(rows[0])]
         shown = f" (value {v.item() if isinstance(v, np.generic) else v!r})"
-    raise AuditInputError(f"column {column!r}: {problem} in {rows.size} of {mask.size} rows; "
-                          f"first offending row {first}{shown} (0-based data row).")
+    raise _located_error(column, problem, rows, mask.size, shown)
 
 
 @contextlib.contextmanager
@@ -872,11 +895,8 @@ def stream_predictions(path, *, chunk_rows: int = 100_000, subsample: int = 20_0
         try:
             part = predictions_from_columns(cols, sum_tol=sum_tol, check_classes=False, **options)
         except AuditInputError as exc:
-            msg = re.sub(r"first offending row (\d+)", lambda m: f"first offending row {int(m.group(1)) + start}",
-                         str(exc))
-            msg = re.sub(r"in (\d+) of (\d+) rows", rf"in \1 of the {n} rows {start}..{start + n - 1}", msg)
             bar.close()
-            raise AuditInputError(msg) from None
+            raise exc.at_rows(start) from None
         if first is None:
             first = part
             # later chunks map labels and columns as the first did (a chunk may lack a class)

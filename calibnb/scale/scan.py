@@ -247,9 +247,9 @@ def scan_predictions(path, *, conf: str = "conf", correct: str = "correct", samp
             w = None
             if sample_weight is not None:
                 w = _column(batch, sample_weight, "sample_weight", offset).astype(np.float64, copy=False)
-            state._add_checked(c, y, w, offset, {"conf": f"conf column {conf!r}",
-                                                 "correct": f"correct column {correct!r}",
-                                                 "sample_weight": f"sample_weight column {sample_weight!r}"})
+            state.update_chunk(c, y, sample_weight=w, offset=offset,
+                               names={"conf": f"conf column {conf!r}", "correct": f"correct column {correct!r}",
+                                      "sample_weight": f"sample_weight column {sample_weight!r}"})
             offset += m
             if bar is not None:
                 bar.update(m)
@@ -257,7 +257,7 @@ def scan_predictions(path, *, conf: str = "conf", correct: str = "correct", samp
         reader.close()
         if bar is not None:
             bar.close()
-    state._flush()
+    state.flush()
     if offset == row_offset:
         raise ValueError(f"path {where} holds no rows; at least one prediction is needed.")
     return state
