@@ -364,6 +364,7 @@ def check_conf(conf: Any, name: str = "conf", *, offset: int = 0) -> np.ndarray:
     ...
     ValueError: conf column 'p' has 1 value outside [0, 1]; first at index 1001: 1.5.
     """
+    offset = check_positive_int(offset, "offset", minimum=0)
     arr = as_numeric_array(conf, name)
     _check_ndim(arr, 1, name, "1-D")
     _check_not_empty(arr, name)
@@ -386,6 +387,7 @@ def check_correct(correct: Any, n: int | None = None, name: str = "correct", *, 
     ...
     ValueError: correct must hold only 0/1 or bool; 1 value is not; first at index 1: 0.5.
     """
+    offset = check_positive_int(offset, "offset", minimum=0)
     arr = _check_1d_of_length(correct, n, name, f"{other} has length {n}")
     if arr.dtype == np.bool_:
         return arr

@@ -460,14 +460,15 @@ def scan_parquet(path, *, conf: str = "conf", correct: str = "correct", sample_w
     Examples
     --------
     >>> import os, tempfile, numpy as np, pyarrow as pa, pyarrow.parquet as pq, calibnb as cn
-    >>> rng = np.random.default_rng(0)
-    >>> c = rng.uniform(size=5000).astype(np.float32)
-    >>> y = rng.uniform(size=5000) < c
+    >>> c = np.random.default_rng(1).random(6000, dtype=np.float32)   # a folder of two files
+    >>> y = np.random.default_rng(2).random(6000) < c
     >>> folder = tempfile.mkdtemp()
-    >>> pq.write_table(pa.table({"conf": c, "correct": y}), os.path.join(folder, "p.parquet"), row_group_size=700)
+    >>> for i in (0, 1):
+    ...     part = pa.table({"conf": c[i * 3000:(i + 1) * 3000], "correct": y[i * 3000:(i + 1) * 3000]})
+    ...     pq.write_table(part, os.path.join(folder, f"p{i}.parquet"), row_group_size=700)
     >>> s = scan_parquet(folder, rows_per_task=2000)
     >>> s.n, abs(s.ece(n_bins=15) - cn.ece(c, y, n_bins=15)) < 1e-12
-    (5000, True)
+    (6000, True)
     """
     import os
 
