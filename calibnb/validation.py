@@ -53,6 +53,11 @@ __all__ = [
     "seed_int",
     "check_unique_names",
     "check_yaml_text",
+    "conf_problem",
+    "correct_problem",
+    "weight_problem",
+    "merge_problems",
+    "raise_problems",
 ]
 
 #: Largest parameter file :func:`check_yaml_text` accepts (bytes) and most YAML aliases (``*name``) in it.
@@ -83,6 +88,133 @@ def _describe_first(arr: np.ndarray, mask: np.ndarray) -> str:
 
 def _values(n: int) -> str:
     return f"{n} value" if n == 1 else f"{n} values"
+
+
+# ------------------------------------------------------------ located problems (one engine)
+#
+# Each check below finds the problems of one array, or of one chunk of a longer
+# stream, as a record: how many values are bad and the first one, as (row, value)
+# with the row counted from ``offset`` (where the chunk starts in the stream). Records
+# of the chunks of one argument merge (counts add, the earliest row wins), so a
+# chunked or parallel reader (calibnb.scale, calibnb.dask) raises exactly the message
+# that the in-memory check raises on the whole array: :func:`raise_problems` writes
+# both, naming the argument as the caller locates it (``conf``, ``conf column 'p'``).
+
+
+def conf_problem(conf: np.ndarray, *, offset: int = 0) -> dict | None:
+    """Problems of 1-D float confidences (NaN/inf, outside [0, 1]) with rows from ``offset``; None if none.
+
+    >>> conf_problem(np.array([0.2, 1.5, np.nan]), offset=100)
+    {'nonfinite': 1, 'range': 1, 'nonfinite_first': (102, 'nan'), 'range_first': (101, '1.5')}
+    """
+    if conf.size == 0:
+        return None
+    lo, hi = conf.min(), conf.max()
+    if lo >= 0.0 and hi <= 1.0:  # False for NaN as well
+        return None
+    nonfinite = ~np.isfinite(conf)
+    out_range = (conf < 0.0) | (conf > 1.0)
+    p: dict = {"nonfinite": int(np.count_nonzero(nonfinite)), "range": int(np.count_nonzero(out_range))}
+    for key, mask in (("nonfinite", nonfinite), ("range", out_range)):
+        if p[key]:
+            i = _first(mask)
+            p[key + "_first"] = (offset + i, _fmt(conf[i]))
+    return p
+
+
+def correct_problem(correct: np.ndarray, *, offset: int = 0) -> dict | None:
+    """Values of a 1-D numeric array that are not 0/1, with rows from ``offset``; None if none.
+
+    >>> correct_problem(np.array([1, 0, 2, 3]), offset=10)
+    {'bad': 2, 'bad_first': (12, '2')}
+    """
+    if correct.size == 0 or correct.dtype == np.bool_:
+        return None
+    lo, hi = correct.min(), correct.max()
+    if correct.dtype.kind in "iu":
+        ok = lo >= 0 and hi <= 1
+    else:
+        ok = lo >= 0.0 and hi <= 1.0 and not np.count_nonzero((correct != 0) & (correct != 1))
+    if ok:
+        return None
+    bad = (correct != 0) & (correct != 1)
+    i = _first(bad)
+    return {"bad": int(np.count_nonzero(bad)), "bad_first": (offset + i, _fmt(correct[i]))}
+
+
+def weight_problem(weights: np.ndarray, *, offset: int = 0) -> dict | None:
+    """Weights of a 1-D float array that are negative, NaN or infinite, with rows from ``offset``; None if none.
+
+    >>> weight_problem(np.array([1.0, -1.0, np.inf]), offset=5)
+    {'bad': 2, 'bad_first': (6, '-1.0')}
+    """
+    if weights.size == 0:
+        return None
+    lo, hi = weights.min(), weights.max()
+    if lo >= 0.0 and np.isfinite(hi):
+        return None
+    bad = ~(np.isfinite(weights) & (weights >= 0.0))
+    i = _first(bad)
+    return {"bad": int(np.count_nonzero(bad)), "bad_first": (offset + i, _fmt(weights[i]))}
+
+
+def merge_problems(a: dict | None, b: dict | None) -> dict | None:
+    """Combine two problem records of the same argument (two chunks): counts add, the earliest row wins.
+
+    >>> merge_problems({"bad": 1, "bad_first": (7, "2")}, {"bad": 2, "bad_first": (3, "5")})
+    {'bad': 3, 'bad_first': (3, '5')}
+    """
+    if a is None:
+        return b
+    if b is None:
+        return a
+    out = {}
+    for key in sorted(set(a) | set(b)):
+        if key.endswith("_first"):
+            out[key] = min(p[key] for p in (a, b) if key in p)
+        else:
+            out[key] = a.get(key, 0) + b.get(key, 0)
+    return out
+
+
+def raise_problems(problems: dict, names: dict | None = None) -> None:
+    """Raise the message of the first problem (conf, then correct, then sample_weight); nothing if there is none.
+
+    ``problems`` maps ``"conf"``, ``"correct"``, ``"sample_weight"`` to records
+    of :func:`conf_problem`, :func:`correct_problem`, :func:`weight_problem`;
+    ``names`` says how each argument is named where it was read (default: the
+    key itself).
+
+    >>> raise_problems({"conf": conf_problem(np.array([0.5, 2.0]), offset=40)}, {"conf": "conf column 'p'"})
+    Traceback (most recent call last):
+    ...
+    ValueError: conf column 'p' has 1 value outside [0, 1]; first at index 41: 2.0.
+    """
+    names = names or {}
+    p = problems.get("conf")
+    name = names.get("conf", "conf")
+    if p:
+        if p.get("nonfinite"):
+            n = p["nonfinite"]
+            i, v = p["nonfinite_first"]
+            raise ValueError(f"{name} has {_values(n)} that {'is' if n == 1 else 'are'} NaN or infinite; "
+                             f"first at index {i}: {v}.")
+        if p.get("range"):
+            i, v = p["range_first"]
+            raise ValueError(f"{name} has {_values(p['range'])} outside [0, 1]; first at index {i}: {v}.")
+    p = problems.get("correct")
+    name = names.get("correct", "correct")
+    if p and p.get("bad"):
+        n = p["bad"]
+        i, v = p["bad_first"]
+        raise ValueError(f"{name} must hold only 0/1 or bool; {_values(n)} {'is' if n == 1 else 'are'} not; "
+                         f"first at index {i}: {v}.")
+    p = problems.get("sample_weight")
+    name = names.get("sample_weight", "sample_weight")
+    if p and p.get("bad"):
+        i, v = p["bad_first"]
+        raise ValueError(f"{name} has {_values(p['bad'])} that are negative, NaN or infinite; "
+                         f"first at index {i}: {v}; weights must be finite and >= 0.")
 
 
 def _refuse_sparse(x: Any, name: str) -> None:
@@ -174,8 +306,11 @@ def _check_finite(arr: np.ndarray, name: str) -> None:
         raise ValueError(f"{name} has {_values(n_bad)} that {verb} NaN or infinite; {_describe_first(arr, bad)}.")
 
 
-def _check_unit_interval(arr: np.ndarray, name: str) -> None:
+def _check_unit_interval(arr: np.ndarray, name: str, offset: int = 0) -> None:
     """Raise unless every value is finite and in [0, 1]. Fast when they are."""
+    if arr.ndim == 1:
+        raise_problems({"conf": conf_problem(arr, offset=offset)}, {"conf": name})
+        return
     lo = arr.min()
     hi = arr.max()
     if lo >= 0.0 and hi <= 1.0:  # False for NaN as well
@@ -211,8 +346,12 @@ def check_1d_finite(x: Any, name: str) -> np.ndarray:
     return arr
 
 
-def check_conf(conf: Any, name: str = "conf") -> np.ndarray:
+def check_conf(conf: Any, name: str = "conf", *, offset: int = 0) -> np.ndarray:
     """Return confidences as a non-empty 1-D float64 array with values in [0, 1].
+
+    ``name`` and ``offset`` locate the values in messages: the argument or
+    column (``"conf column 'p'"``) and the row of the first value, for a chunk
+    of a longer stream.
 
     >>> check_conf([0.2, 1.0])
     array([0.2, 1. ])
@@ -220,19 +359,26 @@ def check_conf(conf: Any, name: str = "conf") -> np.ndarray:
     Traceback (most recent call last):
     ...
     ValueError: conf has 2 values outside [0, 1]; first at index 1: 1.5.
+    >>> check_conf([0.2, 1.5], "conf column 'p'", offset=1000)
+    Traceback (most recent call last):
+    ...
+    ValueError: conf column 'p' has 1 value outside [0, 1]; first at index 1001: 1.5.
     """
+    offset = check_positive_int(offset, "offset", minimum=0)
     arr = as_numeric_array(conf, name)
     _check_ndim(arr, 1, name, "1-D")
     _check_not_empty(arr, name)
     arr = arr.astype(np.float64, copy=False)
-    _check_unit_interval(arr, name)
+    _check_unit_interval(arr, name, offset)
     return arr
 
 
-def check_correct(correct: Any, n: int | None = None, name: str = "correct", *, other: str = "conf") -> np.ndarray:
+def check_correct(correct: Any, n: int | None = None, name: str = "correct", *, other: str = "conf",
+                  offset: int = 0) -> np.ndarray:
     """Return 0/1 (or bool) correctness as a 1-D bool array.
 
-    ``n``, when given, is the required length (that of ``other``).
+    ``n``, when given, is the required length (that of ``other``); ``name`` and
+    ``offset`` locate the values in messages (as in :func:`check_conf`).
 
     >>> check_correct([1, 0, True])
     array([ True, False,  True])
@@ -241,21 +387,11 @@ def check_correct(correct: Any, n: int | None = None, name: str = "correct", *, 
     ...
     ValueError: correct must hold only 0/1 or bool; 1 value is not; first at index 1: 0.5.
     """
+    offset = check_positive_int(offset, "offset", minimum=0)
     arr = _check_1d_of_length(correct, n, name, f"{other} has length {n}")
     if arr.dtype == np.bool_:
         return arr
-    lo, hi = arr.min(), arr.max()
-    if arr.dtype.kind in "iu":
-        ok = lo >= 0 and hi <= 1
-    else:
-        ok = lo >= 0.0 and hi <= 1.0 and not np.count_nonzero((arr != 0) & (arr != 1))
-    if not ok:
-        bad = (arr != 0) & (arr != 1)
-        n_bad = int(np.count_nonzero(bad))
-        raise ValueError(
-            f"{name} must hold only 0/1 or bool; {_values(n_bad)} {'is' if n_bad == 1 else 'are'} not; "
-            f"{_describe_first(arr, bad)}."
-        )
+    raise_problems({"correct": correct_problem(arr, offset=offset)}, {"correct": name})
     return arr.astype(np.bool_)
 
 

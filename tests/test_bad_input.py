@@ -63,6 +63,12 @@ EXCLUDED = {
     "calibnb.scale.scan.scan_predictions": "reads prediction files from a path; tested in tests/scale/test_stats.py",
     "calibnb.scale.scan.open_predictions": "opens prediction files from a path; tested in tests/scale/test_stats.py",
     "calibnb.scale.dask.scan_parquet": "reads prediction files from a path on a Dask cluster; tested in tests/scale/test_dask.py",
+    **{f"calibnb.validation.{n}": "problem records of arrays already converted by a reader (they find bad values "
+       "rather than refuse them); tested in tests/test_validation.py and through every check_* function"
+       for n in ("conf_problem", "correct_problem", "weight_problem", "merge_problems", "raise_problems")},
+    **{f"calibnb.scale.reader.{n}": "the prediction-file reader: takes a path, an open file or a pyarrow dataset; "
+       "bad files tested in tests/apps/test_audit_inputs.py and tests/scale/test_reader.py"
+       for n in ("parquet_file", "parquet_batches", "read_chunks", "file_shape", "check_header")},
     "calibnb.data.project_data_path": "reads a project file by name (browser site too); tested in tests/test_site.py",
     **{f"calibnb.widgets.{n}": "takes a live figure or ipywidgets control; tested in tests/test_widgets.py"
        for n in ("figure_png", "sweep_values", "rounded_readout")},

@@ -60,6 +60,8 @@ also uses a seeded subsample (stated in the report).
 from __future__ import annotations
 
 import argparse
+import contextlib
+import functools
 import os
 import re
 import shutil
@@ -74,7 +76,7 @@ import numpy as np
 import pandas as pd
 
 from . import summary as _summary
-from ..validation import check_unique_names
+from ..scale.reader import PredictionFileError, check_header, file_shape, read_chunks
 
 __all__ = [
     "audit",
@@ -97,6 +99,9 @@ __all__ = [
     "Predictions",
     "ROLE_NAMES",
     "STREAM_THRESHOLD",
+    "MAX_ROWS",
+    "SETTING_NAMES",
+    "notebook_defaults",
     "read_columns",
     "load_predictions",
     "predictions_from_arrays",
@@ -118,11 +123,46 @@ __all__ = [
     "main",
 ]
 
-#: Values (rows x used columns) above which the file is streamed in chunks.
-STREAM_THRESHOLD = 20_000_000
+#: Options of an audit (keyword arguments of :func:`audit`, the command's flags, notebook 00's parameters of the
+#: same names). Their defaults and help are written once, in notebook 00's parameters cell, and read from there
+#: by :func:`notebook_defaults`; ``STREAM_THRESHOLD`` (values above which a file is streamed in chunks) and
+#: ``MAX_ROWS`` (rows above which a streamed file's per-row arrays are a seeded sample) are two of them.
+SETTING_NAMES = ("n_bins", "n_resamples", "heavy_resamples", "n_folds", "level", "seed", "sum_tol", "subsample",
+                 "stream_threshold", "chunk_rows", "max_rows")
 
-#: Rows above which a streamed file's per-row arrays are kept for a seeded sample of this many rows only.
-MAX_ROWS = 200_000
+
+@functools.lru_cache(maxsize=None)
+def notebook_defaults() -> dict:
+    """Notebook 00's parameters: name -> {"default", "type", "help"}, read by ``papermill.inspect_notebook``.
+
+    The one place where the audit's options and their defaults are written;
+    the command's ``--help``, :func:`audit` and the notebook read them from
+    there (papermill, of the ``calibnb[report]`` extra, is imported here only).
+
+    Examples
+    --------
+    >>> notebook_defaults()["n_bins"]
+    {'default': 15, 'type': 'int', 'help': 'bins of ECE, MCE and the reliability diagrams'}
+    """
+    import ast
+
+    import papermill
+
+    out = {}
+    for name, p in papermill.inspect_notebook(str(NOTEBOOK)).items():
+        out[name] = {"default": ast.literal_eval(p["default"]), "type": p["inferred_type_name"], "help": p["help"]}
+    return out
+
+
+def _default(name: str):
+    return notebook_defaults()[name]["default"]
+
+
+def __getattr__(name: str):
+    """``STREAM_THRESHOLD`` and ``MAX_ROWS``, read from notebook 00 when first asked for (not at import)."""
+    if name in ("STREAM_THRESHOLD", "MAX_ROWS"):
+        return _default(name.lower())
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 #: Per-cell timeout (s) of the audit notebook's run: a large file's bootstrap takes minutes on a busy machine.
 AUDIT_TIMEOUT = 1800
@@ -188,7 +228,32 @@ NOTEBOOK = Path(__file__).resolve().parents[2] / "notebooks" / "00_audit_your_mo
 
 
 class AuditInputError(ValueError):
-    """A malformed predictions file; the message names the column, the problem, the rows."""
+    """A malformed predictions file; the message names the column, the problem, the rows.
+
+    Raised by :func:`_fail` on a range of rows, it keeps where it was found
+    (``column``, ``problem``, the mask's ``rows`` and ``n``, the ``value``
+    shown), so that a reader of chunks can say it again at the rows of the
+    whole file (:meth:`at_rows`).
+    """
+
+    def __init__(self, message: str, *, located: dict | None = None):
+        super().__init__(message)
+        self.located = located
+
+    def at_rows(self, start: int) -> "AuditInputError":
+        """The same error for a chunk that starts at row ``start`` of the file (itself if it names no rows)."""
+        if self.located is None:
+            return self
+        return _located_error(**{**self.located, "start": start})
+
+
+def _located_error(column: str, problem: str, rows: np.ndarray, n: int, shown: str, start: int | None = None
+                   ) -> AuditInputError:
+    """The error for ``rows`` (offending, 0-based) of ``n`` rows; ``start``: they are a chunk from that file row."""
+    where = f"{n} rows" if start is None else f"the {n} rows {start}..{start + n - 1}"
+    message = (f"column {column!r}: {problem} in {rows.size} of {where}; first offending row "
+               f"{(start or 0) + int(rows[0])}{shown} (0-based data row).")
+    return AuditInputError(message, located=dict(column=column, problem=problem, rows=rows, n=n, shown=shown))
 
 
 @dataclass
@@ -240,51 +305,26 @@ def _fail(column: str, problem: str, mask: np.ndarray | None = None, values=None
         raise AuditInputError(f"column {column!r}: {problem}.")
     mask = np.asarray(mask, dtype=bool)
     rows = np.flatnonzero(mask)
-    first = int(rows[0])
     if values is None:
         shown = ""
     else:
-        v = np.asarray(values)[first]
+        v = np.asarray(values)[int(rows[0])]
         shown = f" (value {v.item() if isinstance(v, np.generic) else v!r})"
-    raise AuditInputError(f"column {column!r}: {problem} in {rows.size} of {mask.size} rows; "
-                          f"first offending row {first}{shown} (0-based data row).")
+    raise _located_error(column, problem, rows, mask.size, shown)
 
 
-def _require_pyarrow(path: Path) -> None:
-    """Parquet files need pyarrow (the ``calibnb[report]`` extra): say so instead of a deep ImportError."""
-    if path.suffix.lower() not in (".parquet", ".pq"):
-        return
+@contextlib.contextmanager
+def _file_errors():
+    """The reader's errors (:class:`calibnb.scale.reader.PredictionFileError`) as AuditInputError naming the column."""
     try:
-        import pyarrow.parquet  # noqa: F401
-    except ImportError:
-        raise AuditInputError(f"column '-': reading the Parquet file {path.name!r} needs pyarrow, which is not "
-                              "installed: pip install 'calibnb[report]' (or give a .csv or .npz file).") from None
-
-
-def _csv_header(path: Path) -> list[str]:
-    """The header row of a CSV file as written (pandas renames a duplicated ``label`` to ``label.1``)."""
-    import csv
-    import gzip
-
-    opener = gzip.open if path.suffix.lower() == ".gz" else open
-    with opener(path, "rt", newline="", encoding="utf-8", errors="replace") as fh:
-        for row in csv.reader(fh):
-            if any(cell.strip() for cell in row):
-                return row
-    return []
-
-
-def _check_header(names, where: str) -> list[str]:
-    try:
-        return check_unique_names(names, "columns")
-    except ValueError as exc:
-        name = re.search(r"'(.*?)'", str(exc))
-        raise AuditInputError(f"column {name.group(0) if name else repr('-')}: {where} {exc} A duplicated header "
-                              "is ambiguous (which one holds the values?): rename one of the columns.") from None
+        yield
+    except PredictionFileError as exc:
+        raise AuditInputError(f"column {exc.column or '-'!r}: {exc}") from None
 
 
 def _frame_columns(frame: pd.DataFrame, where: str) -> dict[str, np.ndarray]:
-    names = _check_header([str(c) for c in frame.columns], where)
+    with _file_errors():
+        names = check_header([str(c) for c in frame.columns], where)
     return {n: frame.iloc[:, j].to_numpy() for j, n in enumerate(names)}
 
 
@@ -302,50 +342,8 @@ def read_columns(path) -> dict[str, np.ndarray]:
     """
     if isinstance(path, pd.DataFrame):
         return _frame_columns(path, "the DataFrame")
-    path = Path(path)
-    if not path.exists():
-        raise AuditInputError(f"column '-': the predictions file {path.name!r} does not exist.")
-    _require_pyarrow(path)
-    if path.is_dir():
-        raise AuditInputError(f"column '-': {path.name!r} is a folder; give a .csv, .parquet or .npz file.")
-    suffix = path.suffix.lower()
-    try:
-        if suffix == ".npz":
-            out = {}
-            with np.load(path, allow_pickle=False) as z:
-                for name in z.files:
-                    a = z[name]
-                    if a.ndim == 1:
-                        out[name] = a
-                    elif a.ndim == 2:
-                        for k in range(a.shape[1]):
-                            out[f"{name}{k}"] = a[:, k]
-                    else:
-                        raise AuditInputError(f"column {name!r}: arrays must be 1-D or 2-D; got {a.ndim}-D.")
-            return out
-        if suffix in (".parquet", ".pq"):
-            import pyarrow.parquet as pq
-
-            pf = pq.ParquetFile(path, page_checksum_verification=True)
-            _check_header(pf.schema_arrow.names, f"the file {path.name!r}:")
-            frame = pf.read().to_pandas()
-        elif suffix in (".csv", ".txt", ".gz"):
-            header = _csv_header(path)
-            if not header:
-                raise AuditInputError(f"column '-': the file {path.name!r} is empty (no header row).")
-            _check_header(header, f"the file {path.name!r}:")
-            frame = pd.read_csv(path, skip_blank_lines=True)
-        else:
-            raise AuditInputError(f"column '-': unknown file type {suffix!r} of {path.name!r}; "
-                                  "give a .csv, .parquet or .npz file.")
-    except AuditInputError:
-        raise
-    except Exception as exc:  # parser errors, a corrupt Parquet page: a malformed file
-        text = str(exc).replace(str(path), path.name)
-        if "CRC" in text or "checksum" in text.lower():
-            text += " (a Parquet page's checksum does not match its bytes: the file is corrupt)"
-        raise AuditInputError(f"column '-': cannot read {path.name!r}: {type(exc).__name__}: {text}") from None
-    return {str(c): frame[c].to_numpy() for c in frame.columns}
+    with _file_errors():
+        return next(read_chunks(path))
 
 
 def _groups(names) -> dict[str, tuple[int, int]]:
@@ -877,59 +875,17 @@ def file_size(path) -> tuple[int, int] | None:
     >>> file_size(f)
     (3, 2)
     """
-    path = Path(path)
-    _require_pyarrow(path)
-    suffix = path.suffix.lower()
-    try:
-        if suffix in (".parquet", ".pq"):
-            import pyarrow.parquet as pq
-
-            meta = pq.ParquetFile(path, page_checksum_verification=True).metadata
-            return int(meta.num_rows), int(meta.num_columns)
-        if suffix in (".csv", ".txt"):
-            columns = len(pd.read_csv(path, nrows=0).columns)
-            lines = 0
-            last = b"\n"
-            with open(path, "rb") as fh:
-                while block := fh.read(1 << 22):
-                    lines += block.count(b"\n")
-                    last = block[-1:]
-            return lines - 1 + (last != b"\n"), columns
-    except Exception as exc:
-        raise AuditInputError(f"column '-': cannot read {path.name!r}: {type(exc).__name__}: "
-                              f"{str(exc).replace(str(path), path.name)}") from None
-    return None
+    with _file_errors():
+        return file_shape(path)
 
 
 def _chunks(path: Path, chunk_rows: int):
-    try:
-        yield from _read_chunks(path, chunk_rows)
-    except AuditInputError:
-        raise
-    except Exception as exc:  # a corrupt page (CRC), a parser error in a later chunk
-        text = str(exc).replace(str(path), path.name)
-        if "CRC" in text or "checksum" in text.lower():
-            text += " (a Parquet page's checksum does not match its bytes: the file is corrupt)"
-        raise AuditInputError(f"column '-': cannot read {path.name!r}: {type(exc).__name__}: {text}") from None
+    with _file_errors():
+        yield from read_chunks(path, chunk_rows=chunk_rows)
 
 
-def _read_chunks(path: Path, chunk_rows: int):
-    if path.suffix.lower() in (".parquet", ".pq"):
-        import pyarrow.parquet as pq
-
-        pf = pq.ParquetFile(path, page_checksum_verification=True)
-        _check_header(pf.schema_arrow.names, f"the file {path.name!r}:")
-        for batch in pf.iter_batches(batch_size=chunk_rows):
-            frame = batch.to_pandas()
-            yield {str(c): frame[c].to_numpy() for c in frame.columns}
-    else:
-        _check_header(_csv_header(path), f"the file {path.name!r}:")
-        for frame in pd.read_csv(path, chunksize=chunk_rows, skip_blank_lines=True):
-            yield {str(c): frame[c].to_numpy() for c in frame.columns}
-
-
-def stream_predictions(path, *, chunk_rows: int = 100_000, subsample: int = 20_000, seed: int = 0,
-                       n_bins: int = 15, scalar_values=None, progress: bool = True, sum_tol: float = 1e-3,
+def stream_predictions(path, *, chunk_rows: int | None = None, subsample: int | None = None, seed: int = 0,
+                       n_bins: int = 15, scalar_values=None, progress: bool = True, sum_tol: float | None = None,
                        n_folds: int = 5, min_fold_rows: int = 10, max_rows: int | None = None,
                        **options) -> Predictions:
     """Read a large CSV/Parquet file in chunks: validate each, keep a few numbers per row and a subsample.
@@ -941,7 +897,9 @@ def stream_predictions(path, *, chunk_rows: int = 100_000, subsample: int = 20_0
     recalibration comparison and the class-wise metrics). A tqdm progress bar
     counts rows on stderr.
 
-    Above ``max_rows`` rows (default :data:`MAX_ROWS`) the per-row arrays are
+    ``chunk_rows``, ``subsample``, ``sum_tol`` and ``max_rows`` default to
+    notebook 00's parameters (:func:`notebook_defaults`). Above ``max_rows``
+    rows the per-row arrays are
     kept only for a seeded sample of ``max_rows`` rows, so that memory does
     not grow with the file: the top-1 metrics of every row are in
     ``stream_stats`` (exact), the intervals and the other metrics come from
@@ -957,7 +915,10 @@ def stream_predictions(path, *, chunk_rows: int = 100_000, subsample: int = 20_0
     if size is None:
         raise AuditInputError(f"column '-': only CSV and Parquet files can be streamed; got {str(path)!r}.")
     n_total = size[0]
-    max_rows = MAX_ROWS if max_rows is None else int(max_rows)
+    max_rows = _default("max_rows") if max_rows is None else int(max_rows)
+    chunk_rows = _default("chunk_rows") if chunk_rows is None else chunk_rows
+    subsample = _default("subsample") if subsample is None else subsample
+    sum_tol = _default("sum_tol") if sum_tol is None else sum_tol
     rng = np.random.default_rng(seed)
     rowkeep = None
     if n_total > max_rows:  # memory bounded by max_rows, not by the file
@@ -978,11 +939,8 @@ def stream_predictions(path, *, chunk_rows: int = 100_000, subsample: int = 20_0
         try:
             part = predictions_from_columns(cols, sum_tol=sum_tol, check_classes=False, **options)
         except AuditInputError as exc:
-            msg = re.sub(r"first offending row (\d+)", lambda m: f"first offending row {int(m.group(1)) + start}",
-                         str(exc))
-            msg = re.sub(r"in (\d+) of (\d+) rows", rf"in \1 of the {n} rows {start}..{start + n - 1}", msg)
             bar.close()
-            raise AuditInputError(msg) from None
+            raise exc.at_rows(start) from None
         if first is None:
             first = part
             # later chunks map labels and columns as the first did (a chunk may lack a class)
@@ -1335,10 +1293,12 @@ def _flags(summary: pd.DataFrame) -> list[str]:
     return out
 
 
-def run_audit(pred: Predictions, *, n_bins: int = 15, n_resamples: int = 200, heavy_resamples: int = 50,
-              n_folds: int = 5, level: float = 0.95, seed: int = 0, scalar_values=None,
-              subsample: int = 20_000) -> dict:
+def run_audit(pred: Predictions, *, n_bins: int | None = None, n_resamples: int | None = None,
+              heavy_resamples: int | None = None, n_folds: int | None = None, level: float | None = None,
+              seed: int | None = None, scalar_values=None, subsample: int | None = None) -> dict:
     """Every number of the report: verdict, recommendation, summary, reliability tables, comparison, picks.
+
+    A setting left None takes notebook 00's parameter of the same name (:func:`notebook_defaults`).
 
     The recalibration methods are cross-fitted with ``n_folds`` seeded folds
     (:func:`calibnb.cross_fit`); above ``subsample`` rows they are fitted and
@@ -1357,10 +1317,12 @@ def run_audit(pred: Predictions, *, n_bins: int = 15, n_resamples: int = 200, he
     """
     import warnings as _warnings
 
+    given = dict(n_bins=n_bins, n_resamples=n_resamples, heavy_resamples=heavy_resamples, n_folds=n_folds,
+                 level=level, seed=seed, subsample=subsample)
     with _warnings.catch_warnings(record=True) as caught:
         _warnings.simplefilter("always")
-        out = _run_audit(pred, n_bins=n_bins, n_resamples=n_resamples, heavy_resamples=heavy_resamples,
-                         n_folds=n_folds, level=level, seed=seed, scalar_values=scalar_values, subsample=subsample)
+        out = _run_audit(pred, scalar_values=scalar_values,
+                         **{k: _default(k) if v is None else v for k, v in given.items()})
     out["warnings"] = summarise_warnings(caught)
     return out
 
@@ -1796,12 +1758,6 @@ def plot_sources(comparison: dict, *, n_bins: int = 10, level: float = 0.95):
 
 # ------------------------------------------------------------------- the Python API
 
-#: Settings of an audit (keyword arguments of :func:`audit`, notebook parameters of the same names).
-SETTINGS = {"n_bins": 15, "n_resamples": 200, "heavy_resamples": 50, "n_folds": 5, "level": 0.95, "seed": 0,
-            "sum_tol": 1e-3, "subsample": 20_000, "stream_threshold": STREAM_THRESHOLD, "chunk_rows": 100_000,
-            "max_rows": MAX_ROWS}
-
-
 def _check_settings(s: dict) -> dict:
     """Validate the settings before any work (AuditInputError naming the option)."""
     def integer(name, minimum):
@@ -2069,10 +2025,11 @@ def _arrays_columns(data: dict) -> dict:
 
 def audit(data=None, *, prob_prefix=None, logit_prefix=None, label=None, conf=None, correct=None, vote_prefix=None,
           weight=None, binary_prob=None, positive=None, prob_columns=None, classes=None, percent: bool = False,
-          low_conf: bool = False, log_format=None, source=None, scalar_values=None, n_bins: int = 15,
-          n_resamples: int = 200, heavy_resamples: int = 50, n_folds: int = 5, level: float = 0.95, seed: int = 0,
-          sum_tol: float = 1e-3, subsample: int = 20_000, stream_threshold: int = STREAM_THRESHOLD,
-          chunk_rows: int = 100_000, max_rows: int = MAX_ROWS, progress: bool = False,
+          low_conf: bool = False, log_format=None, source=None, scalar_values=None, n_bins: int | None = None,
+          n_resamples: int | None = None, heavy_resamples: int | None = None, n_folds: int | None = None,
+          level: float | None = None, seed: int | None = None, sum_tol: float | None = None,
+          subsample: int | None = None, stream_threshold: int | None = None, chunk_rows: int | None = None,
+          max_rows: int | None = None, progress: bool = False,
           name: str | None = None) -> AuditResult:
     r"""Audit a model's calibration: a verdict with a test, one recommendation, every metric with an interval.
 
@@ -2096,8 +2053,11 @@ classes, percent, low_conf : optional
         ``data`` is a language model's evaluation log, read by ``calibnb.llm.read_log``.
     source : str, optional
         With several confidence sources, the one the verdict is about (default: the first).
-    n_bins, n_resamples, heavy_resamples, n_folds, level, seed, sum_tol, subsample, stream_threshold, chunk_rows
-        As the command's options (``python -m calibnb.audit --help``).
+    n_bins, n_resamples, heavy_resamples, n_folds, level, seed, sum_tol, subsample, stream_threshold, \
+chunk_rows, max_rows : optional
+        As the command's options (``python -m calibnb.audit --help``); None
+        (the default) takes notebook 00's parameter of the same name
+        (:func:`notebook_defaults`: 15 bins, 200 resamples, 5 folds, ...).
 
     Returns
     -------
@@ -2117,9 +2077,10 @@ classes, percent, low_conf : optional
     >>> r.verdict["label"], bool(r.summary.set_index("key").loc["accuracy", "estimate"] == np.mean((p >= .5) == y))
     ('overconfident', True)
     """
-    settings = _check_settings(dict(n_bins=n_bins, n_resamples=n_resamples, heavy_resamples=heavy_resamples,
-                                    n_folds=n_folds, level=level, seed=seed, sum_tol=sum_tol, subsample=subsample,
-                                    stream_threshold=stream_threshold, chunk_rows=chunk_rows, max_rows=max_rows))
+    given = dict(n_bins=n_bins, n_resamples=n_resamples, heavy_resamples=heavy_resamples, n_folds=n_folds,
+                 level=level, seed=seed, sum_tol=sum_tol, subsample=subsample, stream_threshold=stream_threshold,
+                 chunk_rows=chunk_rows, max_rows=max_rows)
+    settings = _check_settings({k: _default(k) if v is None else v for k, v in given.items()})
     options = dict(prob_prefix=prob_prefix, logit_prefix=logit_prefix, label=label, conf=conf, correct=correct,
                    vote_prefix=vote_prefix, weight=weight, binary_prob=binary_prob, positive=positive,
                    prob_columns=prob_columns, classes=classes)
@@ -2224,11 +2185,27 @@ def check_out(out) -> Path:
     parent = out if out.exists() else out.parent
     while not parent.exists():
         parent = parent.parent
-    if not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
+    if not parent.is_dir():
+        raise AuditInputError(f"column '-': --out {out.name!r} cannot be created: {parent.name!r} above it is a "
+                              "file, not a folder.")
+    if not os.access(parent, os.W_OK | os.X_OK):
         raise AuditInputError(f"column '-': --out {out.name!r} cannot be written (no permission on its folder).")
     if out.exists() and not os.access(out, os.W_OK | os.X_OK):
         raise AuditInputError(f"column '-': --out {out.name!r} cannot be written (no permission).")
+    _probe_writable(parent, out)
     return out
+
+
+def _probe_writable(folder: Path, out: Path) -> None:
+    """Create and remove a temporary folder in ``folder``: os.access says yes to root on a read-only mount or /proc."""
+    import tempfile
+
+    try:
+        probe = tempfile.mkdtemp(prefix=".calibnb-audit-probe-", dir=folder)
+    except OSError as exc:
+        raise AuditInputError(f"column '-': --out {out.name!r} cannot be written: creating a folder there failed "
+                              f"({exc.strerror or type(exc).__name__}).") from None
+    os.rmdir(probe)
 
 
 #: Files of one audit, swapped into --out together.
@@ -2381,25 +2358,14 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--format", choices=LOG_FORMATS, help="an evaluation log of a language model, read by "
                    "calibnb.llm.read_log (one row per item and confidence source)")
     p.add_argument("--scalar-values", help="class values f_k for psi_f, comma-separated (default 1..0)")
-    p.add_argument("--n-bins", type=int, default=15)
-    p.add_argument("--n-resamples", type=int, default=200, help="bootstrap resamples (0: no intervals)")
-    p.add_argument("--heavy-resamples", type=int, default=50,
-                   help="resamples for smooth/debiased ECE, RankCS, RR and class-wise metrics")
-    p.add_argument("--n-folds", type=int, default=5, help="cross-fitting folds of the recalibration")
-    p.add_argument("--level", type=float, default=0.95)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--sum-tol", type=float, default=1e-3, help="tolerance of probability rows summing to 1")
-    p.add_argument("--subsample", type=int, default=20_000,
-                   help="rows above which recalibration uses a seeded subsample of this size")
-    p.add_argument("--stream-threshold", type=int, default=STREAM_THRESHOLD,
-                   help="values (rows x columns) above which a CSV/Parquet file is read in chunks "
-                        f"(default {STREAM_THRESHOLD:,})")
-    p.add_argument("--chunk-rows", type=int, default=100_000, help="rows per chunk when streaming")
+    # the options of SETTING_NAMES: type, default and help from notebook 00's parameters cell, written only there
+    types = {"int": int, "float": float}
+    for name in SETTING_NAMES:
+        spec = notebook_defaults()[name]
+        p.add_argument("--" + name.replace("_", "-"), type=types[spec["type"]], default=spec["default"],
+                       help=f"{spec['help']} (default: %(default)s)")
     p.add_argument("--timeout", type=float, default=AUDIT_TIMEOUT,
                    help=f"seconds a notebook cell may run (default {AUDIT_TIMEOUT}); a cell over it fails the audit")
-    p.add_argument("--max-rows", type=int, default=MAX_ROWS,
-                   help="rows above which a streamed file's per-row metrics and intervals use a seeded sample of this "
-                        f"many rows (top-1 metrics stay exact over every row; default {MAX_ROWS:,}): bounds memory")
     return p
 
 
@@ -2423,24 +2389,23 @@ def notebook_parameters(args: argparse.Namespace) -> dict:
 
 def load_from_parameters(params: dict, *, progress: bool = True) -> Predictions:
     """:func:`load_predictions`, or :func:`stream_predictions` above ``stream_threshold`` values, with the
-    notebook's parameters ("" = infer)."""
+    notebook's parameters ("" = infer; a missing setting: notebook 00's default)."""
+    params = {**{k: _default(k) for k in SETTING_NAMES}, **params}
     opt = {k: (params.get(k) or None) for k in INPUT_OPTIONS}
     opt.update(percent=bool(params.get("percent", False)), low_conf=bool(params.get("low_conf", False)))
     path = params["predictions_path"]
     if params.get("log_format"):
-        return load_predictions(_read_log_frame(path, params["log_format"]), sum_tol=params.get("sum_tol", 1e-3),
-                                n_folds=params.get("n_folds", 5), **opt)
+        return load_predictions(_read_log_frame(path, params["log_format"]), sum_tol=params["sum_tol"],
+                                n_folds=params["n_folds"], **opt)
     size = file_size(path) if Path(path).exists() else None
-    max_rows = params.get("max_rows") or MAX_ROWS
-    if size is not None and (size[0] * size[1] > params.get("stream_threshold", STREAM_THRESHOLD)
-                             or size[0] > max_rows):
-        return stream_predictions(path, chunk_rows=params.get("chunk_rows", 100_000),
-                                  subsample=params.get("subsample", 20_000), seed=params.get("seed", 0),
-                                  n_bins=params.get("n_bins", 15),
+    max_rows = params["max_rows"] or _default("max_rows")
+    if size is not None and (size[0] * size[1] > params["stream_threshold"] or size[0] > max_rows):
+        return stream_predictions(path, chunk_rows=params["chunk_rows"], subsample=params["subsample"],
+                                  seed=params["seed"], n_bins=params["n_bins"],
                                   scalar_values=parse_scalar_values(params.get("scalar_values", "")),
-                                  progress=progress, sum_tol=params.get("sum_tol", 1e-3),
-                                  n_folds=params.get("n_folds", 5), max_rows=params.get("max_rows"), **opt)
-    return load_predictions(path, sum_tol=params.get("sum_tol", 1e-3), n_folds=params.get("n_folds", 5), **opt)
+                                  progress=progress, sum_tol=params["sum_tol"], n_folds=params["n_folds"],
+                                  max_rows=max_rows, **opt)
+    return load_predictions(path, sum_tol=params["sum_tol"], n_folds=params["n_folds"], **opt)
 
 
 #: The options of the column roles (notebook parameters of the same names; "" = infer).
@@ -2498,7 +2463,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         out = check_out(args.out)
         if not (np.isfinite(args.timeout) and args.timeout > 0):
             raise AuditInputError(f"column '-': --timeout must be a positive number of seconds; got {args.timeout}.")
-        params.update(_check_settings({k: params[k] for k in SETTINGS}))
+        params.update(_check_settings({k: params[k] for k in SETTING_NAMES}))
         values = parse_scalar_values(args.scalar_values)
         pred = _validate_input(params)
         if values is not None and pred.n_classes is not None and len(values) != pred.n_classes:
@@ -2552,10 +2517,10 @@ def _validate_input(params: dict) -> Predictions:
     """
     path = Path(params["predictions_path"])
     size = file_size(path) if not params.get("log_format") and path.is_file() else None
-    if size is not None and (size[0] > (params.get("max_rows") or MAX_ROWS)
-                             or size[0] * size[1] > params.get("stream_threshold", STREAM_THRESHOLD)):
+    if size is not None and (size[0] > (params.get("max_rows") or _default("max_rows"))
+                             or size[0] * size[1] > params.get("stream_threshold", _default("stream_threshold"))):
         opt = {k: (params.get(k) or None) for k in INPUT_OPTIONS}
-        first = next(iter(_chunks(path, min(int(params.get("chunk_rows", 100_000)), 10_000))), None)
+        first = next(iter(_chunks(path, min(int(params.get("chunk_rows") or _default("chunk_rows")), 10_000))), None)
         if first is None:
             raise AuditInputError(f"column '-': the file {path.name!r} has a header but no rows.")
         pred = predictions_from_columns(first, sum_tol=params["sum_tol"], check_classes=False,

@@ -63,18 +63,20 @@ import dask.array as da
 from dask.delayed import delayed
 
 from ..metrics import Rewards
-from ._streaming import (
-    cell_of,
+from ._streaming import cell_of, near_edge, reliability_frame
+from .stats import GRID, CalibrationStats
+from ..validation import (
+    as_numeric_array,
+    check_choice,
+    check_n_bins,
+    check_positive_int,
+    check_scalar_in_range,
     conf_problem,
     correct_problem,
     merge_problems,
-    near_edge,
     raise_problems,
-    reliability_frame,
     weight_problem,
 )
-from .stats import GRID, CalibrationStats
-from ..validation import as_numeric_array, check_choice, check_n_bins, check_positive_int, check_scalar_in_range
 
 __all__ = [
     "calibration_stats",
@@ -252,11 +254,11 @@ def _arrow_leaf(block: int, ca, ya, n_cells: int):
     try:
         for ck, yk in zip(ca.chunks, ya.chunks):
             # the kernel checks conf as it goes; on a bad value the block's messages are made below
-            state._add_checked(ck.to_numpy(), yk, None, offset)
+            state.update_chunk(ck.to_numpy(), yk, offset=offset)
             offset += len(ck)
     except ValueError:
         c = ca.to_numpy()
-        problems = {"conf": _tag(conf_problem(c, 0), block)}
+        problems = {"conf": _tag(conf_problem(c, offset=0), block)}
         return CalibrationStats(n_cells), problems, {block: (len(ca), len(ya), None)}
     return state, {}, {block: (len(ca), len(ya), None)}
 
@@ -278,12 +280,12 @@ def _leaf(block: int, c, y, w, n_cells: int):
     # float32 stays float32 (the state's kernel reads it exactly); anything else becomes float64
     c64 = c if c.dtype == np.float32 else c.astype(np.float64, copy=False)
     w64 = None if w is None else w.astype(np.float64, copy=False)
-    problems = {"conf": conf_problem(c64, 0), "correct": correct_problem(y, 0),
-                "sample_weight": None if w64 is None else weight_problem(w64, 0)}
+    problems = {"conf": conf_problem(c64, offset=0), "correct": correct_problem(y, offset=0),
+                "sample_weight": None if w64 is None else weight_problem(w64, offset=0)}
     problems = {k: _tag(p, block) for k, p in problems.items() if p}
     state = CalibrationStats(n_cells)
     if not problems and c.shape[0] == y.shape[0] and (w is None or w.shape[0] == c.shape[0]):
-        state._add(c64, y.astype(bool, copy=False), w64)
+        state.update_chunk(c64, y.astype(bool, copy=False), sample_weight=w64)
     return state, problems, lens
 
 
@@ -458,14 +460,15 @@ def scan_parquet(path, *, conf: str = "conf", correct: str = "correct", sample_w
     Examples
     --------
     >>> import os, tempfile, numpy as np, pyarrow as pa, pyarrow.parquet as pq, calibnb as cn
-    >>> rng = np.random.default_rng(0)
-    >>> c = rng.uniform(size=5000).astype(np.float32)
-    >>> y = rng.uniform(size=5000) < c
+    >>> c = np.random.default_rng(1).random(6000, dtype=np.float32)   # a folder of two files
+    >>> y = np.random.default_rng(2).random(6000) < c
     >>> folder = tempfile.mkdtemp()
-    >>> pq.write_table(pa.table({"conf": c, "correct": y}), os.path.join(folder, "p.parquet"), row_group_size=700)
+    >>> for i in (0, 1):
+    ...     part = pa.table({"conf": c[i * 3000:(i + 1) * 3000], "correct": y[i * 3000:(i + 1) * 3000]})
+    ...     pq.write_table(part, os.path.join(folder, f"p{i}.parquet"), row_group_size=700)
     >>> s = scan_parquet(folder, rows_per_task=2000)
     >>> s.n, abs(s.ece(n_bins=15) - cn.ece(c, y, n_bins=15)) < 1e-12
-    (5000, True)
+    (6000, True)
     """
     import os
 
@@ -579,7 +582,7 @@ def _segment_cumsum(x: np.ndarray, starts: np.ndarray) -> np.ndarray:
 def _mass_table(blocks: dict, n_bins: int):
     """Per non-empty equal-mass bin: index, count, sum conf, n correct, lower, upper (exact)."""
     state, offsets = _pass1(blocks, GRID)
-    rows, w_pos, c_pos, c_neg = state._cell_arrays()
+    rows, w_pos, c_pos, c_neg = state.cell_sums()
     n = state.n
     q, r = divmod(n, n_bins)
     sizes = np.full(n_bins, q, dtype=np.int64)
@@ -809,7 +812,7 @@ def ks_error(conf, correct, *, ties: str = "order") -> float:
     blocks = _prepare(conf, correct)
     state, offsets = _pass1(blocks, GRID)
     n = state.n
-    seg = state._ks_segments()
+    seg = state.ks_segments()
     best = float(np.max(np.abs(seg["end"])))
     cand = (seg[f"upper_{ties}"] > best) & ~seg[f"exact_{ties}"] & (seg["rows"] > 0)
     grid = cand & (seg["kind"] == 0)

@@ -6,6 +6,7 @@ import os
 
 import numpy as np
 
+from .reader import parquet_batches
 from .stats import GRID, CalibrationStats
 
 __all__ = ["open_predictions", "scan_predictions"]
@@ -31,10 +32,11 @@ def _column(batch, name: str, arg: str, offset: int):
 class _BatchReader:
     """Record batches of a Parquet dataset, decoded one batch ahead by a background thread.
 
-    Files are read in dataset order, each opened once, with
-    :meth:`pyarrow.parquet.ParquetFile.iter_batches` over its (selected) row
-    groups; a queue of two batches stands between the reading thread and the
-    consumer, so decoding (which releases the GIL) overlaps the state's kernel
+    Files are read in dataset order, each opened once, by
+    :func:`calibnb.scale.reader.parquet_batches` (the reader the audit uses
+    too: page checksums verified, no pre-buffering on a local disk); a queue
+    of two batches stands between the reading thread and the consumer, so
+    decoding (which releases the GIL) overlaps the state's kernel
     (which does too) and memory holds at most three batches. pyarrow's dataset
     scanner, used before, kept 300-500 MB of batches and buffers in flight
     whatever its read-ahead settings (peak RSS 0.6-1.06 GiB at 10^9 rows,
@@ -65,23 +67,10 @@ class _BatchReader:
         return False
 
     def _produce(self, dataset, columns, batch_size) -> None:
-        import pyarrow.parquet as pq
-        from pyarrow.fs import LocalFileSystem
-
         try:
-            fs = dataset.filesystem
-            local = isinstance(fs, LocalFileSystem)
-            for frag in dataset.get_fragments():
-                if self._stop.is_set():
+            for batch in parquet_batches(dataset, batch_size=batch_size, columns=columns, stop=self._stop):
+                if not self._put(batch):
                     return
-                groups = [rg.id for rg in frag.row_groups]
-                with fs.open_input_file(frag.path) as fh:
-                    # remote file systems coalesce their high-latency reads with pre-buffering
-                    pf = pq.ParquetFile(fh, pre_buffer=not local)
-                    for batch in pf.iter_batches(batch_size=batch_size, row_groups=groups, columns=columns,
-                                                 use_threads=False):
-                        if not self._put(batch):
-                            return
             self._put(self._END)
         except BaseException as exc:  # handed to the consumer, raised there
             self._put(exc)
@@ -258,9 +247,9 @@ def scan_predictions(path, *, conf: str = "conf", correct: str = "correct", samp
             w = None
             if sample_weight is not None:
                 w = _column(batch, sample_weight, "sample_weight", offset).astype(np.float64, copy=False)
-            state._add_checked(c, y, w, offset, {"conf": f"conf column {conf!r}",
-                                                 "correct": f"correct column {correct!r}",
-                                                 "sample_weight": f"sample_weight column {sample_weight!r}"})
+            state.update_chunk(c, y, sample_weight=w, offset=offset,
+                               names={"conf": f"conf column {conf!r}", "correct": f"correct column {correct!r}",
+                                      "sample_weight": f"sample_weight column {sample_weight!r}"})
             offset += m
             if bar is not None:
                 bar.update(m)
@@ -268,7 +257,7 @@ def scan_predictions(path, *, conf: str = "conf", correct: str = "correct", samp
         reader.close()
         if bar is not None:
             bar.close()
-    state._flush()
+    state.flush()
     if offset == row_offset:
         raise ValueError(f"path {where} holds no rows; at least one prediction is needed.")
     return state

@@ -65,23 +65,18 @@ import numpy as np
 
 from ._kernel import compiled_kernel
 from ..metrics import Rewards, bin_indices
-from ._streaming import (
-    NEAR_ABS,
-    SHRINK,
-    cell_of,
-    conf_problem,
-    correct_problem,
-    merge_problems,
-    raise_problems,
-    reliability_frame,
-    weight_problem,
-)
+from ._streaming import NEAR_ABS, SHRINK, cell_of, reliability_frame
 from ..validation import (
     as_numeric_array,
     check_choice,
     check_conf_correct,
     check_n_bins,
+    check_positive_int,
     check_scalar_in_range,
+    conf_problem,
+    correct_problem,
+    raise_problems,
+    weight_problem,
 )
 
 __all__ = ["CalibrationStats", "GRID"]
@@ -145,7 +140,7 @@ def _check_weight(sample_weight: Any, n: int, name: str = "sample_weight") -> np
     if w.shape[0] != n:
         raise ValueError(f"{name} has length {w.shape[0]} but conf has length {n}; they must match.")
     w = w.astype(np.float64, copy=False)
-    p = weight_problem(w, 0)
+    p = weight_problem(w, offset=0)
     if p:
         raise_problems({"sample_weight": p}, {"sample_weight": name})
     return w
@@ -227,12 +222,12 @@ class _Accumulator:
             if kernels is None:
                 y = y.unpack()
         else:
-            problems["correct"] = correct_problem(y, offset)
+            problems["correct"] = correct_problem(y, offset=offset)
             y = y.astype(bool, copy=False) if not problems["correct"] else y
         if kernels is None or any(problems.values()):
-            problems["conf"] = conf_problem(c, offset)
+            problems["conf"] = conf_problem(c, offset=offset)
             if w is not None:
-                problems["sample_weight"] = weight_problem(w, offset)
+                problems["sample_weight"] = weight_problem(w, offset=offset)
             if any(problems.values()):
                 raise_problems(problems, names)
         self.add(c, y, w, check=(offset, names))
@@ -273,9 +268,9 @@ class _Accumulator:
                     if check is None:
                         raise AssertionError("CalibrationStats: unchecked rows with invalid values reached the kernel.")
                     offset, names = check
-                    problems = {"conf": conf_problem(c, offset)}
+                    problems = {"conf": conf_problem(c, offset=offset)}
                     if w is not None:
-                        problems["sample_weight"] = weight_problem(w, offset)
+                        problems["sample_weight"] = weight_problem(w, offset=offset)
                     raise_problems(problems, names)
             else:
                 self._chunk_numpy(c[start:stop], y[start:stop], ww)
@@ -519,74 +514,101 @@ class CalibrationStats:
         """Accumulate validated conf (float32 or float64), bool correct and optional float64 weights."""
         self._stream().add(c, y, w)
 
-    def _add_checked(self, c: np.ndarray, y, w: np.ndarray | None, offset: int,
-                     names: dict | None = None) -> None:
-        """Validate one chunk (rows ``offset...`` of a longer stream) with the in-memory messages, then add it.
+    def update_chunk(self, conf: np.ndarray, correct, *, sample_weight: np.ndarray | None = None, offset: int = 0,
+                     names: dict | None = None) -> "CalibrationStats":
+        """Add one chunk of a longer stream (rows ``offset...``), validated where it is, and return the state.
 
-        ``y`` may be a ``pyarrow.BooleanArray`` without nulls. On a bad value the state may be left
-        incomplete and then refuses further use (see :meth:`_Accumulator.add_checked`).
+        For readers of large files (:func:`calibnb.data.scan_predictions`,
+        :mod:`calibnb.dask`): ``conf`` is a float32 or float64 array (float32 is
+        taken as it is), ``correct`` an array of 0/1 values or a
+        ``pyarrow.BooleanArray`` without nulls (read bit by bit, no copy),
+        ``sample_weight`` float64 or None. A bad value raises the in-memory
+        message with its row counted from the start of the stream
+        (``offset + i``) and the argument named as in ``names`` (e.g.
+        ``{"conf": "conf column 'p'"}``). Unlike :meth:`update`, a chunk refused
+        part-way may leave the state incomplete (it then refuses any use):
+        the compiled kernel checks the confidences as it adds them.
+
+        Examples
+        --------
+        >>> s = CalibrationStats().update_chunk(np.array([0.3, 0.9]), np.array([False, True]), offset=10)
+        >>> s.n
+        2
+        >>> CalibrationStats().update_chunk(np.array([0.3, 1.5]), np.array([0, 1]), offset=10)
+        Traceback (most recent call last):
+        ...
+        ValueError: conf has 1 value outside [0, 1]; first at index 11: 1.5.
         """
-        self._stream().add_checked(c, y, w, offset, names)
+        offset = check_positive_int(offset, "offset", minimum=0)
+        self._stream().add_checked(conf, correct, sample_weight, offset, names)
+        return self
 
     def _stream(self) -> _Accumulator:
         """The open accumulator of this state (scratch sums, folded on the next read)."""
         if self._incomplete:
-            self._flush()  # raises
+            self.flush()  # raises
         if self._acc is None:
             self._acc = _Accumulator(self)
         return self._acc
 
-    def _flush(self) -> None:
-        """Fold the open accumulator, if any, into the compensated sums (every read does this first)."""
+    def flush(self) -> "CalibrationStats":
+        """Fold the rows of pending updates into the compensated sums and return the state (every read does this first).
+
+        Raises RuntimeError if a refused :meth:`update_chunk` left the state incomplete.
+
+        >>> CalibrationStats().update([0.2, 0.8], [0, 1]).flush().n
+        2
+        """
         if self._incomplete:
             raise RuntimeError("this CalibrationStats is incomplete: a chunk with an invalid value was refused "
                                "part-way through; build the state again from valid data.")
         acc, self._acc = self._acc, None
         if acc is not None:
             acc.close()
+        return self
 
     # The accumulated sums, read-only views for inspection; reading one folds
     # the rows of pending update() calls first.
     @property
     def count(self) -> np.ndarray:
         """Rows per (correctness, cell), int64 of shape (2, n_cells); row 0 wrong, row 1 correct."""
-        self._flush()
+        self.flush()
         return self._count
 
     @property
     def weight(self) -> np.ndarray:
         """Sum of weights per (correctness, cell) (without its compensation term)."""
-        self._flush()
+        self.flush()
         return self._weight
 
     @property
     def conf_sum(self) -> np.ndarray:
         """Sum of ``weight * conf`` per (correctness, cell) (without its compensation term)."""
-        self._flush()
+        self.flush()
         return self._conf_sum
 
     @property
     def sq_sum(self) -> float:
         """Sum of ``weight * conf**2`` over the rows kept in cells (without its compensation term)."""
-        self._flush()
+        self.flush()
         return self._sq_sum
 
     @property
     def edge_values(self) -> np.ndarray:
         """Sorted distinct confidences of the side table (on or within float noise of a grid edge)."""
-        self._flush()
+        self.flush()
         return self._edge_values
 
     @property
     def edge_count(self) -> np.ndarray:
         """Rows per side-table value and correctness, int64 of shape (k, 2)."""
-        self._flush()
+        self.flush()
         return self._edge_count
 
     @property
     def edge_weight(self) -> np.ndarray:
         """Weight sums per side-table value and correctness, shape (k, 2)."""
-        self._flush()
+        self.flush()
         return self._edge_weight
 
     def _add_sq(self, hi: float, lo: float) -> None:
@@ -879,8 +901,15 @@ class CalibrationStats:
 
     # ------------------------------------------------------------ KS
 
-    def _cell_arrays(self):
-        """Per cell, edge values folded into their cells: rows, weight of correct, conf over correct, conf over wrong."""
+    def cell_sums(self):
+        """Per cell of the fine grid, side-table values folded in: (rows, weight of correct, conf sum over correct,
+        conf sum over wrong), four arrays of length ``n_cells``; what the exact equal-mass bins of
+        :mod:`calibnb.dask` are cut from.
+
+        >>> rows, w_pos, c_pos, c_neg = CalibrationStats(10).update([0.25, 0.95], [0, 1]).cell_sums()
+        >>> rows.tolist(), float(c_pos.sum()), float(c_neg.sum())
+        ([0, 0, 1, 0, 0, 0, 0, 0, 0, 1], 0.95, 0.25)
+        """
         g = self.n_cells
         rows = self.count.sum(axis=0)
         w_pos = self.weight[1] + self._weight_lo[1]
@@ -895,7 +924,7 @@ class CalibrationStats:
             c_neg = c_neg + np.bincount(cell, weights=ev * self.edge_weight[:, 0], minlength=g)
         return rows, w_pos, c_pos, c_neg
 
-    def _ks_segments(self):
+    def ks_segments(self):
         r"""The sorted stream as consecutive segments, with the exact gap at each segment end and a bound inside.
 
         Segments, in ascending order of confidence: per cell, the side-table
@@ -972,7 +1001,7 @@ class CalibrationStats:
         (True, True)
         """
         total = self._require_data()
-        seg = self._ks_segments()
+        seg = self.ks_segments()
         low = float(np.max(np.abs(seg["end"])) / total) - _KS_SLACK
         high = float(np.max(seg["upper_order"]) / total) + _KS_SLACK
         return max(low, 0.0), min(high, 1.0)

@@ -330,3 +330,30 @@ def test_large_file_is_checked_chunk_by_chunk_and_bad_rows_still_exit_2(tmp_path
     assert proc.returncode == 2, proc.stderr
     assert "'conf'" in proc.stderr and "first offending row 2500" in proc.stderr
     assert not out.exists() and sorted(p.name for p in tmp_path.iterdir()) == ["big.csv"]
+
+
+@pytest.mark.parametrize("where", ["under_a_file", "under_proc"])
+def test_out_that_cannot_be_created_fails_fast_naming_out(tmp_path, binary_cancer, where):
+    """We run as root, so chmod would not stop writing: --out below a regular file, or in /proc, cannot be made."""
+    import time
+
+    df, _ = binary_cancer
+    path = tmp_path / "p.csv"
+    df.to_csv(path, index=False)
+    if where == "under_a_file":
+        (tmp_path / "plain").write_text("x")
+        out = tmp_path / "plain" / "sub"
+        expected = "'plain' above it is a file"
+    else:
+        out = Path("/proc") / f"calibnb-audit-{os.getpid()}"
+        expected = "cannot be written"
+    before = sorted(p.name for p in tmp_path.iterdir())
+    t0 = time.perf_counter()
+    proc = run_cli(path, "--out", out, *FAST_CLI)
+    took = time.perf_counter() - t0
+    assert proc.returncode == 2, proc.stderr
+    assert "--out" in proc.stderr and expected in proc.stderr, proc.stderr
+    assert "rows," not in proc.stderr and "Traceback" not in proc.stderr  # stopped before reading the predictions
+    assert took < 60  # no notebook ran (an audit takes minutes)
+    assert not out.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == before  # nothing half-written, no lock or probe left

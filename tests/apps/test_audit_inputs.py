@@ -282,3 +282,23 @@ def test_memory_is_bounded_by_max_rows_and_top1_metrics_stay_exact(tmp_path):
     assert s.loc["hmr", "rows"] == n and s.loc["nbr", "rows"] == 500
     assert r["inputs"]["rows"] == n and r["inputs"]["sample_rows"] == 500
     assert any("seeded sample of 500 rows" in note for note in r["inputs"]["notes"])
+
+
+def test_a_bad_value_in_a_later_chunk_is_located_in_the_whole_file(tmp_path):
+    """The chunk's error is said again at the file's rows (AuditInputError.at_rows), not rewritten from its text."""
+    from calibnb.apps import audit as audit_app
+
+    rng = np.random.default_rng(3)
+    p = rng.dirichlet(np.ones(3), size=400)
+    df = pd.DataFrame({"p0": p[:, 0], "p1": p[:, 1], "p2": p[:, 2], "label": rng.integers(0, 3, 400)})
+    df.loc[250, "p1"] = np.nan
+    df.loc[270, "p1"] = np.nan
+    path = tmp_path / "p.csv"
+    df.to_csv(path, index=False)
+    with pytest.raises(audit_app.AuditInputError) as info:
+        audit_app.stream_predictions(path, chunk_rows=100, subsample=50, progress=False, n_folds=2)
+    assert str(info.value) == ("column 'p1': missing or non-finite value (NaN/inf) in 2 of the 100 rows 200..299; "
+                               "first offending row 250 (value nan) (0-based data row).")
+    # the same value read whole: the rows of the file, no chunk
+    with pytest.raises(audit_app.AuditInputError, match=r"in 2 of 400 rows; first offending row 250 \(value nan\)"):
+        audit_app.load_predictions(path, n_folds=2)

@@ -389,7 +389,7 @@ def test_bad_value_deep_in_a_long_chunk_leaves_the_state_unusable(monkeypatch):
     conf[3_500] = np.nan
     s = CalibrationStats()
     with pytest.raises(ValueError, match=r"conf column 'p' has 1 value that is NaN or infinite; first at index 103500: nan"):
-        s._add_checked(conf, correct, None, 100_000, {"conf": "conf column 'p'"})
+        s.update_chunk(conf, correct, offset=100_000, names={"conf": "conf column 'p'"})
     with pytest.raises(RuntimeError, match="is incomplete"):
         s.ece()
     # in the first piece nothing was added yet: the state stays usable
@@ -397,7 +397,7 @@ def test_bad_value_deep_in_a_long_chunk_leaves_the_state_unusable(monkeypatch):
     conf[3_500] = 0.5
     conf[10] = -0.5
     with pytest.raises(ValueError, match="first at index 10: -0.5"):
-        ok._add_checked(conf, correct, None, 0)
+        ok.update_chunk(conf, correct)
     assert ok.n == 0
 
 
