@@ -321,7 +321,7 @@ def _bootstrap(statistic, estimate: float, n: int, n_resamples, level, method, s
     level = check_scalar_in_range(level, "level", low=0.0, high=1.0, low_inclusive=False, high_inclusive=False)
     check_choice(method, _METHODS, "method")
     rng = as_rng(seed)
-    batch = max(1, _BATCH_ELEMENTS // n) if mode != "loop" else None
+    batch = max(1, _BATCH_ELEMENTS // n)  # (batch x n) indices at a time, also for a looping metric
     previous = None
     if draw is not None:
         previous = SimpleNamespace(bootstrap_distribution=draw(n_resamples, rng))
