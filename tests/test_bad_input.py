@@ -17,7 +17,7 @@ import badinput as bi
 #: ``__all__`` under calibnb is called (result records and exception classes are skipped by rule).
 EXCLUDED = {
     # report / CLI: validated by plan_report before any kernel starts; run as subprocesses in test_report.py
-    **{f"calibnb.apps.report.{n}": "report/CLI function: run as a subprocess in tests/test_report.py" for n in (
+    **{f"calibnb.apps.report.{n}": "report/CLI function: run as a subprocess in tests/apps/test_report.py" for n in (
         "NotebookRun", "run_notebook", "notebook_to_html", "load_params_file", "parse_cli_value", "params_for",
         "build_report", "plan_report", "resolve_scalar", "render_index", "main")},
     # widgets: need a kernel (and a browser) to mean anything; tested in tests/test_widgets.py
@@ -29,46 +29,46 @@ EXCLUDED = {
         "calibnb.papers.jiang2024.f_neutral_explorer", "calibnb.papers.jiang2024.ece_bins_explorer",
         "calibnb.papers.si2022.resampling_explorer", "calibnb.papers.si2022.conscal_explorer")},
     # data loaders: read the data mirror or the network; names and checksums tested in test_data_*.py
-    **{f"calibnb.data.{n}": "loader: reads the data mirror or the network; tested in tests/test_data_loaders.py"
+    **{f"calibnb.data.{n}": "loader: reads the data mirror or the network; tested in tests/data/test_loaders.py"
        for n in ("data_dir", "fetch", "manifest_entry", "registry", "read_text", "load_chaosnli",
                  "chaosnli_prediction_models", "load_chaosnli_predictions", "cifar_models", "load_cifar",
                  "load_cifar10h", "qa_datasets", "load_qa_confidences", "load_qa_dev_confidences",
                  "load_codex_triviaqa")},
-    "calibnb.papers.si2022.load_bundled": "reads a bundled data file by name; tested in tests/test_training.py",
-    "calibnb.papers.jiang2024.load_circa_examples": "reads a bundled CSV; tested in tests/test_annotation.py",
+    "calibnb.papers.si2022.load_bundled": "reads a bundled data file by name; tested in tests/papers/test_si2022_training.py",
+    "calibnb.papers.jiang2024.load_circa_examples": "reads a bundled CSV; tested in tests/papers/test_jiang2024.py",
     "calibnb.papers.jiang2024.circa_examples_path": "a path, no arguments",
     "calibnb.papers.sakai2024.sakai_examples_path": "a path, no arguments",
-    # calibnb.llm readers: read a log file or folder; every bad record and field is tested in tests/test_llm.py
-    **{f"calibnb.llm.{n}": "reads a language-model log from a path; bad records/fields tested in tests/test_llm.py"
+    # calibnb.llm readers: read a log file or folder; every bad record and field is tested in tests/llm/test_llm.py
+    **{f"calibnb.llm.{n}": "reads a language-model log from a path; bad records/fields tested in tests/llm/test_llm.py"
        for n in ("read_log", "read_openai", "read_lm_eval", "read_helm", "read_inspect", "read_verbalized")},
     # the audit command: files, the notebook run, figures and report tables; run as subprocesses and on
-    # written files in tests/test_audit.py (bad input exits 2 naming the column and the row)
-    **{f"calibnb.apps.audit.{n}": "audit CLI / file reading / report rendering: tested in tests/test_audit.py" for n in (
+    # written files in tests/apps/test_audit.py (bad input exits 2 naming the column and the row)
+    **{f"calibnb.apps.audit.{n}": "audit CLI / file reading / report rendering: tested in tests/apps/test_audit.py" for n in (
         "main", "load_predictions", "read_columns", "file_size", "stream_predictions", "load_from_parameters",
         "notebook_parameters", "write_audit_json", "audit_json", "plot_reliability", "plot_ks", "plot_rewards",
         "plot_human", "run_audit", "predictions_from_columns", "predictions_from_arrays", "summary_frame",
         "comparison_frame", "parse_scalar_values", "audit", "AuditResult", "verdict_data", "verdict_text",
         "recommendation_data", "recommendation_text", "summarise_warnings", "source_comparison", "plot_sources",
         "picks_frame", "check_out", "secure_page", "render_report", "write_report", "llm_provenance", "bin_free_table")},
-    "calibnb.audit": "the audit module is also the call calibnb.audit(df); tested in tests/test_audit_api.py",
-    # the claims ledger: writes result files; its own validation is tested in tests/test_reproduction.py
-    **{f"calibnb.record.reproduction.{n}": "claims ledger record (writes files); tested in tests/test_reproduction.py"
+    "calibnb.audit": "the audit module is also the call calibnb.audit(df); tested in tests/apps/test_audit_api.py",
+    # the claims ledger: writes result files; its own validation is tested in tests/record/test_reproduction.py
+    **{f"calibnb.record.reproduction.{n}": "claims ledger record (writes files); tested in tests/record/test_reproduction.py"
        for n in ("Reproduction", "to_jsonable", "from_json_float", "write_json_atomic",
                  "write_text_atomic", "load_ledger", "claims_table_html", "did_not_reproduce_markdown",
                  "status_counts", "status_mismatches", "decide", "criterion_text", "findings_markdown",
                  "clopper_pearson", "rule_target", "paper_summary", "restatus", "seed_split",
                  "stability_text", "unmarked_flips")},
-    **{f"calibnb.apps.report.{n}": "report helper over result files/claims entries; tested in tests/test_report.py"
+    **{f"calibnb.apps.report.{n}": "report helper over result files/claims entries; tested in tests/apps/test_report.py"
        for n in ("copy_mathjax", "collect_claims", "claims_summary", "summary_sentence", "load_seed_stability")},
-    "calibnb.scale.scan.scan_predictions": "reads prediction files from a path; tested in tests/test_stats.py",
-    "calibnb.scale.scan.open_predictions": "opens prediction files from a path; tested in tests/test_stats.py",
-    "calibnb.scale.dask.scan_parquet": "reads prediction files from a path on a Dask cluster; tested in tests/test_dask.py",
+    "calibnb.scale.scan.scan_predictions": "reads prediction files from a path; tested in tests/scale/test_stats.py",
+    "calibnb.scale.scan.open_predictions": "opens prediction files from a path; tested in tests/scale/test_stats.py",
+    "calibnb.scale.dask.scan_parquet": "reads prediction files from a path on a Dask cluster; tested in tests/scale/test_dask.py",
     "calibnb.data.project_data_path": "reads a project file by name (browser site too); tested in tests/test_site.py",
     **{f"calibnb.widgets.{n}": "takes a live figure or ipywidgets control; tested in tests/test_widgets.py"
        for n in ("figure_png", "sweep_values", "rounded_readout")},
     **{f"calibnb.metrics.registry.{n}": "the metric registry: takes Metric declarations and keys; tested in "
-       "tests/test_registry.py" for n in ("register", "unregister", "metrics", "get_metric")},
-    "calibnb.scale.dask.metric_functions": "returns the Dask functions of the registry; tested in tests/test_registry.py",
+       "tests/metrics/test_registry.py" for n in ("register", "unregister", "metrics", "get_metric")},
+    "calibnb.scale.dask.metric_functions": "returns the Dask functions of the registry; tested in tests/metrics/test_registry.py",
     "calibnb.uncertainty.bootstrap_weights": "returns an iterator of weight blocks (validated before the first "
     "block); tested in tests/test_uncertainty.py",
     "calibnb.metrics.batch.batch_axis": "a decorator (takes a function, returns one); tested in tests/test_uncertainty.py",

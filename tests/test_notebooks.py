@@ -19,7 +19,7 @@ must define ``check_default(results)`` and ``CASES`` (at least two
    declares a case with another seed (``test_every_paper_notebook_has_a_seed_case``);
    where that case also shrinks sizes (03, 04: fewer networks or systems, so a
    status may move for another reason), the five seeds of the committed table
-   ``data/seed_stability.json`` carry the check (tests/test_seed_stability.py).
+   ``data/seed_stability.json`` carry the check (tests/record/test_seed_stability.py).
 
 The kernel is ``python3`` (the Makefile installs it into the venv) and runs in
 the ``notebooks/`` folder, as in Jupyter and nbval; data are found through

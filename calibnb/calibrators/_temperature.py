@@ -52,7 +52,7 @@ reduction (``np.add.reduce(..., axis=1)``), whose order of operations is fixed
 by the data's shape, rather than a BLAS matrix-vector product, whose kernel
 (and so its last bits) OpenBLAS picks at run time for the CPU. A seeded fit is
 bit-identical across processes, ``PYTHONHASHSEED`` values and BLAS thread
-counts (``tests/test_calibrators_temperature.py`` checks this in
+counts (``tests/calibrators/test_temperature.py`` checks this in
 sub-processes).
 
 Speed: the row maximum :math:`m_i = \max_k z_{ik}` is subtracted once

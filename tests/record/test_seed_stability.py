@@ -18,7 +18,7 @@ from calibnb.record.reproduction import (
     unmarked_flips,
 )
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _script():

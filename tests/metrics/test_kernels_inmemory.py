@@ -21,7 +21,7 @@ import calibnb as cn
 from calibnb.metrics import binary
 from calibnb.metrics import _kernels as K
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 numba = None
 try:  # optional: the NumPy path runs without it

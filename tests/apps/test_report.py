@@ -495,7 +495,7 @@ def test_cli_subprocess_mistakes_exit_2_before_any_kernel(tmp_path, argv):
     import subprocess
     import sys
 
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     out = tmp_path / "reports"
     env = {**os.environ, "PYTHONPATH": str(root)}
     proc = subprocess.run([sys.executable, "-m", "calibnb.report", "--out", str(out), "--no-progress", *argv],
@@ -511,7 +511,7 @@ def test_cli_subprocess_success_prints_no_kernel_noise(nb_dir, tmp_path):
     import subprocess
     import sys
 
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     out = tmp_path / "reports"
     env = {**os.environ, "PYTHONPATH": str(root)}
     proc = subprocess.run([sys.executable, "-m", "calibnb.report", "--notebooks", str(nb_dir / "a_pass.ipynb"),

@@ -16,7 +16,7 @@ from scipy import stats
 import calibnb as cn
 from calibnb.apps import audit, summary
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 FAST = ["--n-resamples", "20", "--heavy-resamples", "10", "--n-folds", "3"]
 
 

@@ -20,7 +20,7 @@ from sklearn.naive_bayes import GaussianNB
 import calibnb
 from calibnb.apps import audit as audit_module
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 FAST = dict(n_resamples=40, heavy_resamples=10, n_folds=3)
 FAST_CLI = ["--n-resamples", "40", "--heavy-resamples", "10", "--n-folds", "3"]
 

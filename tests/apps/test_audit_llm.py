@@ -17,7 +17,7 @@ import calibnb
 import calibnb.llm as llm
 from calibnb.apps.audit import llm_provenance
 
-FIXTURES = Path(__file__).parent / "data" / "llm"
+FIXTURES = Path(__file__).resolve().parents[1] / "llm" / "fixtures"
 #: format -> (fixture, the read-out words the page must carry for its first source)
 CASES = {
     "openai": "openai_chat.jsonl",

@@ -37,7 +37,7 @@ from calibnb.record.reproduction import (
     write_text_atomic,
 )
 
-LEDGER_DIR = Path(__file__).resolve().parents[1] / "notebooks" / "claims"
+LEDGER_DIR = Path(__file__).resolve().parents[2] / "notebooks" / "claims"
 
 
 def test_constructor_errors():

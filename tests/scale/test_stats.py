@@ -15,7 +15,7 @@ import calibnb as cn
 import calibnb.data
 from calibnb.scale.stats import GRID, CalibrationStats
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 # Every bin count dividing the grid that people use, plus some that only divide it.
 DIVISORS = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 14, 15, 16, 20, 25, 30, 40, 50, 100, 112, 1008, GRID]
 

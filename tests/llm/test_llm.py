@@ -1,4 +1,4 @@
-"""calibnb.llm: the readers of language-model answer logs, on hand-made fixtures (tests/data/llm/).
+"""calibnb.llm: the readers of language-model answer logs, on hand-made fixtures (tests/llm/fixtures/).
 
 Every expected value is computed here from the fixture's documented fields by
 hand (the formulas written out), not by the reader.
@@ -17,7 +17,7 @@ from numpy.testing import assert_allclose
 
 import calibnb.llm as llm
 
-DATA = Path(__file__).parent / "data" / "llm"
+DATA = Path(__file__).parent / "fixtures"
 MC_FILE = DATA / "samples_trivia_mc_2026-11-25T10-00-00.000000.jsonl"
 GEN_FILE = DATA / "samples_trivia_gen_2026-11-25T10-00-00.000000.jsonl"
 

@@ -18,7 +18,7 @@ import pytest
 from sklearn.datasets import load_digits
 from sklearn.naive_bayes import GaussianNB
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = os.environ.get("CALIBNB_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
                  "--no-first-run", "--disable-sync"]
