@@ -1,7 +1,7 @@
 """Compiled kernels of the in-memory metrics (optional; not public API).
 
 :func:`calibnb.ece`, :func:`calibnb.mce`, :func:`calibnb.reliability_table`
-(equal-width bins), :func:`calibnb.macro_ce`, :func:`calibnb.ice`,
+(equal-width and equal-mass bins), :func:`calibnb.macro_ce`, :func:`calibnb.ice`,
 :func:`calibnb.rewards`, :func:`calibnb.hmr` and :func:`calibnb.brier_top` run
 one compiled pass over the data instead of the NumPy passes of
 :mod:`calibnb.metrics.binary` when :mod:`numba` is installed, the input has at
@@ -20,6 +20,15 @@ order, so the results are equal bit for bit (``tests/test_kernels_inmemory.py``)
   2**-50))``, corrected by ``c > k / M`` when the scaled value is within
   ``2**-40 * M`` below an integer) and a sequential scatter in row order,
   which is the order of ``numpy.add.at`` and ``numpy.bincount``.
+* **Equal-mass bins, after the sort** (``mass_stats``): the confidences are
+  sorted by NumPy (one ``numpy.sort`` of int64 keys, as on the NumPy path);
+  one pass then gives every bin's count, number correct (an exact integer,
+  whatever the order of ties), smallest and largest confidence and the sum of
+  its confidences in the order of ``numpy.add.reduceat`` (the first value plus
+  NumPy's pairwise sum of the others: 8 partial sums per block of 128, halves
+  of longer runs). The NumPy path restores the input order of tied items that
+  mix correct and wrong ones; that order changes a sum only when such a group
+  straddles a bin edge, and the kernel then leaves the bins to NumPy.
 * **Sums over items** (:func:`group_lanes`, :func:`brier_lanes`): the NumPy
   path sums every term in :data:`LANES` interleaved lanes (item ``i`` goes to
   lane ``i % LANES`` of its chunk of :data:`CHUNK` items: ``numpy.add.reduce``
@@ -114,6 +123,12 @@ class InMemoryKernels:
     described in the module docstring; ``bad`` is True when a value is out of
     range (NaN included).
 
+    ``mass_stats()(keys, sizes, vals, fvals, count, sum_conf, n_correct, lower,
+    upper) -> straddle``: per equal-mass bin of the sorted keys of
+    :func:`calibnb.metrics.binary._sort_keys`, the sums of
+    ``binary._mass_stats``; 1 (nothing decided) when a tie group mixing correct
+    and wrong items straddles a bin edge.
+
     ``row_lanes(weighted, brier)(c, y, w) -> (S, T, LANES)``: per row of 2-D
     (S, N) arrays (broadcast views allowed), the lane sums of T terms, those of
     the batched and weighted paths: ``1, c y, c`` (unweighted) or ``w, w y,
@@ -148,6 +163,9 @@ class InMemoryKernels:
 
     def row_lanes(self, weighted: bool, brier: bool):
         return self._get(("row_lanes", bool(weighted), bool(brier)), "make_row_lanes")
+
+    def mass_stats(self):
+        return self._get(("mass_stats",), "make_mass_stats")
 
 
 # The constants of calibnb.metrics.binary._codes_into, repeated here so that
