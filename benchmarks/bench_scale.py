@@ -346,6 +346,8 @@ def main() -> None:
         raise SystemExit(f"only {free:.0f} GiB free under {folder.parent}; about {need:.0f} GiB needed")
     print(machine())
     print(versions())
+    load_start = os.getloadavg()
+    print(f"load average {load_start[0]:.2f} {load_start[1]:.2f} {load_start[2]:.2f} at the start", flush=True)
     results = {}
     try:
         if not args.reuse:
@@ -395,7 +397,10 @@ def main() -> None:
         lo, hi = r["round_ratios"]
         ratio = f"{rate / raw_rate:.2f} ({lo:.2f}-{hi:.2f})" if r["n"] > 1 else f"{rate / raw_rate:.2f}"
         print(f"| {name} | {r['rows']:,} | {spread} | {rate / 1e6:.1f} M | {ratio} | {peak} |")
-    print(f"\nruns per method: {results['raw']['n']} (torchmetrics 1); x raw scan rate = median rate / median raw "
+    load_end = os.getloadavg()
+    print(f"\nload average {load_start[0]:.2f} at the start, {load_end[0]:.2f} {load_end[1]:.2f} {load_end[2]:.2f} "
+          "at the end (1, 5, 15 min)")
+    print(f"runs per method: {results['raw']['n']} (torchmetrics 1); x raw scan rate = median rate / median raw "
           "rate, in brackets the range of (raw time / method time) over the interleaved rounds; "
           "Dask times exclude starting the cluster")
     t = results["torch"]

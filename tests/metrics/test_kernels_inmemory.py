@@ -271,6 +271,14 @@ def test_import_calibnb_does_not_import_numba():
 def test_kernel_choice_matches_the_streaming_kernel(monkeypatch):
     from calibnb.scale import _kernel as streaming
 
+    # one reading of CALIBNB_KERNEL for the package: the streaming kernel uses the in-memory kernels' rule
+    assert streaming.kernel_choice is K.kernel_choice
+    monkeypatch.setattr(streaming, "_cache", {})
+    monkeypatch.setenv("CALIBNB_KERNEL", "numpy")
+    assert streaming.compiled_kernel(10**9) is None and K.compiled_inmemory(10**9) is None
+    monkeypatch.setenv("CALIBNB_KERNEL", "auto")
+    assert streaming.compiled_kernel(streaming.MIN_ROWS - 1) is None
+
     for value in ["", "auto", " NUMPY ", "numba"]:
         monkeypatch.setenv("CALIBNB_KERNEL", value)
         assert K.kernel_choice() == streaming.kernel_choice()
