@@ -355,9 +355,15 @@ def main() -> None:
             size = sum(p.stat().st_size for p in folder.iterdir()) / 2**30
             print(f"wrote {args.rows:,} rows ({size:.2f} GiB) in {t_write:.0f} s", flush=True)
         measure("raw", folder, args.torch_limit_gib)  # untimed: the files into the page cache, as for every later read
-        runs: dict = {m: [] for m in METHODS}
+        import importlib.util
+
+        have_torch = all(importlib.util.find_spec(m) is not None for m in ("torch", "torchmetrics"))
+        methods = METHODS if have_torch else tuple(m for m in METHODS if m != "torch")
+        if not have_torch:
+            print("torchmetrics: torch or torchmetrics is not installed; its row is left out", flush=True)
+        runs: dict = {m: [] for m in methods}
         for k in range(args.repeat):  # interleaved, so a slow spell of the machine hits every method alike
-            for method in METHODS:
+            for method in methods:
                 if method == "torch" and k:  # its point is memory growth; once is enough
                     continue
                 r = measure(method, folder, args.torch_limit_gib)
@@ -383,8 +389,9 @@ def main() -> None:
             ("floor: Dask read of conf + correct (dd.read_parquet, pyarrow dtypes, len)", results["dask_floor"]),
             ("calibnb.dask.scan_parquet (workers read the files)", results["dask_scan"]),
             ("calibnb.dask.calibration_stats(dd.read_parquet columns)", results["dask"]),
-            ("calibnb.dask.ks_error(ties='group'), exact, 2 passes", dict(results["dask_ks"], rows=n_total)),
-            ("torchmetrics BinaryCalibrationError.update", results["torch"])]
+            ("calibnb.dask.ks_error(ties='group'), exact, 2 passes", dict(results["dask_ks"], rows=n_total))]
+    if "torch" in results:
+        rows.append(("torchmetrics BinaryCalibrationError.update", results["torch"]))
     print()
     print("| method | rows | seconds: median (min-max) | rows/s | x raw scan rate (per-round range) | peak RSS (MiB) |")
     print("|---|---:|---:|---:|---:|---:|")
@@ -403,7 +410,8 @@ def main() -> None:
     print(f"runs per method: {results['raw']['n']} (torchmetrics 1); x raw scan rate = median rate / median raw "
           "rate, in brackets the range of (raw time / method time) over the interleaved rounds; "
           "Dask times exclude starting the cluster")
-    t = results["torch"]
+    t = results.get("torch", {"stopped": "not run (not installed)", "rows": 0, "growth_bytes_per_row": float("nan"),
+                                "compute_s": float("nan")})
     print(f"\ntorchmetrics: stopped={t['stopped']} after {t['rows']:,} rows; RSS grew "
           f"{t['growth_bytes_per_row']:.1f} bytes/row; compute() took {t['compute_s']:.1f} s")
     s = results["subset"]
