@@ -410,10 +410,12 @@ def main() -> None:
     print(f"runs per method: {results['raw']['n']} (torchmetrics 1); x raw scan rate = median rate / median raw "
           "rate, in brackets the range of (raw time / method time) over the interleaved rounds; "
           "Dask times exclude starting the cluster")
-    t = results.get("torch", {"stopped": "not run (not installed)", "rows": 0, "growth_bytes_per_row": float("nan"),
-                                "compute_s": float("nan")})
-    print(f"\ntorchmetrics: stopped={t['stopped']} after {t['rows']:,} rows; RSS grew "
-          f"{t['growth_bytes_per_row']:.1f} bytes/row; compute() took {t['compute_s']:.1f} s")
+    if "torch" in results:
+        t = results["torch"]
+        print(f"\ntorchmetrics: stopped={t['stopped']} after {t['rows']:,} rows; RSS grew "
+              f"{t['growth_bytes_per_row']:.1f} bytes/row; compute() took {t['compute_s']:.1f} s")
+    else:
+        print("\ntorchmetrics: not run (torch or torchmetrics is not installed)")
     s = results["subset"]
     print(f"equality on the first {s['rows']:,} rows: max |stream - in-memory| = {s['max_abs_diff_stream']:.2e}, "
           f"max |dask - in-memory| = {s['max_abs_diff_dask']:.2e}, "
