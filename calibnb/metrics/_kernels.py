@@ -6,10 +6,11 @@
 one compiled pass over the data instead of the NumPy passes of
 :mod:`calibnb.metrics.binary` when :mod:`numba` is installed, the input has at
 least :data:`MIN_ROWS` items and ``CALIBNB_KERNEL`` allows it. The variable
-(``auto``, ``numpy`` or ``numba``) is read and checked here only
-(:func:`kernel_choice`, :func:`choose_compiled`): the streaming kernel of
-:class:`calibnb.CalibrationStats` (``calibnb/scale/_kernel.py``) imports this
-rule rather than repeating it, so the two paths cannot disagree.
+(``auto``, ``numpy`` or ``numba``) is read and checked in one place,
+:func:`calibnb.validation.kernel_choice` and
+:func:`calibnb.validation.choose_compiled`, which the streaming kernel of
+:class:`calibnb.CalibrationStats` (``calibnb/scale/_kernel.py``) uses too, so
+the two paths cannot disagree.
 
 Each kernel does the floating-point operations of the NumPy path in the same
 order, so the results are equal bit for bit (``tests/test_kernels_inmemory.py``):
@@ -48,7 +49,8 @@ numba); each variant is compiled on first use and cached on disk
 from __future__ import annotations
 
 import importlib
-import os
+
+from ..validation import choose_compiled, kernel_choice
 
 __all__ = ["MIN_ROWS", "LANES", "CHUNK", "BLOCK", "EDGE_SHRINK", "NEAR", "NONNEG", "kernel_choice", "choose_compiled",
            "compiled_inmemory", "InMemoryKernels"]
@@ -60,42 +62,7 @@ LANES = 256
 #: Items per chunk of the sums over items (a multiple of :data:`LANES`).
 CHUNK = 1 << 16
 
-_CHOICES = ("auto", "numpy", "numba")
 _cache: dict = {}
-
-
-def kernel_choice() -> str:
-    """The value of ``CALIBNB_KERNEL`` (default ``auto``), checked; the one reading of it in calibnb."""
-    v = os.environ.get("CALIBNB_KERNEL", "auto").strip().lower() or "auto"
-    if v not in _CHOICES:
-        raise ValueError(f"environment variable CALIBNB_KERNEL must be one of {', '.join(_CHOICES)}; got {v!r}.")
-    return v
-
-
-def choose_compiled(n_rows: int, min_rows: int, cache: dict, factory):
-    """The rule of every compiled kernel: ``factory()`` (built once into ``cache``) or None to use NumPy.
-
-    ``numpy``: None. ``auto``: None below ``min_rows`` rows or without numba.
-    ``numba``: the kernels at any size, an ImportError naming the fix when
-    numba is missing. Used by :func:`compiled_inmemory` and by the streaming
-    kernel's ``compiled_kernel`` (``calibnb/scale/_kernel.py``), each with its
-    own threshold and cache.
-    """
-    choice = kernel_choice()
-    if choice == "numpy" or (choice == "auto" and n_rows < min_rows):
-        return None
-    if "kernels" not in cache:
-        try:
-            import numba  # noqa: F401
-        except ImportError:
-            cache["kernels"] = None
-        else:
-            cache["kernels"] = factory()
-    k = cache["kernels"]
-    if k is None and choice == "numba":
-        raise ImportError("CALIBNB_KERNEL=numba but numba is not installed; install it "
-                          "(pip install 'calibnb[dask]' or pip install numba) or unset CALIBNB_KERNEL.")
-    return k
 
 
 def compiled_inmemory(n_rows: int):

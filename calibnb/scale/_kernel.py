@@ -26,12 +26,12 @@ float64.
 chunk has at least :data:`MIN_ROWS` rows), ``numpy`` (never compile) or
 ``numba`` (always, an error when numba is missing). The variable is read and
 checked in one place for the whole package, with the in-memory metrics' kernels
-(``calibnb/metrics/_kernels.py``: ``kernel_choice``, ``choose_compiled``).
+(:func:`calibnb.validation.kernel_choice`, :func:`calibnb.validation.choose_compiled`).
 """
 
 from __future__ import annotations
 
-from ..metrics._kernels import choose_compiled, kernel_choice
+from ..validation import choose_compiled, kernel_choice
 from ._streaming import NEAR_ABS
 
 __all__ = ["MIN_ROWS", "Kernels", "kernel_choice", "compiled_kernel"]
