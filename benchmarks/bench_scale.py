@@ -346,6 +346,8 @@ def main() -> None:
         raise SystemExit(f"only {free:.0f} GiB free under {folder.parent}; about {need:.0f} GiB needed")
     print(machine())
     print(versions())
+    load_start = os.getloadavg()
+    print(f"load average {load_start[0]:.2f} {load_start[1]:.2f} {load_start[2]:.2f} at the start", flush=True)
     results = {}
     try:
         if not args.reuse:
@@ -353,9 +355,15 @@ def main() -> None:
             size = sum(p.stat().st_size for p in folder.iterdir()) / 2**30
             print(f"wrote {args.rows:,} rows ({size:.2f} GiB) in {t_write:.0f} s", flush=True)
         measure("raw", folder, args.torch_limit_gib)  # untimed: the files into the page cache, as for every later read
-        runs: dict = {m: [] for m in METHODS}
+        import importlib.util
+
+        have_torch = all(importlib.util.find_spec(m) is not None for m in ("torch", "torchmetrics"))
+        methods = METHODS if have_torch else tuple(m for m in METHODS if m != "torch")
+        if not have_torch:
+            print("torchmetrics: torch or torchmetrics is not installed; its row is left out", flush=True)
+        runs: dict = {m: [] for m in methods}
         for k in range(args.repeat):  # interleaved, so a slow spell of the machine hits every method alike
-            for method in METHODS:
+            for method in methods:
                 if method == "torch" and k:  # its point is memory growth; once is enough
                     continue
                 r = measure(method, folder, args.torch_limit_gib)
@@ -381,8 +389,9 @@ def main() -> None:
             ("floor: Dask read of conf + correct (dd.read_parquet, pyarrow dtypes, len)", results["dask_floor"]),
             ("calibnb.dask.scan_parquet (workers read the files)", results["dask_scan"]),
             ("calibnb.dask.calibration_stats(dd.read_parquet columns)", results["dask"]),
-            ("calibnb.dask.ks_error(ties='group'), exact, 2 passes", dict(results["dask_ks"], rows=n_total)),
-            ("torchmetrics BinaryCalibrationError.update", results["torch"])]
+            ("calibnb.dask.ks_error(ties='group'), exact, 2 passes", dict(results["dask_ks"], rows=n_total))]
+    if "torch" in results:
+        rows.append(("torchmetrics BinaryCalibrationError.update", results["torch"]))
     print()
     print("| method | rows | seconds: median (min-max) | rows/s | x raw scan rate (per-round range) | peak RSS (MiB) |")
     print("|---|---:|---:|---:|---:|---:|")
@@ -395,12 +404,18 @@ def main() -> None:
         lo, hi = r["round_ratios"]
         ratio = f"{rate / raw_rate:.2f} ({lo:.2f}-{hi:.2f})" if r["n"] > 1 else f"{rate / raw_rate:.2f}"
         print(f"| {name} | {r['rows']:,} | {spread} | {rate / 1e6:.1f} M | {ratio} | {peak} |")
-    print(f"\nruns per method: {results['raw']['n']} (torchmetrics 1); x raw scan rate = median rate / median raw "
+    load_end = os.getloadavg()
+    print(f"\nload average {load_start[0]:.2f} at the start, {load_end[0]:.2f} {load_end[1]:.2f} {load_end[2]:.2f} "
+          "at the end (1, 5, 15 min)")
+    print(f"runs per method: {results['raw']['n']} (torchmetrics 1); x raw scan rate = median rate / median raw "
           "rate, in brackets the range of (raw time / method time) over the interleaved rounds; "
           "Dask times exclude starting the cluster")
-    t = results["torch"]
-    print(f"\ntorchmetrics: stopped={t['stopped']} after {t['rows']:,} rows; RSS grew "
-          f"{t['growth_bytes_per_row']:.1f} bytes/row; compute() took {t['compute_s']:.1f} s")
+    if "torch" in results:
+        t = results["torch"]
+        print(f"\ntorchmetrics: stopped={t['stopped']} after {t['rows']:,} rows; RSS grew "
+              f"{t['growth_bytes_per_row']:.1f} bytes/row; compute() took {t['compute_s']:.1f} s")
+    else:
+        print("\ntorchmetrics: not run (torch or torchmetrics is not installed)")
     s = results["subset"]
     print(f"equality on the first {s['rows']:,} rows: max |stream - in-memory| = {s['max_abs_diff_stream']:.2e}, "
           f"max |dask - in-memory| = {s['max_abs_diff_dask']:.2e}, "

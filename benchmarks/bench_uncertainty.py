@@ -15,6 +15,13 @@ N = 10^5 under 2 s on 2 cores, and per-bin intervals adding under 10% to
   ``--peer-resamples`` resamples and the time per resample is scaled to the
   full count (marked "extrapolated").
 
+Every time is also printed as a ratio to a floor measured in the same process
+(issue 31), so that runs on different or differently loaded machines compare:
+the bootstrap's floor is ``resamples`` passes of ``numpy.sum`` over the N
+confidences (a resample must at least read every item once), the table's floor
+one ``numpy.sum`` pass over its 10^6 confidences. The header gives the load
+average at the start and at the end and the peers' versions.
+
 Nothing here is imported by calibnb itself.
 """
 
@@ -75,6 +82,15 @@ def main() -> None:
         bootstrap_part(args, conf, correct, y_int, rows)
     if args.part != "bootstrap":
         table_part(args, rng)
+    print(f"\nload average {os.getloadavg()[0]:.2f} at the end")
+
+
+def sum_floor(x: np.ndarray, passes: int, repeats: int) -> tuple[float, float]:
+    """Median wall and CPU time of ``passes`` numpy.sum passes over ``x`` (the floor of an O(N) statistic)."""
+    def run():
+        for _ in range(passes):
+            np.sum(x)
+    return timed_cpu(run, repeats)
 
 
 def bootstrap_part(args, conf, correct, y_int, rows) -> None:
@@ -91,7 +107,7 @@ def bootstrap_part(args, conf, correct, y_int, rows) -> None:
         else:
             fn = lambda kw=kw: cb.bootstrap_ci(cb.ece, conf, correct, n_resamples=b, seed=0, **kw)  # noqa: E731
         wall, cpu = timed_cpu(fn, args.repeats)
-        rows.append((label, wall, f"cpu {cpu:.2f} s"))
+        rows.append((label, wall, "", cpu))
 
     try:
         from relplot.metrics import binnedECE
@@ -102,9 +118,9 @@ def bootstrap_part(args, conf, correct, y_int, rows) -> None:
                             n_resamples=b, method="basic", confidence_level=0.95, rng=np.random.default_rng(0))
 
         wall, cpu = timed_cpu(relplot_boot, 1)
-        rows.append(("relplot scheme: scipy bootstrap of binnedECE", wall, f"cpu {cpu:.2f} s"))
+        rows.append(("relplot scheme: scipy bootstrap of binnedECE", wall, "", cpu))
     except ImportError:
-        rows.append(("relplot scheme: scipy bootstrap of binnedECE", float("nan"), "missing"))
+        rows.append(("relplot scheme: scipy bootstrap of binnedECE", float("nan"), "missing", float("nan")))
 
     try:
         import calibration.utils as uc
@@ -120,13 +136,16 @@ def bootstrap_part(args, conf, correct, y_int, rows) -> None:
         wall, cpu = timed_cpu(lambda: uc.bootstrap_uncertainty(data, functional, num_samples=k), 1)
         scale = (b + 2) / (k + 2)  # + the plug-in and the estimate on the full data
         rows.append(("uncertainty-calibration bootstrap_uncertainty", wall * scale,
-                     f"cpu {cpu * scale:.2f} s, extrapolated from {k} resamples"))
+                     f"extrapolated from {k} resamples", cpu * scale))
     except ImportError:
-        rows.append(("uncertainty-calibration bootstrap_uncertainty", float("nan"), "missing"))
+        rows.append(("uncertainty-calibration bootstrap_uncertainty", float("nan"), "missing", float("nan")))
 
-    print(f"{'bootstrap (' + str(b) + ' resamples)':<52}{'wall s':>9}")
-    for label, sec, note in rows:
-        print(f"{label:<52}{sec:>9.2f}  {note}")
+    floor_wall, floor_cpu = sum_floor(conf, b, args.repeats)
+    print(f"floor: {b:,} numpy.sum passes over the {args.n:,} confidences, wall {floor_wall:.3f} s, "
+          f"cpu {floor_cpu:.3f} s (median of {args.repeats})")
+    print(f"{'bootstrap (' + str(b) + ' resamples)':<52}{'wall s':>9}{'x floor':>9}  {'cpu s':>8}{'x floor':>9}")
+    for label, sec, note, cpu in rows:
+        print(f"{label:<52}{sec:>9.2f}{sec / floor_wall:>9.1f}  {cpu:>8.2f}{cpu / floor_cpu:>9.1f}  {note}")
 
 
 
@@ -136,7 +155,9 @@ def table_part(args, rng) -> None:
     c2 = rng.uniform(size=n_rt)
     y2 = rng.uniform(size=n_rt) < c2
     reps = max(9, args.repeats)
-    print(f"\nreliability_table, N = {n_rt:,}, median CPU time of {reps} runs")
+    floor = timed_cpu(lambda: np.sum(c2), 5 * reps)[1]
+    print(f"\nreliability_table, N = {n_rt:,}, median CPU time of {reps} runs; floor: one numpy.sum pass over "
+          f"the confidences, {1e3 * floor:.2f} ms")
     for bins in (15, 100):
         t = cb.reliability_table(c2, y2, n_bins=bins)
         k, m = t["n_correct"].to_numpy(), t["count"].to_numpy()
@@ -144,9 +165,9 @@ def table_part(args, rng) -> None:
         for interval in ("wilson", "clopper-pearson"):
             full = timed_cpu(lambda: cb.reliability_table(c2, y2, n_bins=bins, interval=interval), reps)[1]
             alone = timed_cpu(lambda: cb.binomial_interval(k, m, method=interval), 5 * reps)[1]
-            print(f"  n_bins={bins:<4} {interval:<16} table {1e3 * base:7.1f} ms, with interval "
-                  f"{1e3 * full:7.1f} ms; the interval step alone {1e3 * alone:6.2f} ms "
-                  f"= {100 * alone / base:.1f}% of the table")
+            print(f"  n_bins={bins:<4} {interval:<16} table {1e3 * base:7.1f} ms ({base / floor:.1f}x floor), "
+                  f"with interval {1e3 * full:7.1f} ms ({full / floor:.1f}x floor); the interval step alone "
+                  f"{1e3 * alone:6.2f} ms = {100 * alone / base:.1f}% of the table")
 
 if __name__ == "__main__":
     main()

@@ -17,11 +17,14 @@ used for user input.
 from __future__ import annotations
 
 import numbers
+import os
 from typing import Any, Iterable
 
 import numpy as np
 
 __all__ = [
+    "kernel_choice",
+    "choose_compiled",
     "as_numeric_array",
     "as_float_array",
     "check_logits",
@@ -971,3 +974,55 @@ def check_yaml_text(text: Any, name: str = "parameters", *, max_bytes: int = YAM
         raise ValueError(f"{name} uses {aliases} YAML aliases (*name); at most {max_aliases} are allowed "
                          "(aliases can expand a small file into a huge one).")
     return text
+
+
+# ---------------------------------------------------------------------------
+# CALIBNB_KERNEL: the one reading of the variable for every compiled kernel
+# ---------------------------------------------------------------------------
+
+_KERNEL_CHOICES = ("auto", "numpy", "numba")
+
+
+def kernel_choice() -> str:
+    """The value of the environment variable ``CALIBNB_KERNEL`` (default ``auto``), checked.
+
+    ``auto``: numba's kernels when numba is importable and the input is large
+    enough; ``numpy``: never compile; ``numba``: always, an error when numba is
+    missing (:func:`choose_compiled`). Read here only, for the in-memory
+    metrics' kernels (``calibnb/metrics/_kernels.py``) and the streaming
+    kernel of :class:`calibnb.CalibrationStats` (``calibnb/scale/_kernel.py``).
+
+    >>> kernel_choice() in ("auto", "numpy", "numba")
+    True
+    """
+    v = os.environ.get("CALIBNB_KERNEL", "auto").strip().lower() or "auto"
+    if v not in _KERNEL_CHOICES:
+        raise ValueError(f"environment variable CALIBNB_KERNEL must be one of {', '.join(_KERNEL_CHOICES)}; got {v!r}.")
+    return v
+
+
+def choose_compiled(n_rows: int, min_rows: int, cache: dict, factory):
+    """The compiled kernels ``factory()`` (built once into ``cache``) that ``CALIBNB_KERNEL`` allows, or None for NumPy.
+
+    ``numpy``: None. ``auto``: None below ``min_rows`` rows or without numba.
+    ``numba``: the kernels at any size, an ImportError naming the fix when
+    numba is missing. Each caller keeps its own threshold and cache.
+
+    >>> choose_compiled(10, 1 << 15, {}, dict) is None  # below the threshold under auto
+    True
+    """
+    choice = kernel_choice()
+    if choice == "numpy" or (choice == "auto" and n_rows < min_rows):
+        return None
+    if "kernels" not in cache:
+        try:
+            import numba  # noqa: F401
+        except ImportError:
+            cache["kernels"] = None
+        else:
+            cache["kernels"] = factory()
+    k = cache["kernels"]
+    if k is None and choice == "numba":
+        raise ImportError("CALIBNB_KERNEL=numba but numba is not installed; install it "
+                          "(pip install 'calibnb[dask]' or pip install numba) or unset CALIBNB_KERNEL.")
+    return k

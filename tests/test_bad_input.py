@@ -34,6 +34,9 @@ EXCLUDED = {
                  "chaosnli_prediction_models", "load_chaosnli_predictions", "cifar_models", "load_cifar",
                  "load_cifar10h", "qa_datasets", "load_qa_confidences", "load_qa_dev_confidences",
                  "load_codex_triviaqa")},
+    **{f"calibnb.validation.{n}": "reads the environment variable CALIBNB_KERNEL, no data; its bad values are tested "
+                                  "in tests/metrics/test_kernels_inmemory.py and tests/scale/test_stats.py"
+       for n in ("kernel_choice", "choose_compiled")},
     "calibnb.papers.si2022.load_bundled": "reads a bundled data file by name; tested in tests/papers/test_si2022_training.py",
     "calibnb.papers.jiang2024.load_circa_examples": "reads a bundled CSV; tested in tests/papers/test_jiang2024.py",
     "calibnb.papers.jiang2024.circa_examples_path": "a path, no arguments",

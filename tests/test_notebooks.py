@@ -4,7 +4,9 @@ For each ``notebooks/<stem>.ipynb`` the file ``tests/notebook_cases/<stem>.py``
 must define ``check_default(results)`` and ``CASES`` (at least two
 :class:`nbcase.Case`). This module
 
-1. runs the notebook at its defaults in a temporary folder with
+1. runs the notebook at its defaults (its only run at the defaults in the
+   suite: nbval does not collect ``notebooks/*.ipynb``, see
+   ``test_each_notebook_runs_once_at_its_defaults``) in a temporary folder with
    ``results_path`` set, reads back the results JSON and calls
    ``check_default(results)``. A notebook with a claims ledger
    (``notebooks/claims/<stem>.yaml``) must record every ledger claim, and every
@@ -191,6 +193,29 @@ def test_notebook_case(stem, case, runner):
         if set(case.params) == {"seed"}:  # a second seed alone: a status may flip only where the ledger marks it
             assert_no_unmarked_flip(results, default, ledger, f"{stem} case {case.id}")
     case.check(results, default)
+
+
+def test_each_notebook_runs_once_at_its_defaults():
+    """No notebook runs twice at the same parameters: papermill's default run here, or nbval (testpaths), not both.
+
+    A cell that raises fails ``test_notebook_default`` as it would fail nbval (same headless kernel, same folder),
+    so the notebooks run here must not also be collected by nbval; every other notebook (the answer keys of
+    ``notebooks/teaching``) must be under a test path, or it would run nowhere.
+    """
+    tomllib = pytest.importorskip("tomllib")
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["pytest"]["ini_options"]
+    testpaths = [(ROOT / p).resolve() for p in config["testpaths"]]
+
+    def collected_by_nbval(path: Path) -> bool:
+        return any(path.resolve().is_relative_to(t) for t in testpaths)
+
+    papermill = {NOTEBOOKS_DIR / f"{stem}.ipynb" for stem in notebook_stems()}
+    twice = sorted(p.name for p in papermill if collected_by_nbval(p))
+    assert not twice, f"run at their defaults by both nbval (testpaths) and test_notebook_default: {twice}"
+    others = [p for p in NOTEBOOKS_DIR.rglob("*.ipynb") if p not in papermill and ".ipynb_checkpoints" not in p.parts]
+    assert others, "the answer keys of notebooks/teaching are expected here"
+    nowhere = sorted(str(p.relative_to(ROOT)) for p in others if not collected_by_nbval(p))
+    assert not nowhere, f"notebooks that no test runs (add their folder to testpaths): {nowhere}"
 
 
 @pytest.mark.parametrize("stem", [s for s in notebook_stems() if ledger_path(s) is not None])

@@ -1,16 +1,16 @@
 """Compiled kernels of the in-memory metrics (optional; not public API).
 
 :func:`calibnb.ece`, :func:`calibnb.mce`, :func:`calibnb.reliability_table`
-(equal-width bins), :func:`calibnb.macro_ce`, :func:`calibnb.ice`,
+(equal-width and equal-mass bins), :func:`calibnb.macro_ce`, :func:`calibnb.ice`,
 :func:`calibnb.rewards`, :func:`calibnb.hmr` and :func:`calibnb.brier_top` run
 one compiled pass over the data instead of the NumPy passes of
 :mod:`calibnb.metrics.binary` when :mod:`numba` is installed, the input has at
-least :data:`MIN_ROWS` items and ``CALIBNB_KERNEL`` allows it: the variable
-the streaming kernel of :class:`calibnb.CalibrationStats` reads
-(``calibnb/scale/_kernel.py``), with the same values ``auto``, ``numpy`` and
-``numba`` and the same message for any other (:func:`kernel_choice`; a module
-does not import another package's private names, so the few lines are here
-twice).
+least :data:`MIN_ROWS` items and ``CALIBNB_KERNEL`` allows it. The variable
+(``auto``, ``numpy`` or ``numba``) is read and checked in one place,
+:func:`calibnb.validation.kernel_choice` and
+:func:`calibnb.validation.choose_compiled`, which the streaming kernel of
+:class:`calibnb.CalibrationStats` (``calibnb/scale/_kernel.py``) uses too, so
+the two paths cannot disagree.
 
 Each kernel does the floating-point operations of the NumPy path in the same
 order, so the results are equal bit for bit (``tests/test_kernels_inmemory.py``):
@@ -21,6 +21,15 @@ order, so the results are equal bit for bit (``tests/test_kernels_inmemory.py``)
   2**-50))``, corrected by ``c > k / M`` when the scaled value is within
   ``2**-40 * M`` below an integer) and a sequential scatter in row order,
   which is the order of ``numpy.add.at`` and ``numpy.bincount``.
+* **Equal-mass bins, after the sort** (``mass_stats``): the confidences are
+  sorted by NumPy (one ``numpy.sort`` of int64 keys, as on the NumPy path);
+  one pass then gives every bin's count, number correct (an exact integer,
+  whatever the order of ties), smallest and largest confidence and the sum of
+  its confidences in the order of ``numpy.add.reduceat`` (the first value plus
+  NumPy's pairwise sum of the others: 8 partial sums per block of 128, halves
+  of longer runs). The NumPy path restores the input order of tied items that
+  mix correct and wrong ones; that order changes a sum only when such a group
+  straddles a bin edge, and the kernel then leaves the bins to NumPy.
 * **Sums over items** (:func:`group_lanes`, :func:`brier_lanes`): the NumPy
   path sums every term in :data:`LANES` interleaved lanes (item ``i`` goes to
   lane ``i % LANES`` of its chunk of :data:`CHUNK` items: ``numpy.add.reduce``
@@ -40,10 +49,11 @@ numba); each variant is compiled on first use and cached on disk
 from __future__ import annotations
 
 import importlib
-import os
 
-__all__ = ["MIN_ROWS", "LANES", "CHUNK", "BLOCK", "EDGE_SHRINK", "NEAR", "NONNEG", "kernel_choice", "compiled_inmemory",
-           "InMemoryKernels"]
+from ..validation import choose_compiled, kernel_choice
+
+__all__ = ["MIN_ROWS", "LANES", "CHUNK", "BLOCK", "EDGE_SHRINK", "NEAR", "NONNEG", "kernel_choice", "choose_compiled",
+           "compiled_inmemory", "InMemoryKernels"]
 
 #: Inputs shorter than this use the NumPy path under ``CALIBNB_KERNEL=auto``.
 MIN_ROWS = 1 << 15
@@ -52,35 +62,12 @@ LANES = 256
 #: Items per chunk of the sums over items (a multiple of :data:`LANES`).
 CHUNK = 1 << 16
 
-_CHOICES = ("auto", "numpy", "numba")
 _cache: dict = {}
-
-
-def kernel_choice() -> str:
-    """The value of ``CALIBNB_KERNEL`` (default ``auto``), checked as ``calibnb/scale/_kernel.py`` checks it."""
-    v = os.environ.get("CALIBNB_KERNEL", "auto").strip().lower() or "auto"
-    if v not in _CHOICES:
-        raise ValueError(f"environment variable CALIBNB_KERNEL must be one of {', '.join(_CHOICES)}; got {v!r}.")
-    return v
 
 
 def compiled_inmemory(n_rows: int):
     """The compiled :class:`InMemoryKernels` for ``n_rows`` items, or None to use NumPy."""
-    choice = kernel_choice()
-    if choice == "numpy" or (choice == "auto" and n_rows < MIN_ROWS):
-        return None
-    if "kernels" not in _cache:
-        try:
-            import numba  # noqa: F401
-        except ImportError:
-            _cache["kernels"] = None
-        else:
-            _cache["kernels"] = InMemoryKernels()
-    k = _cache["kernels"]
-    if k is None and choice == "numba":
-        raise ImportError("CALIBNB_KERNEL=numba but numba is not installed; install it "
-                          "(pip install 'calibnb[dask]' or pip install numba) or unset CALIBNB_KERNEL.")
-    return k
+    return choose_compiled(n_rows, MIN_ROWS, _cache, InMemoryKernels)
 
 
 class InMemoryKernels:
@@ -102,6 +89,12 @@ class InMemoryKernels:
     ``brier_lanes()(c, y) -> (lanes of (c - y) ** 2, bad)``: the lane sums
     described in the module docstring; ``bad`` is True when a value is out of
     range (NaN included).
+
+    ``mass_stats()(keys, sizes, vals, fvals, count, sum_conf, n_correct, lower,
+    upper) -> straddle``: per equal-mass bin of the sorted keys of
+    :func:`calibnb.metrics.binary._sort_keys`, the sums of
+    ``binary._mass_stats``; 1 (nothing decided) when a tie group mixing correct
+    and wrong items straddles a bin edge.
 
     ``row_lanes(weighted, brier)(c, y, w) -> (S, T, LANES)``: per row of 2-D
     (S, N) arrays (broadcast views allowed), the lane sums of T terms, those of
@@ -137,6 +130,9 @@ class InMemoryKernels:
 
     def row_lanes(self, weighted: bool, brier: bool):
         return self._get(("row_lanes", bool(weighted), bool(brier)), "make_row_lanes")
+
+    def mass_stats(self):
+        return self._get(("mass_stats",), "make_mass_stats")
 
 
 # The constants of calibnb.metrics.binary._codes_into, repeated here so that

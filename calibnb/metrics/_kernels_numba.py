@@ -15,8 +15,8 @@ import numpy as np
 
 from ._kernels import BLOCK, EDGE_SHRINK, NEAR, NONNEG, CHUNK, LANES
 
-__all__ = ["invalid", "block_codes", "make_width_sums", "make_width_table", "make_width_rows", "make_group_lanes",
-           "make_brier_lanes", "make_row_lanes"]
+__all__ = ["invalid", "block_codes", "pairwise_sum", "make_width_sums", "make_width_table", "make_width_rows",
+           "make_group_lanes", "make_brier_lanes", "make_row_lanes", "make_mass_stats"]
 
 
 @numba.njit(nogil=True, cache=False, inline="always")
@@ -244,3 +244,80 @@ def make_row_lanes(weighted: bool, brier: bool):
         return out
 
     return row_lanes
+
+
+
+@numba.njit(nogil=True, cache=False)
+def pairwise_sum(a, start, n):
+    """``numpy.add.reduce(a[start:start + n])`` for float64 ``a``, bit for bit: NumPy's pairwise sum
+    (``pairwise_sum`` in ``numpy/_core/src/umath/loops_utils.h.src``): fewer than 8 values in a row, up to
+    128 values in 8 partial sums combined as ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7)) and the rest
+    added in a row, longer runs split in halves (a multiple of 8 first) summed recursively."""
+    if n < 8:
+        res = 0.0
+        for i in range(start, start + n):
+            res += a[i]
+        return res
+    if n <= 128:
+        r0, r1, r2, r3 = a[start], a[start + 1], a[start + 2], a[start + 3]
+        r4, r5, r6, r7 = a[start + 4], a[start + 5], a[start + 6], a[start + 7]
+        i = 8
+        stop = n - (n % 8)
+        while i < stop:
+            j = start + i
+            r0 += a[j]
+            r1 += a[j + 1]
+            r2 += a[j + 2]
+            r3 += a[j + 3]
+            r4 += a[j + 4]
+            r5 += a[j + 5]
+            r6 += a[j + 6]
+            r7 += a[j + 7]
+            i += 8
+        res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+        while i < n:
+            res += a[start + i]
+            i += 1
+        return res
+    n2 = n // 2
+    n2 -= n2 % 8
+    return pairwise_sum(a, start, n2) + pairwise_sum(a, start + n2, n - n2)
+
+
+def make_mass_stats():
+
+    @numba.njit(nogil=True, cache=False)
+    def mass_stats(keys, sizes, vals, fvals, count, sum_conf, n_correct, lower, upper):
+        # keys: the sorted int64 keys (bits(conf) << 1) | correct of binary._sort_keys; sizes: the non-empty
+        # equal-mass bins' sizes; vals (int64) and fvals (its float64 view) receive keys >> 1, the sorted
+        # confidences. Returns 1, with nothing decided, when a tie group of equal confidences that mixes
+        # correct and wrong items straddles a bin edge: which of them fall in which bin then depends on
+        # their input order, which the keys have lost (the caller's NumPy path restores it).
+        n = keys.shape[0]
+        for i in range(n):
+            vals[i] = keys[i] >> 1
+        start = 0
+        for b in range(sizes.shape[0]):
+            m = sizes[b]
+            if start > 0 and vals[start - 1] == vals[start]:
+                lo = start - 1
+                while lo > 0 and vals[lo - 1] == vals[start]:
+                    lo -= 1
+                hi = start
+                while hi + 1 < n and vals[hi + 1] == vals[start]:
+                    hi += 1
+                if (keys[lo] & 1) == 0 and (keys[hi] & 1) == 1:  # wrong ones first within a group
+                    return 1
+            hits = 0
+            for i in range(start, start + m):
+                hits += keys[i] & 1
+            count[b] = m
+            n_correct[b] = hits  # an exact integer, as NumPy's float sum of 0/1 values
+            # numpy.add.reduceat: the bin's first value plus the pairwise sum of the others
+            sum_conf[b] = fvals[start] + pairwise_sum(fvals, start + 1, m - 1) if m > 1 else fvals[start]
+            lower[b] = fvals[start]
+            upper[b] = fvals[start + m - 1]
+            start += m
+        return 0
+
+    return mass_stats

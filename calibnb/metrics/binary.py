@@ -354,11 +354,29 @@ def _stable_sorted(conf: np.ndarray, correct: np.ndarray):
     return _fix_tie_order(_sort_keys(conf, correct), conf, correct)
 
 
+_MASS_LOCK = threading.Lock()
+
+
 def _mass_stats(conf: np.ndarray, correct: np.ndarray, n_bins: int):
-    """Per non-empty equal-mass bin: counts, sum of conf, sum of correct, min, max."""
-    s_conf, s_y = _stable_sorted(conf, correct)
+    """Per non-empty equal-mass bin: counts, sum of conf, sum of correct, min, max.
+
+    With the compiled kernels, one pass over the sorted keys gives the same
+    floats (``mass_stats`` in :mod:`calibnb.metrics._kernels`), unless a tie
+    group mixing correct and wrong items straddles a bin edge.
+    """
     sizes = _mass_sizes(conf.shape[0], n_bins)
     sizes = sizes[sizes > 0]
+    keys = _sort_keys(conf, correct)
+    kernels = compiled_inmemory(conf.shape[0])
+    if kernels is not None:
+        vals = np.empty_like(keys)
+        count, sum_conf, n_correct, lower, upper = (np.empty(sizes.shape[0]) for _ in range(5))
+        with _MASS_LOCK:  # one call at a time, as the row lanes (bootstrap threads compiling at once)
+            straddle = kernels.mass_stats()(keys, sizes, vals, vals.view(np.float64), count, sum_conf, n_correct,
+                                            lower, upper)
+        if not straddle:
+            return count, sum_conf, n_correct, lower, upper
+    s_conf, s_y = _fix_tie_order(keys, conf, correct)
     starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
     sum_conf = np.add.reduceat(s_conf, starts)
     n_correct = np.add.reduceat(s_y.astype(np.float64), starts)

@@ -566,31 +566,87 @@ class NetworkScores:
     _orders: dict = dataclasses.field(default_factory=dict, compare=False, repr=False)
 
 
-def _column_orders(net: NetworkScores, key: tuple, columns) -> np.ndarray:
-    """Stable argsort over all N items of each column of ``columns()`` (N, m), as (m, N) rows; cached on ``net``.
+def _column_orders(net: NetworkScores, key: tuple, columns, correct) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every column of ``columns()`` (N, m) sorted over all N items, cached on ``net`` under ``key``.
 
-    Every split of :func:`evaluate_split` sorts subsets of the same per-item
-    scores (the top-r scores, every rank's probability, every class's
-    probability). One sort of all N items serves them all: the stable order of
-    a subset with increasing indices is the full order with the other items
-    left out (:func:`_subset_orders`), so each split filters instead of sorting.
+    Returns ``(order, values, hits)``, (m, N) rows each: the stable argsort of
+    each column, the column in that order, and the column of ``correct()``
+    (N, m) put in the same order. Every split of :func:`evaluate_split` sorts
+    subsets of the same per-item scores (the top-r scores, every rank's
+    probability, every class's probability). One sort of all N items serves
+    them all: the stable order of a subset with increasing indices is the full
+    order with the other items left out, so a split filters the sorted rows
+    (:class:`_SortedSplit`) instead of sorting or gathering.
     """
     if key not in net._orders:
-        net._orders[key] = _sort_rows(np.ascontiguousarray(columns().T))[0]
+        order, values = _sort_rows(np.ascontiguousarray(columns().T))
+        hits = np.take_along_axis(np.ascontiguousarray(correct().T), order, axis=1)
+        net._orders[key] = (order, values, hits)
     return net._orders[key]
 
 
-def _pick(orders: np.ndarray | None, rows) -> np.ndarray | None:
-    """The given rows of known sort orders (None when the orders are not known: the fits then sort)."""
-    return None if orders is None else orders[rows]
+class _SortedSplit:
+    """The sorted rows of :func:`_column_orders` filtered to a calibration and a test split (increasing indices).
+
+    ``s_cal``, ``c_cal``, ``s_test``, ``c_test``: (m, n_cal) and (m, n_test)
+    rows of scores and correctness in stable score order, equal to sorting
+    each column of the split's rows stably; ``o_test``: the test positions in
+    that order (``argsort(s_test_column, kind="stable")``), to put results
+    back in row order; :meth:`cal_order` the same for calibration rows.
+    :meth:`rows` selects columns.
+    """
+
+    def __init__(self, order, values, hits, cal, test, n, *, _parts=None):
+        self._cal, self._n = cal, n
+        if _parts is not None:
+            self.s_cal, self.c_cal, self.s_test, self.c_test, self.o_test, self._items_cal = _parts
+            return
+        rows = order.shape[0]
+        in_cal = np.zeros(n, dtype=bool)
+        in_cal[cal] = True
+        m_cal = in_cal[order]
+        if cal.size + test.size == n:  # the split covers every item: the test rows are the others
+            m_test = ~m_cal
+        else:
+            in_test = np.zeros(n, dtype=bool)
+            in_test[test] = True
+            m_test = in_test[order]
+        # positions of the kept items in the flat (m, N) rows; np.take of them is several times faster than
+        # boolean indexing of the 2-D rows (same elements, same order)
+        f_cal, f_test = np.flatnonzero(m_cal), np.flatnonzero(m_test)
+        pos = np.empty(n, dtype=np.intp)
+        pos[test] = np.arange(test.size)
+        flat_order = order.reshape(-1)
+        self._items_cal = np.take(flat_order, f_cal).reshape(rows, cal.size)  # item ids, in score order
+        flat_values, flat_hits = values.reshape(-1), hits.reshape(-1)
+        self.s_cal = np.take(flat_values, f_cal).reshape(rows, cal.size)
+        self.c_cal = np.take(flat_hits, f_cal).reshape(rows, cal.size)
+        self.s_test = np.take(flat_values, f_test).reshape(rows, test.size)
+        self.c_test = np.take(flat_hits, f_test).reshape(rows, test.size)
+        self.o_test = np.take(pos, np.take(flat_order, f_test)).reshape(rows, test.size)
+
+    @classmethod
+    def of(cls, net: NetworkScores, key: tuple, columns, correct, cal: np.ndarray, test: np.ndarray):
+        """The split of ``net``'s cached sorted columns, or None when an index is not increasing (then the fits sort)."""
+        if not (_increasing(cal) and _increasing(test)):
+            return None
+        return cls(*_column_orders(net, key, columns, correct), cal, test, net.probs.shape[0])
+
+    def rows(self, idx) -> "_SortedSplit":
+        """The same split of the columns ``idx`` only."""
+        return _SortedSplit(None, None, None, self._cal, None, self._n,
+                            _parts=(self.s_cal[idx], self.c_cal[idx], self.s_test[idx], self.c_test[idx],
+                                    self.o_test[idx], self._items_cal[idx]))
+
+    def cal_order(self) -> np.ndarray:
+        """The calibration positions in stable score order, per column (as ``o_test`` for the test rows)."""
+        pos = np.empty(self._n, dtype=np.intp)
+        pos[self._cal] = np.arange(self._cal.size)
+        return np.take(pos, self._items_cal)
 
 
-def _subset_orders(orders: np.ndarray, index: np.ndarray, n: int) -> np.ndarray:
-    """Stable sort orders of the rows ``index`` (increasing) from the orders of all ``n`` rows (m, n)."""
-    pos = np.full(n, -1, dtype=np.int64)
-    pos[index] = np.arange(index.size)
-    sub = pos[orders]
-    return sub[sub >= 0].reshape(orders.shape[0], index.size)
+def _increasing(index: np.ndarray) -> bool:
+    return bool(np.all(index[1:] > index[:-1]))
 
 
 def _top_order(probs: np.ndarray, r: int) -> np.ndarray:
@@ -666,12 +722,16 @@ def _sorted_rows(xt: np.ndarray, order: np.ndarray | None) -> tuple[np.ndarray, 
     return order, np.take_along_axis(xt, order, axis=1)
 
 
-def _fit_columns(s_cal: np.ndarray, c_cal: np.ndarray, n_knots: int,
-                 order: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+def _fit_columns(s_cal: np.ndarray, c_cal: np.ndarray, n_knots: int) -> tuple[np.ndarray, np.ndarray]:
     """Per column: sorted calibration scores and the unclipped spline derivative gamma there, as (m, n) rows."""
-    n = s_cal.shape[0]
-    order, s = _sorted_rows(np.ascontiguousarray(s_cal.T), order)
-    c = np.take_along_axis(np.ascontiguousarray(c_cal.T), order, axis=1).astype(np.float64)
+    order, s = _sort_rows(np.ascontiguousarray(s_cal.T))
+    return _fit_sorted(s, np.take_along_axis(np.ascontiguousarray(c_cal.T), order, axis=1), n_knots)
+
+
+def _fit_sorted(s: np.ndarray, c: np.ndarray, n_knots: int) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_fit_columns` of (m, n) rows already in stable score order (``c``: their correctness)."""
+    n = s.shape[1]
+    c = c.astype(np.float64)
     g = (np.cumsum(c, axis=1) - np.cumsum(s, axis=1)) / n  # h_i - h~_i (Eq. 11)
     design, d1 = _spline_design(n, n_knots)
     coef, *_ = np.linalg.lstsq(design, g.T, rcond=None)
@@ -743,20 +803,32 @@ def spline_columns(s_cal: Any, c_cal: Any, s_new: Any, *, n_knots: int = 6, clip
     return _spline_columns(s_cal, c_cal, s_new, n_knots, clip=clip)
 
 
-def _spline_columns(s_cal, c_cal, s_new, n_knots: int, *, clip: bool = True, order_cal=None, order_new=None):
-    """:func:`spline_columns` of checked input, with the stable sort orders of the columns when known."""
-    s, gamma = _fit_columns(s_cal, c_cal, n_knots, order_cal)
-    out = _interp_columns(s_new, s, gamma, order_new)
+def _spline_columns(s_cal, c_cal, s_new, n_knots: int, *, clip: bool = True):
+    """:func:`spline_columns` of checked input."""
+    s, gamma = _fit_columns(s_cal, c_cal, n_knots)
+    out = _interp_columns(s_new, s, gamma)
     return np.clip(out, 0.0, 1.0) if clip else out
 
 
-def _interp_columns(x: np.ndarray, xp: np.ndarray, fp: np.ndarray, order: np.ndarray | None = None) -> np.ndarray:
+def _spline_sorted(split: "_SortedSplit", n_knots: int, *, new: str = "test") -> np.ndarray:
+    """:func:`_spline_columns` (clipped) from the sorted rows of a split, applied to its test (or calibration) rows."""
+    s, gamma = _fit_sorted(split.s_cal, split.c_cal, n_knots)
+    xs, order = (split.s_test, split.o_test) if new == "test" else (split.s_cal, split.cal_order())
+    return np.clip(_interp_sorted(xs, order, s, gamma), 0.0, 1.0)
+
+
+def _interp_columns(x: np.ndarray, xp: np.ndarray, fp: np.ndarray) -> np.ndarray:
     """Per column j of (n_new, m) ``x``: ``np.interp(x[:, j], unique xp[j], mean fp[j] per unique xp[j])``.
 
     ``xp`` and ``fp`` are (m, n) rows, ``xp`` sorted within each row. The new values are sorted first (one
     sort for all columns): interpolating sorted values is many times faster than in random order.
     """
-    order, xs = _sorted_rows(np.ascontiguousarray(x.T), order)
+    order, xs = _sort_rows(np.ascontiguousarray(x.T))
+    return _interp_sorted(xs, order, xp, fp)
+
+
+def _interp_sorted(xs: np.ndarray, order: np.ndarray, xp: np.ndarray, fp: np.ndarray) -> np.ndarray:
+    """:func:`_interp_columns` of new values given as sorted (m, n_new) rows ``xs`` and their stable ``order``."""
     out = np.empty_like(xs)
     rows = np.arange(xs.shape[0])[:, None]
     for j in range(xp.shape[0]):
@@ -793,13 +865,26 @@ def isotonic_columns(s_cal: Any, c_cal: Any, s_new: Any) -> np.ndarray:
     return _isotonic_columns(*_check_columns(s_cal, c_cal, s_new))
 
 
-def _isotonic_columns(s_cal, c_cal, s_new, *, order_cal=None, order_new=None):
-    """:func:`isotonic_columns` of checked input, with the stable sort orders of the columns when known."""
+def _isotonic_columns(s_cal, c_cal, s_new):
+    """:func:`isotonic_columns` of checked input."""
+    c_cal = c_cal.astype(np.float64)
+    order, xs = _sort_rows(np.ascontiguousarray(s_cal.T))
+    ys = np.take_along_axis(np.ascontiguousarray(c_cal.T), order, axis=1)
+    return np.clip(_interp_columns(s_new, xs, _isotonic_fit(xs, ys)), 0.0, 1.0)
+
+
+def _isotonic_sorted(split: "_SortedSplit", *, new: str = "test") -> np.ndarray:
+    """:func:`_isotonic_columns` from the sorted rows of a split, applied to its test (or calibration) rows."""
+    xs = split.s_cal
+    fitted = _isotonic_fit(xs, split.c_cal.astype(np.float64))
+    new_s, order = (split.s_test, split.o_test) if new == "test" else (split.s_cal, split.cal_order())
+    return np.clip(_interp_sorted(new_s, order, xs, fitted), 0.0, 1.0)
+
+
+def _isotonic_fit(xs: np.ndarray, ys: np.ndarray) -> np.ndarray:
+    """The isotonic fit at every sorted calibration score (m, n) of 0/1 outcomes ``ys`` in that order."""
     from scipy.optimize import isotonic_regression
 
-    c_cal = c_cal.astype(np.float64)
-    order, xs = _sorted_rows(np.ascontiguousarray(s_cal.T), order_cal)
-    ys = np.take_along_axis(np.ascontiguousarray(c_cal.T), order, axis=1)
     fitted = np.empty_like(xs)
     for j in range(xs.shape[0]):
         col = xs[j]
@@ -808,7 +893,7 @@ def _isotonic_columns(s_cal, c_cal, s_new, *, order_cal=None, order_new=None):
         mean = np.add.reduceat(ys[j], starts) / counts
         fit = np.clip(isotonic_regression(mean, weights=counts).x, 0.0, 1.0)
         fitted[j] = np.repeat(fit, counts.astype(np.intp))  # intp: 32-bit Pyodide refuses int64 repeats
-    return np.clip(_interp_columns(s_new, xs, fitted, order_new), 0.0, 1.0)
+    return fitted
 
 
 def histogram_columns(s_cal: Any, c_cal: Any, s_new: Any, *, n_bins: int = 15) -> np.ndarray:
@@ -851,11 +936,16 @@ def histogram_columns(s_cal: Any, c_cal: Any, s_new: Any, *, n_bins: int = 15) -
 # ---------------------------------------------------------------------------
 
 
-def _ks_columns(s: np.ndarray, c: np.ndarray, order: np.ndarray | None = None) -> np.ndarray:
+def _ks_columns(s: np.ndarray, c: np.ndarray) -> np.ndarray:
     """KS error (Eq. 12, stable sort) of every column of (n, m) scores against 0/1 correctness."""
-    order, ss = _sorted_rows(np.ascontiguousarray(s.T), order)
-    d = np.take_along_axis(np.ascontiguousarray(c.T), order, axis=1).astype(np.float64) - ss
-    return np.max(np.abs(np.cumsum(d, axis=1)), axis=1) / s.shape[0]
+    order, ss = _sort_rows(np.ascontiguousarray(s.T))
+    return _ks_sorted(ss, np.take_along_axis(np.ascontiguousarray(c.T), order, axis=1))
+
+
+def _ks_sorted(ss: np.ndarray, cs: np.ndarray) -> np.ndarray:
+    """:func:`_ks_columns` of (m, n) rows already in stable score order (``cs``: their correctness)."""
+    d = cs.astype(np.float64) - ss
+    return np.max(np.abs(np.cumsum(d, axis=1)), axis=1) / ss.shape[1]
 
 
 def _rank_scores(probs: np.ndarray, labels: np.ndarray, top: np.ndarray, within: tuple) -> tuple[np.ndarray, np.ndarray]:
@@ -867,20 +957,26 @@ def _rank_scores(probs: np.ndarray, labels: np.ndarray, top: np.ndarray, within:
     return np.hstack(s), np.hstack(c)
 
 
-def _per_score(method: str, s_cal, c_cal, s_test, *, n_knots, n_bins_histogram, orders=(None, None)) -> np.ndarray:
+def _per_score(method: str, s_cal, c_cal, s_test, *, n_knots, n_bins_histogram, sorted_split=None,
+               new: str = "test") -> np.ndarray:
     """Fit ``method`` to each column of the calibration scores; recalibrated test scores.
 
-    ``orders``: the stable sort orders (m, n) of the columns of ``s_cal`` and
-    ``s_test`` when known (:func:`_column_orders`); the result is the same.
+    ``sorted_split``: the same columns of the split already sorted
+    (:class:`_SortedSplit`), used by the spline and isotonic fits instead of
+    sorting (the result is the same); ``new="cal"`` then recalibrates the
+    calibration rows themselves (``s_test`` is ``s_cal``).
     """
     if method == "spline":
         s_cal, c_cal, s_test = _check_columns(s_cal, c_cal, s_test)
         n_knots = check_positive_int(n_knots, "n_knots", minimum=2)
         if s_cal.shape[0] < n_knots:
             raise ValueError(f"need at least n_knots = {n_knots} calibration rows; got {s_cal.shape[0]}.")
-        return _spline_columns(s_cal, c_cal, s_test, n_knots, order_cal=orders[0], order_new=orders[1])
+        if sorted_split is not None:
+            return _spline_sorted(sorted_split, n_knots, new=new)
+        return _spline_columns(s_cal, c_cal, s_test, n_knots)
     if method == "isotonic":
-        return _isotonic_columns(*_check_columns(s_cal, c_cal, s_test), order_cal=orders[0], order_new=orders[1])
+        checked = _check_columns(s_cal, c_cal, s_test)
+        return _isotonic_sorted(sorted_split, new=new) if sorted_split is not None else _isotonic_columns(*checked)
     return np.clip(histogram_columns(s_cal, c_cal, s_test, n_bins=n_bins_histogram), 0.0, 1.0)
 
 
@@ -968,8 +1064,10 @@ def evaluate_split(
     s_all, c_all = _rank_scores(net.probs, net.labels, net.order[:, :r_max], within)
     s_cal, c_cal, s_test, c_test = s_all[cal], c_all[cal], s_all[test], c_all[test]
     # one stable sort of every score column over all items serves every split (and every method)
-    o_all = _column_orders(net, ("rank", r_max, within), lambda: s_all)
-    o_cal, o_test = _subset_orders(o_all, cal, n), _subset_orders(o_all, test, n)
+    split = _SortedSplit.of(net, ("rank", r_max, within), lambda: s_all, lambda: c_all, cal, test)
+
+    def cols(idx):
+        return None if split is None else split.rows(idx)
     out = {}
     for method in methods:
         row: dict[str, float] = {}
@@ -986,14 +1084,15 @@ def evaluate_split(
         else:
             st = np.empty_like(s_test)
             for kn in sorted(set(knots)):
-                cols = [j for j, kk in enumerate(knots) if kk == kn]
-                st[:, cols] = _per_score(method, s_cal[:, cols], c_cal[:, cols], s_test[:, cols],
-                                         n_knots=kn, n_bins_histogram=n_bins_histogram,
-                                         orders=(_pick(o_cal, cols), _pick(o_test, cols)))
+                idx = [j for j, kk in enumerate(knots) if kk == kn]
+                st[:, idx] = _per_score(method, s_cal[:, idx], c_cal[:, idx], s_test[:, idx],
+                                        n_knots=kn, n_bins_histogram=n_bins_histogram, sorted_split=cols(idx))
             sc = _per_score(method, s_cal[:, :1], c_cal[:, :1], s_cal[:, :1], n_knots=n_knots,
-                            n_bins_histogram=n_bins_histogram, orders=(_pick(o_cal, [0]), _pick(o_cal, [0])))[:, 0]
+                            n_bins_histogram=n_bins_histogram, sorted_split=cols([0]), new="cal")[:, 0]
         ct_use = ct if method in ("temperature", "vector") else c_test
-        for name, v in zip(names, _ks_columns(st, ct_use, o_test if method == "uncalibrated" else None)):
+        ks = (_ks_sorted(split.s_test, split.c_test) if method == "uncalibrated" and split is not None
+              else _ks_columns(st, ct_use))
+        for name, v in zip(names, ks):
             row[name] = float(v)
         cal_correct = sc_correct if method in ("temperature", "vector") else c_cal[:, 0]
         row["ks_top1_calibration"] = float(metrics.ks_error(sc, cal_correct))
@@ -1001,8 +1100,7 @@ def evaluate_split(
         conf_ece = conf
         if method == "spline" and n_knots_ece != n_knots:
             conf_ece = _per_score("spline", s_cal[:, :1], c_cal[:, :1], s_test[:, :1], n_knots=n_knots_ece,
-                                  n_bins_histogram=n_bins_histogram,
-                                  orders=(_pick(o_cal, [0]), _pick(o_test, [0])))[:, 0]
+                                  n_bins_histogram=n_bins_histogram, sorted_split=cols([0]))[:, 0]
         row["accuracy"] = float(np.mean(correct))
         row["ece"] = metrics.ece(conf_ece, correct, n_bins=n_bins_ece)
         row["mce"] = metrics.mce(conf, correct, n_bins=n_bins_ece)
@@ -1013,10 +1111,11 @@ def evaluate_split(
                 row["classwise_ks"] = float("nan")
             elif q_test is None:  # per-score method: one calibrator per class, fitted to P(k) against label == k
                 onehot_cal = net.labels[cal][:, None] == np.arange(k)
-                o_class = _column_orders(net, ("class",), lambda: net.probs)
+                by_class = (None if method == "histogram" else  # histogram binning needs no order
+                            _SortedSplit.of(net, ("class",), lambda: net.probs,
+                                            lambda: net.labels[:, None] == np.arange(k), cal, test))
                 q_test = _per_score(method, net.probs[cal], onehot_cal, net.probs[test], n_knots=n_knots,
-                                    n_bins_histogram=n_bins_histogram,
-                                    orders=(_subset_orders(o_class, cal, n), _subset_orders(o_class, test, n)))
+                                    n_bins_histogram=n_bins_histogram, sorted_split=by_class)
             if q_test is not None:
                 row["classwise_ks"] = metrics.classwise_ks(q_test, y_test)
         if method == "spline" and all_ranks:
@@ -1041,14 +1140,21 @@ def _mce_bin_items(conf: np.ndarray, correct: np.ndarray, n_bins: int) -> int:
 
 def _all_ranks_accuracy(net: NetworkScores, cal: np.ndarray, test: np.ndarray, n_knots: int, ranks: int) -> float:
     """Test accuracy after recalibrating ranks r = 1..ranks with their own splines and re-ranking (Table 5)."""
-    n = net.probs.shape[0]
-    s_all = np.take_along_axis(net.probs, net.order[:, :ranks], axis=1)  # every item's probability at rank r
-    orders = _column_orders(net, ("ranks", ranks), lambda: s_all)
-    o_cal, o_test = net.order[cal, :ranks], net.order[test, :ranks]
-    s_cal, s_test = s_all[cal], s_all[test]
-    c_cal = o_cal == net.labels[cal][:, None]
-    rec = _per_score("spline", s_cal, c_cal, s_test, n_knots=n_knots, n_bins_histogram=1,
-                     orders=(_subset_orders(orders, cal, n), _subset_orders(orders, test, n)))
+    def scores():  # every item's probability at rank r
+        return np.take_along_axis(net.probs, net.order[:, :ranks], axis=1)
+
+    def hits():
+        return net.order[:, :ranks] == net.labels[:, None]
+
+    o_test = net.order[test, :ranks]
+    split = _SortedSplit.of(net, ("ranks", ranks), scores, hits, cal, test)
+    if split is None:
+        s_all = scores()
+        rec = _per_score("spline", s_all[cal], hits()[cal], s_all[test], n_knots=n_knots, n_bins_histogram=1)
+    else:
+        if split.s_cal.shape[1] < n_knots:
+            raise ValueError(f"need at least n_knots = {n_knots} calibration rows; got {split.s_cal.shape[1]}.")
+        rec = _spline_sorted(split, n_knots)
     pred = o_test[np.arange(test.size), np.argmax(rec, axis=1)]  # first (highest-ranked) on ties
     return float(np.mean(pred == net.labels[test]))
 
@@ -1145,6 +1251,10 @@ def plot_graph_rows(rows: list, *, title: str | None = None, max_points: int = 6
 # ---------------------------------------------------------------------------
 
 
+#: Resamples per block of :func:`paired_ks_difference_ci` (32 x n float32: in cache for n of several thousand).
+_BOOT_BLOCK = 32
+
+
 def paired_ks_difference_ci(conf_a: Any, conf_b: Any, correct: Any, *, n_resamples: int = 1000, level: float = 0.95,
                             seed: Any = None) -> tuple[float, float, float]:
     r"""KS(a) - KS(b) on the same items, with a paired percentile bootstrap interval.
@@ -1178,11 +1288,23 @@ def paired_ks_difference_ci(conf_a: Any, conf_b: Any, correct: Any, *, n_resampl
     # calibnb's one bootstrap draw; multiplicities <= n: exact in float32
     w = np.concatenate(list(bootstrap_weights(n, n_resamples, seed=seed))).astype(np.float32)
     ks = []
+    block = np.empty((min(_BOOT_BLOCK, n_resamples), n), dtype=np.float32)
     for s in (a, b):
         order = np.argsort(s, kind="stable")
         d = (y[order].astype(np.float64) - s[order]).astype(np.float32)
-        # float32 partial sums: error ~ n * 6e-8 on sums of size <= n, far below the KS resolution 1/n
-        ks.append(np.max(np.abs(np.cumsum(w[:, order] * d, axis=1)), axis=1).astype(np.float64) / n)
+        # float32 partial sums: error ~ n * 6e-8 on sums of size <= n, far below the KS resolution 1/n.
+        # max |cumsum(w[:, order] * d)| per resample, a few resamples at a time in one reused buffer that
+        # stays in cache: the same float32 operations in the same order as on the whole (S, n) array.
+        top = np.empty(n_resamples, dtype=np.float32)
+        for start in range(0, n_resamples, block.shape[0]):
+            rows = w[start:start + block.shape[0]]
+            buf = block[: rows.shape[0]]
+            np.take(rows, order, axis=1, out=buf)
+            np.multiply(buf, d, out=buf)
+            np.cumsum(buf, axis=1, out=buf)
+            np.abs(buf, out=buf)
+            np.max(buf, axis=1, out=top[start:start + rows.shape[0]])
+        ks.append(top.astype(np.float64) / n)
     diff = ks[0] - ks[1]
     from ..metrics import ks_error
 

@@ -24,13 +24,14 @@ float64.
 
 ``CALIBNB_KERNEL`` chooses: ``auto`` (default: numba when importable and the
 chunk has at least :data:`MIN_ROWS` rows), ``numpy`` (never compile) or
-``numba`` (always, an error when numba is missing).
+``numba`` (always, an error when numba is missing). The variable is read and
+checked in one place for the whole package, with the in-memory metrics' kernels
+(:func:`calibnb.validation.kernel_choice`, :func:`calibnb.validation.choose_compiled`).
 """
 
 from __future__ import annotations
 
-import os
-
+from ..validation import choose_compiled, kernel_choice
 from ._streaming import NEAR_ABS
 
 __all__ = ["MIN_ROWS", "Kernels", "kernel_choice", "compiled_kernel"]
@@ -38,35 +39,12 @@ __all__ = ["MIN_ROWS", "Kernels", "kernel_choice", "compiled_kernel"]
 #: Chunks shorter than this use the NumPy kernel under ``CALIBNB_KERNEL=auto``
 #: (compiling costs about half a second once per process and dtype).
 MIN_ROWS = 1 << 16
-_CHOICES = ("auto", "numpy", "numba")
 _cache: dict = {}
-
-
-def kernel_choice() -> str:
-    """The value of ``CALIBNB_KERNEL`` (default ``auto``), checked."""
-    v = os.environ.get("CALIBNB_KERNEL", "auto").strip().lower() or "auto"
-    if v not in _CHOICES:
-        raise ValueError(f"environment variable CALIBNB_KERNEL must be one of {', '.join(_CHOICES)}; got {v!r}.")
-    return v
 
 
 def compiled_kernel(n_rows: int):
     """The compiled :class:`Kernels` for a chunk of ``n_rows`` rows, or None to use NumPy."""
-    choice = kernel_choice()
-    if choice == "numpy" or (choice == "auto" and n_rows < MIN_ROWS):
-        return None
-    if "kernels" not in _cache:
-        try:
-            import numba  # noqa: F401
-        except ImportError:
-            _cache["kernels"] = None
-        else:
-            _cache["kernels"] = Kernels()
-    k = _cache["kernels"]
-    if k is None and choice == "numba":
-        raise ImportError("CALIBNB_KERNEL=numba but numba is not installed; install it "
-                          "(pip install 'calibnb[dask]' or pip install numba) or unset CALIBNB_KERNEL.")
-    return k
+    return choose_compiled(n_rows, MIN_ROWS, _cache, Kernels)
 
 
 class Kernels:

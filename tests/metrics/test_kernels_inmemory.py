@@ -98,6 +98,59 @@ def test_dtypes_and_edges(monkeypatch, name, kw, dtype, ydtype):
     assert _bytes(c64) == _bytes(compiled)
 
 
+MASS = [("ece", {"n_bins": 10}), ("ece", {"n_bins": 15}), ("ece", {"n_bins": "sweep"}), ("mce", {"n_bins": 7}),
+        ("reliability_table", {"n_bins": 15}), ("reliability_table", {"n_bins": 10, "interval": "wilson"})]
+
+
+@needs_numba
+@pytest.mark.parametrize("name,kw", MASS)
+@pytest.mark.parametrize("n,ties", [(1, None), (9, None), (1000, None), (1000, "edges"), (1000, "pure"),
+                                    ((1 << 16) + 77, None), ((1 << 16) + 77, 3), (200_003, "pure")])
+def test_equal_mass_kernel_equals_numpy_bit_for_bit(monkeypatch, name, kw, n, ties):
+    """binning="mass" after the sort: the kernel's bins (count, sums, range) are NumPy's, bytes for bytes.
+
+    ``ties``: None, distinct confidences (the kernel decides); "edges": bin edges of the equal-width tests
+    repeated; an int: confidences rounded to that many decimals, so tie groups mixing correct and wrong
+    items straddle bin edges (NumPy's input order of ties decides); "pure": rounded to 2 decimals with
+    correctness a function of the confidence, so many tie groups straddle edges but none mixes (the
+    kernel decides).
+    """
+    conf, correct = _data(n, seed=n, edges=ties == "edges")
+    if ties == "pure":
+        conf = np.round(conf, 2)
+        correct = (np.round(conf * 100) % 3) == 0
+    elif isinstance(ties, int):
+        conf = np.round(conf, ties)
+    conf[: min(n, 3)] = [0.0, -0.0, 1.0][: min(n, 3)]
+    compiled, plain = _both(monkeypatch, getattr(cn, name), conf, correct, binning="mass", **kw)
+    assert _bytes(compiled) == _bytes(plain)
+
+
+@needs_numba
+def test_equal_mass_kernel_decides_unless_a_mixed_tie_straddles_an_edge(monkeypatch):
+    """The kernel leaves the bins to NumPy exactly when a tie group mixing correct and wrong items straddles
+    a bin edge (its items' input order then decides which bin holds the correct ones)."""
+    kernel = K.InMemoryKernels().mass_stats()
+
+    def run(conf, correct, n_bins):
+        keys = binary._sort_keys(np.asarray(conf, dtype=np.float64), np.asarray(correct, dtype=bool))
+        sizes = binary._mass_sizes(keys.shape[0], n_bins)
+        out = [np.zeros(n_bins) for _ in range(5)]
+        vals = np.empty_like(keys)
+        return kernel(keys, sizes, vals, vals.view(np.float64), *out), out
+
+    conf = [0.1, 0.2, 0.5, 0.5, 0.5, 0.5, 0.8, 0.9]  # a tie group at positions 2-5; 2 bins: the edge at 4
+    assert run(conf, [0, 1, 1, 1, 1, 1, 0, 1], 2)[0] == 0  # straddles the edge, all correct: decided
+    assert run(conf, [0, 1, 1, 0, 1, 1, 0, 1], 2)[0] == 1  # mixed and straddling: NumPy decides
+    conf = [0.1, 0.2, 0.5, 0.5, 0.8, 0.9]  # 3 bins: edges at 2 and 4, the mixed group inside bin 1
+    straddle, stats = run(conf, [0, 1, 1, 0, 1, 1], 3)
+    assert straddle == 0
+    monkeypatch.setenv("CALIBNB_KERNEL", "numpy")
+    expect = binary._mass_stats(np.array(conf), np.array([0, 1, 1, 0, 1, 1], dtype=bool), 3)  # the NumPy path here
+    assert [a.tobytes() for a in stats] == [np.asarray(a, dtype=np.float64).tobytes() for a in expect]
+    assert stats[2].tolist() == [1.0, 1.0, 2.0] and stats[3].tolist() == [0.1, 0.5, 0.8]
+
+
 @needs_numba
 @pytest.mark.parametrize("name,kw", [m for m in METRICS if m[0] != "reliability_table"])
 @pytest.mark.parametrize("form", ["batch", "weights1d", "weights2d", "batch_weights1d", "batch_weights2d"])
@@ -217,6 +270,14 @@ def test_import_calibnb_does_not_import_numba():
 
 def test_kernel_choice_matches_the_streaming_kernel(monkeypatch):
     from calibnb.scale import _kernel as streaming
+
+    # one reading of CALIBNB_KERNEL for the package: the streaming kernel uses the in-memory kernels' rule
+    assert streaming.kernel_choice is K.kernel_choice
+    monkeypatch.setattr(streaming, "_cache", {})
+    monkeypatch.setenv("CALIBNB_KERNEL", "numpy")
+    assert streaming.compiled_kernel(10**9) is None and K.compiled_inmemory(10**9) is None
+    monkeypatch.setenv("CALIBNB_KERNEL", "auto")
+    assert streaming.compiled_kernel(streaming.MIN_ROWS - 1) is None
 
     for value in ["", "auto", " NUMPY ", "numba"]:
         monkeypatch.setenv("CALIBNB_KERNEL", value)

@@ -220,28 +220,45 @@ def _tied_network(n=3000, k=10, seed=0):
     return network_scores(z, y)
 
 
-def test_subset_orders_equal_a_stable_sort_of_the_subset():
+def test_sorted_split_equals_a_stable_sort_of_the_subset():
     from calibnb.metrics.multiclass import stable_row_sort
     from calibnb.papers import gupta2021 as g
 
     net = _tied_network()
+    n, k = net.probs.shape
+    onehot = net.labels[:, None] == np.arange(k)
     rng = np.random.default_rng(1)
-    for _ in range(3):
-        sub = np.sort(rng.choice(net.probs.shape[0], size=1200, replace=False))
-        orders = g._column_orders(net, ("class",), lambda: net.probs)
-        np.testing.assert_array_equal(g._subset_orders(orders, sub, net.probs.shape[0]),
-                                      stable_row_sort(np.ascontiguousarray(net.probs[sub].T))[0])
+    perm = rng.permutation(n)
+    splits = [(np.sort(perm[:1200]), np.sort(perm[1200:])),  # every item in one half
+              (np.sort(perm[:1000]), np.sort(perm[1500:2700]))]  # items in neither half
+    for cal, test in splits:
+        split = g._SortedSplit.of(net, ("class",), lambda: net.probs, lambda: onehot, cal, test)
+        for rows, idx, name in ((net.probs[cal], cal, "cal"), (net.probs[test], test, "test")):
+            order, values = stable_row_sort(np.ascontiguousarray(rows.T))
+            hits = np.take_along_axis(np.ascontiguousarray(onehot[idx].T), order, axis=1)
+            got = (split.s_cal, split.c_cal, split.cal_order()) if name == "cal" else (
+                split.s_test, split.c_test, split.o_test)
+            np.testing.assert_array_equal(got[0], values)
+            np.testing.assert_array_equal(got[1], hits)
+            np.testing.assert_array_equal(got[2], order)
+        few = split.rows([3, 0])
+        np.testing.assert_array_equal(few.s_test, split.s_test[[3, 0]])
+        np.testing.assert_array_equal(few.cal_order(), split.cal_order()[[3, 0]])
+    # a split whose indices are not increasing: no shared order (the fits sort, ties by position in the index)
+    assert g._SortedSplit.of(net, ("class",), lambda: net.probs, lambda: onehot, perm[:1200], np.sort(perm[1200:])) is None
 
 
 def test_evaluate_split_with_shared_orders_equals_sorting_each_time(monkeypatch):
     from calibnb.papers import gupta2021 as g
 
     net = _tied_network()
-    splits = [(np.arange(0, 3000, 2), np.arange(1, 3000, 2)), (np.arange(1500), np.arange(1500, 3000))]
+    rng = np.random.default_rng(2)
+    splits = [(np.arange(0, 3000, 2), np.arange(1, 3000, 2)), (np.arange(1500), np.arange(1500, 3000)),
+              (np.arange(0, 3000, 3), np.arange(1, 3000, 3)),  # a third of the items in neither split
+              (rng.permutation(1500), np.arange(1500, 3000))]  # not increasing: sorted per fit
     kw = dict(classwise=True, all_ranks=True, n_knots_ece=5)
     shared = [g.evaluate_split(net, cal, test, **kw) for cal, test in splits]
     assert {k[0] for k in net._orders} == {"rank", "class", "ranks"}
-    monkeypatch.setattr(g, "_column_orders", lambda *a: None)
-    monkeypatch.setattr(g, "_subset_orders", lambda *a: None)  # every fit sorts its own columns again
+    monkeypatch.setattr(g._SortedSplit, "of", classmethod(lambda cls, *a: None))  # every fit sorts its own columns
     fresh = [g.evaluate_split(g.network_scores(net.logits, net.labels), cal, test, **kw) for cal, test in splits]
     assert shared == fresh
