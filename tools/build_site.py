@@ -78,13 +78,14 @@ PURE_FROM_SDIST = [("pyyaml==6.0.2", "lib/yaml", "yaml"), ("markupsafe==2.1.5", 
 #: Pyodide packages the site carries, with everything they depend on in the lock file:
 #: the scientific stack, and what the Pyodide kernel loads at start (micropip, IPython,
 #: ssl, sqlite3).
-PYODIDE_ROOTS = ["numpy", "scipy", "pandas", "matplotlib", "scikit-learn", "micropip", "ipython", "ssl", "sqlite3",
-                 "jsonschema"]  # jsonschema: the claims ledger's schema (calibnb.load_ledger)
+#: Not jsonschema (the ledger schema's validator): its dependency rpds-py has no build among the
+#: verified Pyodide packages, so in the browser calibnb.load_ledger loads the committed,
+#: CI-validated ledgers without the schema check (calibnb.record.reproduction.LEDGER_SCHEMA_CHECKED).
+PYODIDE_ROOTS = ["numpy", "scipy", "pandas", "matplotlib", "scikit-learn", "micropip", "ipython", "ssl", "sqlite3"]
 #: The Pyodide runtime files taken from the npm package.
 PYODIDE_CORE = ["pyodide.js", "pyodide.mjs", "pyodide.asm.js", "pyodide.asm.wasm", "python_stdlib.zip", "package.json"]
 #: What the first cell of every site notebook installs (piplite, from the site only).
-BROWSER_INSTALL = ["numpy", "scipy", "pandas", "matplotlib", "seaborn", "scikit-learn", "ipywidgets", "pyyaml", "jinja2",
-                   "jsonschema"]
+BROWSER_INSTALL = ["numpy", "scipy", "pandas", "matplotlib", "seaborn", "scikit-learn", "ipywidgets", "pyyaml", "jinja2"]
 NOTEBOOKS = "0[0-6]_*.ipynb"
 INSTALL_CELL_ID = "calibnb-site-install"
 NOTE_CELL_ID = "calibnb-site-note"

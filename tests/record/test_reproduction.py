@@ -870,3 +870,20 @@ def test_readme_tables_are_the_records():
         lo_t, hi_t = re.match(r"\[(.*), (.*)\]", bounds).groups()
         parse = lambda t: math.inf if t == "∞" else (-math.inf if t == "−∞" else float(t))  # noqa: E731
         assert (parse(lo_t), parse(hi_t)) == (lo, hi), name
+
+
+def test_ledger_schema_check_without_jsonschema(tmp_path, monkeypatch):
+    # The browser site cannot carry jsonschema (rpds-py has no Pyodide build there): there the committed
+    # ledger loads without the schema check and says so; anywhere else a missing jsonschema is an error.
+    import sys
+
+    import calibnb.record.reproduction as module
+
+    path = write_ledger(tmp_path)
+    monkeypatch.setitem(sys.modules, "jsonschema", None)  # import jsonschema -> ImportError
+    monkeypatch.setattr(module, "LEDGER_SCHEMA_CHECKED", True)
+    with pytest.raises(ImportError, match="jsonschema"):
+        load_ledger(path)
+    monkeypatch.setattr(module, "in_browser", lambda: True)
+    ledger = load_ledger(path)
+    assert len(ledger) == len(BASE_CLAIMS) and module.LEDGER_SCHEMA_CHECKED is False
