@@ -60,7 +60,8 @@ def binary_cancer():
 
 # ------------------------------------------------------------------ the call and the module
 
-def test_module_is_the_call_and_importing_it_keeps_the_call():
+@pytest.mark.xdist_group("audit_help")  # the --help run is shared with tests/apps/test_audit_options.py
+def test_module_is_the_call_and_importing_it_keeps_the_call(audit_help):
     import importlib
 
     import calibnb.audit as mod
@@ -73,7 +74,7 @@ def test_module_is_the_call_and_importing_it_keeps_the_call():
     assert importlib.reload(mod) is mod and callable(calibnb.audit)  # reloading keeps it callable
     assert calibnb.AuditResult is mod.AuditResult and "audit" in calibnb.__all__
     # python -m calibnb.audit is not disturbed (no runpy double-import warning) and still parses options
-    proc = run_cli("--help")
+    proc = audit_help
     assert proc.returncode == 0 and "--binary-prob" in proc.stdout and "RuntimeWarning" not in proc.stderr
 
 
