@@ -18,6 +18,8 @@ from calibnb.apps import audit, summary
 
 ROOT = Path(__file__).resolve().parents[2]
 FAST = ["--n-resamples", "20", "--heavy-resamples", "10", "--n-folds", "3"]
+#: For runs whose checks need no interval and no fold count: the command's run without its bootstrap.
+NO_BOOTSTRAP = ["--n-resamples", "0", "--heavy-resamples", "0", "--n-folds", "2"]
 
 
 def _env():
@@ -128,7 +130,7 @@ def test_binary_parquet_streamed(tmp_path):
     """A binary Parquet file, read in chunks (threshold lowered), and said so in the report."""
     path = tmp_path / "preds.parquet"
     binary_frame().to_parquet(path)
-    proc = run_cli(path, "--out", tmp_path / "out", *FAST, "--stream-threshold", "100", "--chunk-rows", "64",
+    proc = run_cli(path, "--out", tmp_path / "out", *NO_BOOTSTRAP, "--stream-threshold", "100", "--chunk-rows", "64",
                    "--subsample", "150")
     assert proc.returncode == 0, proc.stderr
     # the command checks the first rows only (the notebook streams and checks every chunk: read once)
@@ -150,7 +152,7 @@ def test_npz_logits(tmp_path):
     labels = np.where(rng.uniform(size=150) < 0.6, logits.argmax(1), rng.integers(0, 4, 150))
     path = tmp_path / "preds.npz"
     np.savez(path, logits=logits, labels=labels)
-    proc = run_cli(path, "--out", tmp_path / "out", *FAST)
+    proc = run_cli(path, "--out", tmp_path / "out", *NO_BOOTSTRAP)
     assert proc.returncode == 0, proc.stderr
     res = read_json(tmp_path / "out")
     assert res["inputs"]["roles"] == {"logits": "logits0..logits3", "label": "labels"}

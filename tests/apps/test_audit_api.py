@@ -23,6 +23,8 @@ from calibnb.apps import audit as audit_module
 ROOT = Path(__file__).resolve().parents[2]
 FAST = dict(n_resamples=40, heavy_resamples=10, n_folds=3)
 FAST_CLI = ["--n-resamples", "40", "--heavy-resamples", "10", "--n-folds", "3"]
+#: For runs whose checks need no interval and no fold count: the command's run without its bootstrap.
+NO_BOOTSTRAP = ["--n-resamples", "0", "--heavy-resamples", "0", "--n-folds", "2"]
 
 
 def _env():
@@ -58,7 +60,8 @@ def binary_cancer():
 
 # ------------------------------------------------------------------ the call and the module
 
-def test_module_is_the_call_and_importing_it_keeps_the_call():
+@pytest.mark.xdist_group("audit_help")  # the --help run is shared with tests/apps/test_audit_options.py
+def test_module_is_the_call_and_importing_it_keeps_the_call(audit_help):
     import importlib
 
     import calibnb.audit as mod
@@ -71,7 +74,7 @@ def test_module_is_the_call_and_importing_it_keeps_the_call():
     assert importlib.reload(mod) is mod and callable(calibnb.audit)  # reloading keeps it callable
     assert calibnb.AuditResult is mod.AuditResult and "audit" in calibnb.__all__
     # python -m calibnb.audit is not disturbed (no runpy double-import warning) and still parses options
-    proc = run_cli("--help")
+    proc = audit_help
     assert proc.returncode == 0 and "--binary-prob" in proc.stdout and "RuntimeWarning" not in proc.stderr
 
 
@@ -222,12 +225,29 @@ def layouts(tmp_path_factory, gnb_digits, binary_cancer):
     return d, out
 
 
-@pytest.mark.parametrize("layout", ["binary", "multiclass", "class-named", "string labels"])
-def test_command_on_real_models_gives_the_true_accuracy(layouts, layout):
+@pytest.fixture(scope="module")
+def layout_runs(layouts):
+    """``python -m calibnb.audit FILE --out out_FILE`` run once per layout (on first use), shared by the tests."""
     d, files = layouts
-    path, acc = files[layout]
-    out = d / f"out_{path.stem}"
-    proc = run_cli(path, "--out", out, *FAST_CLI)
+    runs = {}
+
+    def run(layout):
+        if layout not in runs:
+            path, _ = files[layout]
+            out = d / f"out_{path.stem}"
+            runs[layout] = (run_cli(path, "--out", out, *FAST_CLI), out)
+        return runs[layout]
+
+    return run
+
+
+# The command's runs are shared by the tests below: under --dist loadgroup one worker makes them, once.
+@pytest.mark.xdist_group("audit_layouts")
+@pytest.mark.parametrize("layout", ["binary", "multiclass", "class-named", "string labels"])
+def test_command_on_real_models_gives_the_true_accuracy(layouts, layout_runs, layout):
+    d, files = layouts
+    _, acc = files[layout]
+    proc, out = layout_runs(layout)
     assert proc.returncode == 0, proc.stderr
     res = json.loads((out / "audit.json").read_text())
     assert res["verdict"]["accuracy"] == pytest.approx(acc)
@@ -238,12 +258,12 @@ def test_command_on_real_models_gives_the_true_accuracy(layouts, layout):
     assert str(d) not in page and "/tmp/" not in page and str(Path.home()) + "/" not in page  # no machine paths
 
 
-def test_api_writes_the_same_html_and_json_as_the_command(layouts, tmp_path):
+@pytest.mark.xdist_group("audit_layouts")
+def test_api_writes_the_same_html_and_json_as_the_command(layouts, layout_runs, tmp_path):
     d, files = layouts
     path, _ = files["multiclass"]
-    out = d / f"out_{path.stem}"
-    if not (out / "audit.json").exists():
-        assert run_cli(path, "--out", out, *FAST_CLI).returncode == 0
+    proc, out = layout_runs("multiclass")
+    assert proc.returncode == 0, proc.stderr
     r = calibnb.audit(path, **FAST)
     r.to_json(tmp_path / "api.json")
     assert json.loads((tmp_path / "api.json").read_text()) == json.loads((out / "audit.json").read_text())
@@ -258,7 +278,7 @@ def test_hostile_column_names_are_escaped_and_the_page_has_no_script_links(tmp_p
     df = pd.DataFrame({"conf": conf, "correct": (rng.uniform(size=200) < conf).astype(int), evil: 1.0})
     path = tmp_path / "evil.csv"
     df.to_csv(path, index=False)
-    proc = run_cli(path, "--out", tmp_path / "out", *FAST_CLI)
+    proc = run_cli(path, "--out", tmp_path / "out", *NO_BOOTSTRAP)
     assert proc.returncode == 0, proc.stderr
     page = (tmp_path / "out" / "audit.html").read_text()
     assert "columns ignored" in page
@@ -292,7 +312,7 @@ def test_second_run_on_the_same_out_fails_clearly(tmp_path, binary_cancer):
     assert not out.exists()
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
     lock.write_text(dead.stdout.strip())  # a stale lock of a finished process is taken over
-    proc = run_cli(path, "--out", out, *FAST_CLI)
+    proc = run_cli(path, "--out", out, *NO_BOOTSTRAP)
     assert proc.returncode == 0, proc.stderr
     assert sorted(p.name for p in out.iterdir()) == ["audit.html", "audit.ipynb", "audit.json"]
     assert not lock.exists()

@@ -8,10 +8,7 @@ the notebook independently (nbformat + ast) and compare.
 from __future__ import annotations
 
 import ast
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import nbformat
@@ -43,10 +40,9 @@ def test_every_setting_is_a_notebook_parameter_with_the_same_default():
     assert audit_app.MAX_ROWS == cell["max_rows"] and audit_app.STREAM_THRESHOLD == cell["stream_threshold"]
 
 
-def test_cli_help_defaults_equal_the_notebook_parameters():
-    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""), COLUMNS="200")
-    proc = subprocess.run([sys.executable, "-m", "calibnb.audit", "--help"], capture_output=True, text=True, env=env,
-                          timeout=300)
+@pytest.mark.xdist_group("audit_help")  # the --help run is shared with tests/apps/test_audit_api.py
+def test_cli_help_defaults_equal_the_notebook_parameters(audit_help):
+    proc = audit_help
     assert proc.returncode == 0, proc.stderr
     text = re.sub(r"\s+", " ", proc.stdout)
     cell = _cell_defaults()
