@@ -718,7 +718,7 @@ def _answer_05_1(seed: int, cache_dir: Any) -> Answer:
 
 
 def _answer_05_3(seed: int, cache_dir: Any) -> Answer:
-    from .papers.jiang2024 import calibration_table, nli_values
+    from .papers.jiang2024 import calibration_table, metric_agreement, nli_values
 
     probs, counts, temperatures = _nb05_models(seed, cache_dir)
     t = calibration_table(probs, counts, nli_values(0.5))
@@ -728,7 +728,19 @@ def _answer_05_3(seed: int, cache_dir: Any) -> Answer:
     table = pd.DataFrame(rows).T
     down = {k: int((table[f"{k} TS"] < table[f"{k} raw"]).sum()) for k in ("CE", "MAE", "RR")}
     table["temperature"] = pd.Series(temperatures)
-    facts = {"lower_with_ts": down, "models": len(base), "min_temperature": float(min(temperatures.values()))}
+    # The tau(CE, RR) claim (§6.1, the notebook's cell 'jiang-15'): its first two model sets, its item bootstrap
+    # (tau_resamples = 100 at seed + 7; the third set needs the random baseline and the oracle).
+    sets = {"real models": base, "real models + TS": list(probs)}
+    tau = metric_agreement(probs, counts, nli_values(0.5), sets, n_resamples=100, seed=seed + 7)
+    tau = tau[tau["metric"] == "RR"].set_index("model set")
+    concordant = int(sum((table.loc[m, "CE TS"] - table.loc[m, "CE raw"]) * (table.loc[m, "RR TS"] - table.loc[m, "RR raw"])
+                         > 0 for m in base))
+    facts = {"lower_with_ts": down, "models": len(base), "min_temperature": float(min(temperatures.values())),
+             "tau_ce_rr": {k: {c: float(tau.loc[k, c]) for c in ("tau", "low", "high")} for k in sets},
+             "ts_pairs_concordant": concordant}
+    tr, tt = facts["tau_ce_rr"]["real models"], facts["tau_ce_rr"]["real models + TS"]
+    rr_drop = float((table["RR raw"] - table["RR TS"]).abs().max())
+    ce_drop = float((table["CE raw"] - table["CE TS"]).min())
     text = ("Temperature scaling (τ fitted to the majority's ECE) lowers CE for "
             f"{down['CE']} of the {len(base)} real models, MAE for {down['MAE']} and RR for {down['RR']}. "
             "RR only asks whether ψ_f orders the items like the humans' ψ_f; TS is monotone in each class's logit "
@@ -736,8 +748,63 @@ def _answer_05_3(seed: int, cache_dir: Any) -> Answer:
             f"(see the table); CE and MAE measure distances, and every fitted τ is {'above' if facts['min_temperature'] > 1 else 'not always above'} 1 "
             f"(smallest {facts['min_temperature']:.2f}): "
             + ("the softer distributions sit closer to the humans' votes." if facts["min_temperature"] > 1 else
-               "see the table for each model."))
+               "see the table for each model.")
+            + f" The τ(CE, RR) claim (CE and RR rank models alike, §6.1): over the {len(base)} real models Kendall "
+            f"τ(CE, RR) = {tr['tau']:.2f} (95% item-bootstrap interval [{tr['low']:.2f}, {tr['high']:.2f}]); with "
+            f"their TS versions added it is {tt['tau']:.2f} [{tt['low']:.2f}, {tt['high']:.2f}]. "
+            + (f"TS lowers each model's CE by at least {ce_drop:.3f}" if ce_drop > 0 else "TS moves each model's CE")
+            + f" and moves its RR by at most {rr_drop:.4f}, in the same direction "
+            f"for {concordant} of the {len(base)} models, so each (model, model-TS) pair is "
+            + ("concordant and adds agreement to τ" if concordant == len(base) else "mostly concordant")
+            + "; across models RR follows how well each orders the items, which CE does not measure"
+            + (", and there τ(CE, RR) is not above 0. The agreement on the set with TS comes from the temperature "
+               "pairs, not from CE predicting RR." if tr["low"] <= 0 else "."))
     return Answer("05", 3, table.round(5), text, facts)
+
+
+def _answer_05_6(seed: int, cache_dir: Any) -> Answer:
+    import numpy as np
+
+    from .data import load_chaosnli
+    from .metrics.scalar import expected_label
+    from .papers.jiang2024 import nli_values
+
+    split, neutral = np.array([[0.5, 0.0, 0.5]]), np.array([[0.0, 1.0, 0.0]])  # ENT/CON split; all NEU
+    rows = {}
+    for fn in (0.2, 0.5, 0.8, 1.2):  # 1.2: outside [0, 1], built by hand (nli_values keeps f(NEU) in [0, 1])
+        v = np.array([1.0, fn, 0.0])
+        a, b = float(expected_label(split, v)[0]), float(expected_label(neutral, v)[0])
+        rows[fn] = {"ψ_f(ENT/CON split)": a, "ψ_f(all NEU)": b, "different": not np.isclose(a, b),
+                    "monotone f(ENT) ≥ f(NEU) ≥ f(CON)": bool(v[0] >= v[1] >= v[2])}
+    table = pd.DataFrame(rows).T.rename_axis("f(NEU)")
+    separated = [fn for fn, r in rows.items() if r["different"] and r["monotone f(ENT) ≥ f(NEU) ≥ f(CON)"]]
+    # On the votes: the items nearest each ideal (at least 40% on both ENT and CON; every vote NEU), and
+    # Assumption 1 in the notebook's plain-language form (its cell 'jiang-12').
+    counts = load_chaosnli("snli", cache_dir=cache_dir).counts
+    ent, neu, con = counts.T
+    n = counts.sum(axis=1)
+    is_split, is_neu = (ent >= 0.4 * n) & (con >= 0.4 * n), neu == n
+    more_ent = ent > neu
+    k_a1, n_a1 = int((neu[more_ent] > con[more_ent]).sum()), int(more_ent.sum())
+    dist = counts / n[:, None]
+    real = {fn: (float(expected_label(dist[is_split], nli_values(fn)).mean()),
+                 float(expected_label(dist[is_neu], nli_values(fn)).mean())) for fn in (0.2, 0.5, 0.8)}
+    facts = {"separating_monotone": separated, "split_items": int(is_split.sum()), "neutral_items": int(is_neu.sum()),
+             "real_means": real, "assumption1": (k_a1, n_a1)}
+    text = ("For a distribution p, ψ_f(p) = Σ_k f_k p_k: the ENT/CON split (½, 0, ½) gets (f(ENT) + f(CON))/2 and "
+            "the all-NEU item f(NEU), so the two differ exactly when f(NEU) is not the midpoint of f(ENT) and f(CON). "
+            "With f(ENT) = 1, f(CON) = 0 every f(NEU) in (0, 1) other than 0.5 separates them and keeps f monotone "
+            f"(here {', '.join(f'{x:g}' for x in separated)}); 1.2 separates them too but is not monotone. On "
+            f"ChaosNLI-SNLI, the {facts['split_items']} items with at least 40% of the votes on both ENT and CON have "
+            f"mean ψ_f {real[0.5][0]:.3f} at f(NEU) = 0.5 and the {facts['neutral_items']} all-NEU items "
+            f"{real[0.5][1]:.3f}; at f(NEU) = 0.2 they are {real[0.2][0]:.3f} and {real[0.2][1]:.3f}. Assumption 1 "
+            "is about the votes, not f: the classes are ordered ENT > NEU > CON, so an item with more ENT than NEU "
+            f"votes should mostly have more NEU than CON ({k_a1} of the {n_a1} such items here, {k_a1 / n_a1:.1%}). "
+            "In our reading (the notebook's §3: the statement was lost in extraction) the ranking results need f "
+            "monotone in that order, not f(NEU) = 0.5: a monotone f that "
+            "separates the split items from the neutral ones is allowed, and which f(NEU) is right is a modelling "
+            "choice the votes cannot settle.")
+    return Answer("05", 6, table, text, facts)
 
 
 def _answer_02_4(seed: int, cache_dir: Any) -> Answer:
@@ -939,7 +1006,7 @@ def _answer_02_3(seed: int, cache_dir: Any) -> Answer:
 
 _ANSWERS = {("01", 1): _answer_01_1, ("01", 2): _answer_01_2, ("02", 1): _answer_02_1, ("01", 3): _answer_01_3, ("06", 1): _answer_06_1, ("06", 4): _answer_06_4, ("06", 5): _answer_06_5,
             ("06", 6): lambda seed, cache_dir: _answer_06_6_7(6, seed, cache_dir),
-            ("06", 7): lambda seed, cache_dir: _answer_06_6_7(7, seed, cache_dir), ("02", 2): _answer_02_2, ("02", 3): _answer_02_3, ("02", 4): _answer_02_4, ("02", 5): _answer_02_5, ("03", 1): _answer_03_1, ("03", 3): _answer_03_3, ("03", 7): _answer_03_7, ("05", 1): _answer_05_1, ("05", 2): _answer_05_2, ("05", 3): _answer_05_3,
+            ("06", 7): lambda seed, cache_dir: _answer_06_6_7(7, seed, cache_dir), ("02", 2): _answer_02_2, ("02", 3): _answer_02_3, ("02", 4): _answer_02_4, ("02", 5): _answer_02_5, ("03", 1): _answer_03_1, ("03", 3): _answer_03_3, ("03", 7): _answer_03_7, ("05", 1): _answer_05_1, ("05", 2): _answer_05_2, ("05", 3): _answer_05_3, ("05", 6): _answer_05_6,
             ("06", 2): _answer_06_2, ("06", 3): _answer_06_3}
 #: The exercises :func:`answer_key` answers, as (notebook, exercise). Notebook 04's key is its answers notebook
 #: (notebooks/teaching/04_sakai2024_answers.ipynb); notebook 07 computes its answers in its last cells.

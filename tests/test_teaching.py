@@ -163,6 +163,7 @@ def test_a_temperature_on_its_search_bound_is_said_in_words_not_warned():
 import re  # noqa: E402
 
 import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
 
 from calibnb.teaching import ANSWERED, Answer, answer_key  # noqa: E402
 
@@ -492,3 +493,44 @@ def test_answer_02_3_counts_infinite_kl():
     assert inf == [a.facts["inf_h2"][n] for n in (5, 20, 50)] and inf[0] >= inf[1] >= inf[2]  # fewer votes: more often inf
     assert (t.xs("KL(H1, RoBERTa-0)", level="divergence")["draws with KL = inf"] == 0).all()
     assert ("rises with the votes" in a.text) == a.facts["model_kl_rises"]
+
+
+@needs_mirror
+def test_answer_05_3_tau_ce_rr_is_recomputed_from_the_table():
+    from calibnb.papers.jiang2024 import ranking_agreement
+
+    a = answer_key("05", 3)
+    t = a.table
+    ce = pd.concat([t["CE raw"], t["CE TS"].rename(lambda m: f"{m}-TS")])
+    rr = pd.concat([t["RR raw"], t["RR TS"].rename(lambda m: f"{m}-TS")])
+    tau = a.facts["tau_ce_rr"]
+    # the table is rounded to 5 decimals; no two models are that close in CE or RR, so the order is the same
+    assert ranking_agreement(t["CE raw"], t["RR raw"]) == pytest.approx(tau["real models"]["tau"])
+    assert ranking_agreement(ce, rr) == pytest.approx(tau["real models + TS"]["tau"])
+    for k in tau:
+        assert tau[k]["low"] <= tau[k]["tau"] <= tau[k]["high"]
+        assert f"{tau[k]['tau']:.2f}" in a.text and f"[{tau[k]['low']:.2f}, {tau[k]['high']:.2f}]" in a.text
+    concordant = int(((t["CE TS"] - t["CE raw"]) * (t["RR TS"] - t["RR raw"]) > 0).sum())
+    assert concordant == a.facts["ts_pairs_concordant"]
+    assert ("not from CE predicting RR" in a.text) == (tau["real models"]["low"] <= 0)
+
+
+@needs_mirror
+def test_answer_05_6_a_monotone_f_separates_split_from_neutral():
+    from calibnb.data import load_chaosnli
+
+    a = answer_key("05", 6)
+    t = a.table
+    for fn, row in t.iterrows():
+        assert row["ψ_f(ENT/CON split)"] == pytest.approx(0.5)  # (f(ENT) + f(CON)) / 2 with f(ENT) = 1, f(CON) = 0
+        assert row["ψ_f(all NEU)"] == pytest.approx(fn)
+        assert row["different"] == (fn != 0.5) and row["monotone f(ENT) ≥ f(NEU) ≥ f(CON)"] == (fn <= 1)
+    assert a.facts["separating_monotone"] == [0.2, 0.8]
+    counts = load_chaosnli("snli").counts
+    ent, neu, con = counts.T
+    k, n = a.facts["assumption1"]
+    assert n == (ent > neu).sum() and k == ((ent > neu) & (neu > con)).sum() and k > n / 2  # "mostly"
+    assert f"{k} of the {n}" in a.text
+    split_05, neu_05 = a.facts["real_means"][0.5]
+    split_02, neu_02 = a.facts["real_means"][0.2]
+    assert abs(split_05 - neu_05) < 0.05 < abs(split_02 - neu_02)  # near-equal at 0.5, separated at 0.2
