@@ -534,3 +534,30 @@ def test_answer_05_6_a_monotone_f_separates_split_from_neutral():
     split_05, neu_05 = a.facts["real_means"][0.5]
     split_02, neu_02 = a.facts["real_means"][0.2]
     assert abs(split_05 - neu_05) < 0.05 < abs(split_02 - neu_02)  # near-equal at 0.5, separated at 0.2
+
+
+@needs_mirror
+def test_answer_03_6_spline_against_ts_on_the_panel_grid():
+    import calibnb as cn
+    from calibnb.data import calibration_test_split, load_cifar
+    from calibnb.papers.gupta2021 import spline_figure_data
+
+    a = answer_key("03", 6)
+    t, detail = a.table, a.facts["detail"]
+    out = load_cifar("cifar10", "wideresnet_16_4")
+    cal, test = calibration_test_split(len(out.labels), seed=0, frac=0.5)
+    # the spline KS is the panel's (spline_figure_data, split0), at a small and the full size
+    for size in (300, 5000):
+        d = spline_figure_data(out.probs, out.labels, calibration_index=cal, test_index=test, calibration_size=size, seed=0)
+        assert detail[("split0", size)][0] == pytest.approx(d.test_ks_after)
+    tau = cn.TemperatureScaling().fit(out.logits[cal], out.labels[cal]).temperature_
+    c_test = out.probs[test].argmax(axis=1) == out.labels[test]
+    assert detail[("split0", 5000)][1] == pytest.approx(cn.ks_error(cn.softmax(out.logits[test], temperature=tau).max(axis=1), c_test))
+    for i in range(5):
+        wins = [detail[(f"split{i}", z)][0] < detail[(f"split{i}", z)][1] for z in range(100, 5001, 100)]
+        row = t.loc[f"split{i}"]
+        assert row["sizes where the spline wins (of 50)"] == sum(wins)
+        assert (row["wins at every size from"] == "never") == (not wins[-1])  # a threshold needs a win at 5,000
+    assert len(a.facts["wins_at_full"]) == sum(t["test KS spline, 5,000 items"] < t["test KS TS, 5,000 items"])
+    assert f"on {len(a.facts['wins_at_full'])} of the 5 splits" in a.text
+    assert f"{t.loc['split0', 'test KS TS, 5,000 items']:.2%} for TS" in a.text
