@@ -561,3 +561,21 @@ def test_answer_03_6_spline_against_ts_on_the_panel_grid():
     assert len(a.facts["wins_at_full"]) == sum(t["test KS spline, 5,000 items"] < t["test KS TS, 5,000 items"])
     assert f"on {len(a.facts['wins_at_full'])} of the 5 splits" in a.text
     assert f"{t.loc['split0', 'test KS TS, 5,000 items']:.2%} for TS" in a.text
+
+
+@needs_mirror
+def test_answer_03_2_knots_medians_and_gaps_match_the_table():
+    a = answer_key("03", 2)
+    t = a.table
+    assert sorted(set(t.index.get_level_values("n_knots"))) == list(range(2, 31))
+    for net, b in a.facts["best"].items():
+        tt = t.xs(net, level="network")
+        assert tt["test KS"].idxmin() == b["best_knots"]
+        assert b["near_best"] == [k for k in tt.index if tt.loc[k, "test KS"] <= tt["test KS"].min() + 0.001]
+        gap = tt["test KS"] - tt["calibration KS"]
+        assert gap.loc[30] == pytest.approx(b["gap_at_30"], abs=1e-5) and gap.loc[4] == pytest.approx(b["gap_at_4"], abs=1e-5)
+        assert f"lowest at {b['best_knots']} knots ({b['test_at_best']:.2%}" in a.text
+        assert f"{min(b['near_best'])} knots on {net}" in a.text  # the overfitting onset the text names
+    assert "grows with the knots" in a.text and all(b["gap_at_30"] > b["gap_at_4"] for b in a.facts["best"].values())
+    sens = a.facts["sensitivity_5000"]
+    assert a.facts["sensitivity_best"] == min(sens, key=sens.get) and f"at {a.facts['sensitivity_best']} knots among" in a.text
