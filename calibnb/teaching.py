@@ -678,6 +678,62 @@ def _answer_02_1(seed: int, cache_dir: Any) -> Answer:
     return Answer("02", 1, table.round(5), text, facts)
 
 
+def _answer_02_6(seed: int, cache_dir: Any) -> Answer:
+    import numpy as np
+
+    from . import batch_axis, dist_ce, human_distribution, majority_label, paired_bootstrap_ci
+    from .data import load_chaosnli, subsample_votes
+
+    @batch_axis
+    def item_mean(x):
+        return np.mean(x, axis=-1)
+
+    # Section 10 of notebook 02 (its cell 'cell-34'): one vote per item drawn from ChaosNLI's 100 (seed), the oracle
+    # f = the vote distribution against the one-hot majority forecast, scored against that single vote.
+    rows, facts = {}, {"brier_ci": {}, "onehot_log_infinite": {}}
+    for name in ("snli", "mnli"):
+        counts = load_chaosnli(name, cache_dir=cache_dir).counts
+        pi = human_distribution(counts)
+        vote = subsample_votes(counts, 1, n_groups=1, seed=seed)[0]  # one-hot, one vote per item
+        onehot = np.eye(counts.shape[1])[majority_label(counts)]
+        for label, f in (("oracle (f = π̄)", pi), ("one-hot majority", onehot)):
+            f_y = (f * vote).sum(axis=1)
+            with np.errstate(divide="ignore"):
+                log_score = -np.log(f_y)
+            rows[(name, label)] = {"linear (DistCE) 1 − f_y": float(dist_ce(f, vote).mean()),
+                                   "log score −log f_y": float(log_score.mean()),
+                                   "items with f_y = 0": int((f_y == 0).sum()),
+                                   "Brier Σ(f − e_y)²": float(((f - vote) ** 2).sum(axis=1).mean())}
+            if label.startswith("one-hot"):
+                facts["onehot_log_infinite"][name] = int((f_y == 0).sum())
+        brier = {k: ((f - vote) ** 2).sum(axis=1) for k, f in (("oracle", pi), ("onehot", onehot))}
+        r = paired_bootstrap_ci(item_mean, (brier["oracle"],), (brier["onehot"],), n_resamples=1000, seed=seed)
+        facts["brier_ci"][name] = (float(r.estimate), float(r.low), float(r.high))
+    table = pd.DataFrame.from_dict(rows, orient="index").rename_axis(["subset", "forecast"])
+    linear_prefers_onehot = all(table.loc[(n, "one-hot majority"), "linear (DistCE) 1 − f_y"]
+                                < table.loc[(n, "oracle (f = π̄)"), "linear (DistCE) 1 − f_y"] for n in ("snli", "mnli"))
+    facts["linear_prefers_onehot"] = linear_prefers_onehot
+    oracle_wins_brier = all(hi < 0 for _, _, hi in facts["brier_ci"].values())
+    facts["oracle_wins_brier"] = oracle_wins_brier
+    text = ("Against one vote per item (the notebook's draw), the linear score that DistCE becomes "
+            + ("prefers the one-hot majority on both subsets" if linear_prefers_onehot else "does not prefer the one-hot "
+               "majority on both subsets (see the table)")
+            + (", but both proper scores prefer the oracle. " if oracle_wins_brier and all(facts["onehot_log_infinite"].values())
+               else "; the proper scores below. ") + "The log score of the one-hot forecast is infinite: "
+            "it gives probability 0 to the drawn vote on "
+            + " and ".join(f"{n} of the {name.upper()} items" for name, n in facts["onehot_log_infinite"].items())
+            + ", while the oracle's is finite (its f_y is at least 1/100, since the vote is one of the 100). The Brier "
+            "score, oracle minus one-hot, is "
+            + " and ".join(f"{e:+.4f} on {name.upper()} (paired bootstrap 95% interval [{lo:+.4f}, {hi:+.4f}])"
+                           for name, (e, lo, hi) in facts["brier_ci"].items())
+            + (": the oracle is better, beyond the noise, on both. " if oracle_wins_brier else
+               ": not separated from 0 on every subset (see the interval). ")
+            + "Why: a proper score's expectation under the vote distribution π is optimised by f = π (Brier: "
+            "E = 1 − 2Σπ_c f_c + Σ f_c², minimised at f = π; log: the cross-entropy −Σπ_c log f_c, minimised at f = π), "
+            "while the linear score 1 − Σπ_c f_c is minimised by all mass on the most-voted class.")
+    return Answer("02", 6, table, text, facts)
+
+
 def _nb05_models(seed: int, cache_dir: Any) -> tuple:
     """Notebook 05's real models and their TS versions on ChaosNLI-SNLI (its cell 'jiang-04'), with the votes."""
     from . import TemperatureScaling
@@ -1123,7 +1179,7 @@ def _answer_02_3(seed: int, cache_dir: Any) -> Answer:
 
 _ANSWERS = {("01", 1): _answer_01_1, ("01", 2): _answer_01_2, ("02", 1): _answer_02_1, ("01", 3): _answer_01_3, ("06", 1): _answer_06_1, ("06", 4): _answer_06_4, ("06", 5): _answer_06_5,
             ("06", 6): lambda seed, cache_dir: _answer_06_6_7(6, seed, cache_dir),
-            ("06", 7): lambda seed, cache_dir: _answer_06_6_7(7, seed, cache_dir), ("02", 2): _answer_02_2, ("02", 3): _answer_02_3, ("02", 4): _answer_02_4, ("02", 5): _answer_02_5, ("03", 1): _answer_03_1, ("03", 2): _answer_03_2, ("03", 3): _answer_03_3, ("03", 6): _answer_03_6, ("03", 7): _answer_03_7, ("05", 1): _answer_05_1, ("05", 2): _answer_05_2, ("05", 3): _answer_05_3, ("05", 6): _answer_05_6,
+            ("06", 7): lambda seed, cache_dir: _answer_06_6_7(7, seed, cache_dir), ("02", 2): _answer_02_2, ("02", 3): _answer_02_3, ("02", 4): _answer_02_4, ("02", 5): _answer_02_5, ("02", 6): _answer_02_6, ("03", 1): _answer_03_1, ("03", 2): _answer_03_2, ("03", 3): _answer_03_3, ("03", 6): _answer_03_6, ("03", 7): _answer_03_7, ("05", 1): _answer_05_1, ("05", 2): _answer_05_2, ("05", 3): _answer_05_3, ("05", 6): _answer_05_6,
             ("06", 2): _answer_06_2, ("06", 3): _answer_06_3}
 #: The exercises :func:`answer_key` answers, as (notebook, exercise). Notebook 04's key is its answers notebook
 #: (notebooks/teaching/04_sakai2024_answers.ipynb); notebook 07 computes its answers in its last cells.

@@ -579,3 +579,27 @@ def test_answer_03_2_knots_medians_and_gaps_match_the_table():
     assert "grows with the knots" in a.text and all(b["gap_at_30"] > b["gap_at_4"] for b in a.facts["best"].values())
     sens = a.facts["sensitivity_5000"]
     assert a.facts["sensitivity_best"] == min(sens, key=sens.get) and f"at {a.facts['sensitivity_best']} knots among" in a.text
+
+
+@needs_mirror
+def test_answer_02_6_proper_scores_prefer_the_oracle():
+    import calibnb as cn
+    from calibnb.data import load_chaosnli, subsample_votes
+
+    a = answer_key("02", 6)
+    t = a.table
+    counts = load_chaosnli("snli").counts
+    vote = subsample_votes(counts, 1, n_groups=1, seed=0)[0]
+    pi = cn.human_distribution(counts)
+    onehot = np.eye(3)[cn.majority_label(counts)]
+    assert t.loc[("snli", "oracle (f = π̄)"), "Brier Σ(f − e_y)²"] == pytest.approx(((pi - vote) ** 2).sum(1).mean())
+    assert t.loc[("snli", "one-hot majority"), "items with f_y = 0"] == ((onehot * vote).sum(1) == 0).sum() > 0
+    assert np.isinf(t.loc[("snli", "one-hot majority"), "log score −log f_y"])
+    assert np.isfinite(t.xs("oracle (f = π̄)", level="forecast")["log score −log f_y"]).all()
+    for name, (est, lo, hi) in a.facts["brier_ci"].items():
+        brier = t.xs(name)["Brier Σ(f − e_y)²"]
+        assert est == pytest.approx(brier["oracle (f = π̄)"] - brier["one-hot majority"]) and lo <= est <= hi
+        assert f"{est:+.4f} on {name.upper()}" in a.text
+    lin = t["linear (DistCE) 1 − f_y"].unstack("forecast")
+    assert a.facts["linear_prefers_onehot"] == bool((lin["one-hot majority"] < lin["oracle (f = π̄)"]).all())
+    assert ("beyond the noise, on both" in a.text) == a.facts["oracle_wins_brier"]
