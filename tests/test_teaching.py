@@ -603,3 +603,27 @@ def test_answer_02_6_proper_scores_prefer_the_oracle():
     lin = t["linear (DistCE) 1 − f_y"].unstack("forecast")
     assert a.facts["linear_prefers_onehot"] == bool((lin["one-hot majority"] < lin["oracle (f = π̄)"]).all())
     assert ("beyond the noise, on both" in a.text) == a.facts["oracle_wins_brier"]
+
+
+@needs_mirror
+def test_answer_01_4_agreement_rows_against_raw_and_binary_baseline():
+    import calibnb as cn
+    from calibnb.data import calibration_test_split, load_qa_confidences
+
+    a = answer_key("01", 4)
+    t = a.table
+    dq = load_qa_confidences("nq", "math")
+    _, test = calibration_test_split(len(dq), seed=0, frac=0.5)
+    c, y = dq["confidence"].to_numpy(float)[test], dq["correct"].to_numpy(bool)[test]
+    assert t.loc[("math", "raw confidence"), "MacroCE"] == pytest.approx(cn.macro_ce(c, y))
+    rows = t[t["high"] != "—"]
+    for (expert, method), r in rows.iterrows():
+        assert r["low"] <= r["− raw"] <= r["high"]
+        assert r["− raw"] == pytest.approx(r["MacroCE"] - t.loc[(expert, "raw confidence"), "MacroCE"])
+        assert (expert in a.facts["lower_beyond_noise"][method]) == (r["high"] < 0)
+        assert (expert in a.facts["raised_beyond_noise"][method]) == (r["low"] > 0)
+    for expert, (d, lo, hi) in a.facts["binary_vs_baseline"].items():
+        assert d == pytest.approx(t.loc[(expert, "Expert agreement (binary)"), "MacroCE"]
+                                  - t.loc[(expert, "binary baseline (raw confidence)"), "MacroCE"])
+        assert f"{d:+.4f} [{lo:+.4f}, {hi:+.4f}] for {expert}" in a.text
+        assert (expert in a.facts["agreement_split_better"]) == (hi < 0)
