@@ -1142,6 +1142,59 @@ def _answer_03_6(seed: int, cache_dir: Any) -> Answer:
     return Answer("03", 6, table, text, facts)
 
 
+_CIFAR10_CLASSES = ("airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship", "truck")
+
+
+def _answer_03_5(seed: int, cache_dir: Any) -> Answer:
+    import numpy as np
+    from scipy import stats
+
+    from .data import calibration_test_split, load_cifar
+    from .papers.gupta2021 import network_scores, spline_columns
+
+    # Table 5's all-ranks column on split0 of the figure network: one spline (6 knots) per rank r = 1..K, fitted on
+    # the calibration half, and the class of the largest recalibrated score predicted (as paper.evaluate_split's
+    # accuracy_all_ranks, which the test compares).
+    network = "cifar10/wideresnet_16_4"
+    out = load_cifar(*network.split("/"), cache_dir=cache_dir)
+    net = network_scores(out.logits, out.labels)
+    cal, test = calibration_test_split(len(out.labels), seed=seed, frac=0.5)
+    s = np.take_along_axis(net.probs, net.order, axis=1)
+    hit = net.order == net.labels[:, None]
+    rank = np.argmax(spline_columns(s[cal], hit[cal], s[test], n_knots=6), axis=1)  # 0: the top-1 class stays
+    top1, new, y = net.order[test, 0], net.order[test, rank], net.labels[test]
+    moved = rank > 0
+    rows = {}
+    for k in np.unique(new[moved]):
+        m = moved & (new == k)
+        rows[f"{k} {_CIFAR10_CLASSES[k]}"] = {"items won": int(m.sum()), "replacing (most often)":
+                                              _CIFAR10_CLASSES[int(np.bincount(top1[m]).argmax())],
+                                              "re-ranked class right": int((new[m] == y[m]).sum()),
+                                              "top-1 class right": int((top1[m] == y[m]).sum())}
+    table = pd.DataFrame.from_dict(rows, orient="index").rename_axis("winning class").sort_values("items won", ascending=False)
+    won, lost = int((new[moved] == y[moved]).sum()), int((top1[moved] == y[moved]).sum())
+    p_value = float(stats.binomtest(won, won + lost).pvalue) if won + lost else 1.0
+    facts = {"network": network, "moved": int(moved.sum()), "ranks": sorted({int(r) + 1 for r in rank[moved]}),
+             "re_ranked_right": won, "top1_right": lost, "p_value": p_value,
+             "accuracy_top1": float((top1 == y).mean()), "accuracy_all_ranks": float((new == y).mean())}
+    better = won > lost
+    text = (f"On {network} (split0), the all-ranks splines move the prediction away from the top-1 class on "
+            f"{facts['moved']} of the {test.size:,} test images, "
+            + (f"always to rank {facts['ranks'][0]}; " if len(facts["ranks"]) == 1 else
+               f"to ranks {', '.join(map(str, facts['ranks']))}; ")
+            + "the classes that win most are " + ", ".join(f"{k.split(' ', 1)[1]} ({r['items won']})" for k, r in
+                                                          table.head(3).iterrows())
+            + f". On those images the re-ranked class is right {won} times and the top-1 class would have been "
+            f"right {lost} times (exact binomial test of {won} against {lost}: p = {p_value:.2g}), so the re-ranked "
+            + ("items are right more often" if better else "items are right less often, not more")
+            + (" (a difference within chance at the 5% level)" if p_value >= 0.05 else "")
+            + f", and accuracy goes from {facts['accuracy_top1']:.2%} to {facts['accuracy_all_ranks']:.2%}. Each "
+            "rank's spline is fitted to its own score alone, so nothing makes the recalibrated scores of different "
+            "ranks comparable on one image: where the top two scores are close, a rank-2 spline steeper than the "
+            "rank-1 spline can overtake it without evidence that the second class is right.")
+    return Answer("03", 5, table, text, facts)
+
+
 def _answer_02_2(seed: int, cache_dir: Any) -> Answer:
     import numpy as np
 
@@ -1243,7 +1296,7 @@ def _answer_02_3(seed: int, cache_dir: Any) -> Answer:
 
 _ANSWERS = {("01", 1): _answer_01_1, ("01", 2): _answer_01_2, ("02", 1): _answer_02_1, ("01", 3): _answer_01_3, ("01", 4): _answer_01_4, ("06", 1): _answer_06_1, ("06", 4): _answer_06_4, ("06", 5): _answer_06_5,
             ("06", 6): lambda seed, cache_dir: _answer_06_6_7(6, seed, cache_dir),
-            ("06", 7): lambda seed, cache_dir: _answer_06_6_7(7, seed, cache_dir), ("02", 2): _answer_02_2, ("02", 3): _answer_02_3, ("02", 4): _answer_02_4, ("02", 5): _answer_02_5, ("02", 6): _answer_02_6, ("03", 1): _answer_03_1, ("03", 2): _answer_03_2, ("03", 3): _answer_03_3, ("03", 6): _answer_03_6, ("03", 7): _answer_03_7, ("05", 1): _answer_05_1, ("05", 2): _answer_05_2, ("05", 3): _answer_05_3, ("05", 6): _answer_05_6,
+            ("06", 7): lambda seed, cache_dir: _answer_06_6_7(7, seed, cache_dir), ("02", 2): _answer_02_2, ("02", 3): _answer_02_3, ("02", 4): _answer_02_4, ("02", 5): _answer_02_5, ("02", 6): _answer_02_6, ("03", 1): _answer_03_1, ("03", 2): _answer_03_2, ("03", 3): _answer_03_3, ("03", 5): _answer_03_5, ("03", 6): _answer_03_6, ("03", 7): _answer_03_7, ("05", 1): _answer_05_1, ("05", 2): _answer_05_2, ("05", 3): _answer_05_3, ("05", 6): _answer_05_6,
             ("06", 2): _answer_06_2, ("06", 3): _answer_06_3}
 #: The exercises :func:`answer_key` answers, as (notebook, exercise). Notebook 04's key is its answers notebook
 #: (notebooks/teaching/04_sakai2024_answers.ipynb); notebook 07 computes its answers in its last cells.

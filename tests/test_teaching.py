@@ -627,3 +627,23 @@ def test_answer_01_4_agreement_rows_against_raw_and_binary_baseline():
                                   - t.loc[(expert, "binary baseline (raw confidence)"), "MacroCE"])
         assert f"{d:+.4f} [{lo:+.4f}, {hi:+.4f}] for {expert}" in a.text
         assert (expert in a.facts["agreement_split_better"]) == (hi < 0)
+
+
+@needs_mirror
+def test_answer_03_5_re_ranking_matches_table_5_and_counts_the_winners():
+    from calibnb.data import calibration_test_split, load_cifar
+    from calibnb.papers.gupta2021 import evaluate_split, network_scores
+
+    a = answer_key("03", 5)
+    t, f = a.table, a.facts
+    out = load_cifar("cifar10", "wideresnet_16_4")
+    cal, test = calibration_test_split(len(out.labels), seed=0, frac=0.5)
+    res = evaluate_split(network_scores(out.logits, out.labels), cal, test, methods=("spline",), all_ranks=True)["spline"]
+    assert f["accuracy_all_ranks"] == pytest.approx(res["accuracy_all_ranks"])  # Table 5's all-ranks column
+    assert f["accuracy_top1"] == pytest.approx(res["accuracy"])
+    assert t["items won"].sum() == f["moved"]
+    assert t["re-ranked class right"].sum() == f["re_ranked_right"] and t["top-1 class right"].sum() == f["top1_right"]
+    # accuracy changes by exactly (won - lost) / n: the moved items are the only ones whose prediction changed
+    assert f["accuracy_all_ranks"] - f["accuracy_top1"] == pytest.approx((f["re_ranked_right"] - f["top1_right"]) / test.size)
+    assert ("right more often" in a.text) == (f["re_ranked_right"] > f["top1_right"])
+    assert f"right {f['re_ranked_right']} times" in a.text and f"p = {f['p_value']:.2g}" in a.text
