@@ -882,6 +882,53 @@ def _answer_05_3(seed: int, cache_dir: Any) -> Answer:
     return Answer("05", 3, table.round(5), text, facts)
 
 
+def _answer_05_4(seed: int, cache_dir: Any) -> Answer:
+    import numpy as np
+
+    from . import expected_label, human_distribution, softmax
+    from .papers.jiang2024 import (cost_intervals, fit_annotator_noise, like_for_like_cost_study, nli_values,
+                                   random_logit_baseline)
+
+    # Notebook 05's §6 (its cell 'jiang-21') at budget 3 only: the untuned models (real, random, oracle), annotator
+    # noise fitted to each target_r (seed), n_draws = 20 draws of the study (seed + 1), MAE's 95% interval of
+    # tau(scalar) - tau(votes).
+    probs, counts, _ = _nb05_models(seed, cache_dir)
+    models = {m: p for m, p in probs.items() if not m.endswith("-TS")}
+    models["random"] = softmax(random_logit_baseline(len(counts), n_classes=3, scale=1.0, seed=seed))
+    models["oracle"] = human_distribution(counts)
+    values = nli_values(0.5)
+    psi = expected_label(human_distribution(counts), values)
+    rows, draws = {}, {}
+    for r in (0.703, 0.8, 0.9, 0.99, 0.999):
+        noise, _ = fit_annotator_noise(psi, r, n_annotators=3, seed=seed)
+        study = like_for_like_cost_study(models, counts, values, budgets=(3,), noise=noise, n_draws=20, seed=seed + 1)
+        ci = cost_intervals(study).loc[(3, "MAE")]
+        mae = study[study["metric"] == "MAE"]
+        rows[r] = {"annotator noise σ": noise, "tau votes": float(ci["tau votes"]), "tau scalar": float(ci["tau scalar"]),
+                   "difference": float(ci["difference"]), "low": float(ci["low"]), "high": float(ci["high"]),
+                   "draws where 3 votes rank perfectly": int((mae["tau votes"] >= 1.0 - 1e-12).sum())}
+        draws[r] = mae[["tau votes", "tau scalar", "difference"]].to_numpy().tolist()
+    table = pd.DataFrame.from_dict(rows, orient="index").rename_axis("target r")
+    above = [r for r, row in rows.items() if row["low"] > 0]
+    facts = {"above_zero": above, "rows": rows, "draws": draws}
+    perfect = rows[0.999]["draws where 3 votes rank perfectly"]
+    text = ("At a budget of 3 labels per item, the MAE interval of τ(scalar) − τ(votes) over the 20 draws is "
+            + "; ".join(f"[{row['low']:+.2f}, {row['high']:+.2f}] at r = {r} (σ = {row['annotator noise σ']:.3f})"
+                        for r, row in rows.items())
+            + ". "
+            + (f"It lies above 0 from r = {min(above)} on. " if above else
+               "It never lies above 0, even with near-perfect annotators: "
+               f"in {perfect} of the 20 draws three votes already rank the {len(models)} models exactly as all "
+               "100 votes do (τ = 1), so the scalar protocol cannot beat them there and the interval's lower end "
+               "stays at 0 or below. ")
+            + "At UNLI's r = 0.703 (σ = " + f"{rows[0.703]['annotator noise σ']:.3f} of the slider width) the "
+            + ("interval contains 0: on these models, three scalar labels of UNLI's quality do not beat three votes "
+               "on MAE beyond the noise." if rows[0.703]["low"] <= 0 else "interval is above 0.")
+            + f" With {len(models)} models Kendall τ takes few values, and a perfect ranking from three votes is "
+            "common.")
+    return Answer("05", 4, table, text, facts)
+
+
 def _answer_05_6(seed: int, cache_dir: Any) -> Answer:
     import numpy as np
 
@@ -1296,7 +1343,7 @@ def _answer_02_3(seed: int, cache_dir: Any) -> Answer:
 
 _ANSWERS = {("01", 1): _answer_01_1, ("01", 2): _answer_01_2, ("02", 1): _answer_02_1, ("01", 3): _answer_01_3, ("01", 4): _answer_01_4, ("06", 1): _answer_06_1, ("06", 4): _answer_06_4, ("06", 5): _answer_06_5,
             ("06", 6): lambda seed, cache_dir: _answer_06_6_7(6, seed, cache_dir),
-            ("06", 7): lambda seed, cache_dir: _answer_06_6_7(7, seed, cache_dir), ("02", 2): _answer_02_2, ("02", 3): _answer_02_3, ("02", 4): _answer_02_4, ("02", 5): _answer_02_5, ("02", 6): _answer_02_6, ("03", 1): _answer_03_1, ("03", 2): _answer_03_2, ("03", 3): _answer_03_3, ("03", 5): _answer_03_5, ("03", 6): _answer_03_6, ("03", 7): _answer_03_7, ("05", 1): _answer_05_1, ("05", 2): _answer_05_2, ("05", 3): _answer_05_3, ("05", 6): _answer_05_6,
+            ("06", 7): lambda seed, cache_dir: _answer_06_6_7(7, seed, cache_dir), ("02", 2): _answer_02_2, ("02", 3): _answer_02_3, ("02", 4): _answer_02_4, ("02", 5): _answer_02_5, ("02", 6): _answer_02_6, ("03", 1): _answer_03_1, ("03", 2): _answer_03_2, ("03", 3): _answer_03_3, ("03", 5): _answer_03_5, ("03", 6): _answer_03_6, ("03", 7): _answer_03_7, ("05", 1): _answer_05_1, ("05", 2): _answer_05_2, ("05", 3): _answer_05_3, ("05", 4): _answer_05_4, ("05", 6): _answer_05_6,
             ("06", 2): _answer_06_2, ("06", 3): _answer_06_3}
 #: The exercises :func:`answer_key` answers, as (notebook, exercise). Notebook 04's key is its answers notebook
 #: (notebooks/teaching/04_sakai2024_answers.ipynb); notebook 07 computes its answers in its last cells.

@@ -647,3 +647,19 @@ def test_answer_03_5_re_ranking_matches_table_5_and_counts_the_winners():
     assert f["accuracy_all_ranks"] - f["accuracy_top1"] == pytest.approx((f["re_ranked_right"] - f["top1_right"]) / test.size)
     assert ("right more often" in a.text) == (f["re_ranked_right"] > f["top1_right"])
     assert f"right {f['re_ranked_right']} times" in a.text and f"p = {f['p_value']:.2g}" in a.text
+
+
+@needs_mirror
+def test_answer_05_4_cost_intervals_match_their_draws():
+    a = answer_key("05", 4)
+    t = a.table
+    for r, draws in a.facts["draws"].items():
+        d = np.array(draws)
+        assert np.allclose(d[:, 2], d[:, 1] - d[:, 0])  # difference = tau scalar - tau votes, per draw
+        lo, hi = np.quantile(d[:, 2], [0.025, 0.975])
+        assert t.loc[r, "low"] == pytest.approx(lo) and t.loc[r, "high"] == pytest.approx(hi)
+        assert t.loc[r, "draws where 3 votes rank perfectly"] == int((d[:, 0] >= 1 - 1e-12).sum())
+        assert f"[{t.loc[r, 'low']:+.2f}, {t.loc[r, 'high']:+.2f}] at r = {r}" in a.text
+    assert a.facts["above_zero"] == [r for r in t.index if t.loc[r, "low"] > 0]
+    assert ("never lies above 0" in a.text) == (not a.facts["above_zero"])
+    assert t["annotator noise σ"].is_monotonic_decreasing  # a higher r needs less noise
