@@ -663,3 +663,21 @@ def test_answer_05_4_cost_intervals_match_their_draws():
     assert a.facts["above_zero"] == [r for r in t.index if t.loc[r, "low"] > 0]
     assert ("never lies above 0" in a.text) == (not a.facts["above_zero"])
     assert t["annotator noise σ"].is_monotonic_decreasing  # a higher r needs less noise
+
+
+@needs_mirror
+def test_answer_05_5_tuned_cutoffs_and_the_rankings_match_the_table():
+    a = answer_key("05", 5)
+    t, f = a.table, a.facts
+    c1, c2 = f["best_cutoffs"]
+    assert 0 < c1 < c2 < 1
+    rows = list(t.index)
+    assert rows[1] == f"back-mapped, tuned ({c1:.2f}, {c2:.2f})"
+    col = "mean TVD to the 100 votes"
+    # the text states both held-out distances, fixed and tuned
+    assert f"{t.loc[rows[0], col]:.3f} (fixed) and {t.loc[rows[1], col]:.3f} (tuned)" in a.text
+    tau = "Kendall τ of CE with CE against 100 votes"
+    assert f["competes"] == (t.loc[rows[1], tau] >= t.loc["3 votes per item", tau])
+    assert (f"so does CE against the uniform distribution" in a.text) == (t.loc["uniform", tau] >= t.loc["3 votes per item", tau])
+    assert ("stays further from the votes than 3 votes do" in a.text) == (t.loc[rows[1], col] > t.loc["3 votes per item", col])
+    assert t[col].between(0, 1).all() and t[tau].between(-1, 1).all()
