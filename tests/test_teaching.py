@@ -681,3 +681,19 @@ def test_answer_05_5_tuned_cutoffs_and_the_rankings_match_the_table():
     assert (f"so does CE against the uniform distribution" in a.text) == (t.loc["uniform", tau] >= t.loc["3 votes per item", tau])
     assert ("stays further from the votes than 3 votes do" in a.text) == (t.loc[rows[1], col] > t.loc["3 votes per item", col])
     assert t[col].between(0, 1).all() and t[tau].between(-1, 1).all()
+
+
+@needs_mirror
+def test_answer_01_5_tuned_thresholds_and_correlations_match_the_table():
+    from scipy import stats
+
+    a = answer_key("01", 5)
+    t = a.table
+    assert len(t) == 10 and (t["F1 at tuned t"].between(0, 1)).all()
+    assert t.loc["Average baseline", "F1 at 0.5"] == 0.0  # every confidence is the dev accuracy, below 0.5: none trusted
+    for f1, r in a.facts["rho"].items():
+        for m, v in r.items():
+            assert v == pytest.approx(stats.spearmanr(-t[m], t[f1]).statistic)
+        assert f"{r['MacroCE (%)']:+.2f} for MacroCE and {r['ECE (%)']:+.2f} for ECE with {f1}" in a.text
+        assert a.facts["macro_better"][f1] == (r["MacroCE (%)"] > r["ECE (%)"])
+    assert f"{a.facts['f1_rank_agreement']:+.2f}" in a.text
