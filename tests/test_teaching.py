@@ -697,3 +697,23 @@ def test_answer_01_5_tuned_thresholds_and_correlations_match_the_table():
         assert f"{r['MacroCE (%)']:+.2f} for MacroCE and {r['ECE (%)']:+.2f} for ECE with {f1}" in a.text
         assert a.facts["macro_better"][f1] == (r["MacroCE (%)"] > r["ECE (%)"])
     assert f"{a.facts['f1_rank_agreement']:+.2f}" in a.text
+
+
+@needs_mirror
+def test_answer_03_4_rankings_by_ece_and_ks_match_the_per_network_scores():
+    from calibnb.papers.jiang2024 import ranking_agreement
+
+    a = answer_key("03", 4)
+    t, f = a.table, a.facts
+    assert len(t) == f["networks"] == 18
+    for name, scores in f["per_network"].items():
+        assert len(scores) == 6
+        assert t.loc[name, "best by ECE-15"] == scores["ECE-15"].idxmin() and t.loc[name, "best by KS"] == scores["KS"].idxmin()
+        assert t.loc[name, "Kendall τ(ECE-15, KS) over the six"] == pytest.approx(ranking_agreement(scores["ECE-15"], scores["KS"]))
+        same = (scores["ECE-15"].rank(method="min") == scores["KS"].rank(method="min")).all()
+        assert (name in f["differ"]) == (not same)
+        assert scores.loc["uncalibrated", "KS"] > scores["KS"].min()  # some method improves on the raw scores
+    assert f"differs from their ranking by KS on {len(f['differ'])} of" in a.text
+    assert f"best method differs on {len(f['best_differ'])}" in a.text
+    h = f["histogram_best"]
+    assert h["ECE-15"] == (t["best by ECE-15"] == "histogram").sum() and h["KS"] == (t["best by KS"] == "histogram").sum()
