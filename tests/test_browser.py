@@ -14,7 +14,7 @@
    loaded, and that the panel's animation changes frame when its scrub
    slider is moved with the keyboard.
 
-3. Every panel of notebooks 01, 02 and 05, built as those notebooks build it, on one page of
+3. Every panel of notebooks 01, 02, 03 and 05, built as those notebooks build it, on one page of
    JupyterLab at 1366 x 768: each one's height (controls, figure, readout) is at most the
    notebook's visible height, so its verdict shows without scrolling (04's are checked in 1.).
 
@@ -279,7 +279,7 @@ def test_report_page_works_with_the_network_off(report_page):
     assert remote == [], f"the page asked the network for {remote}"
 
 
-# The panels of notebooks 01, 02 and 05 built as those notebooks build them (same constructors and options), on
+# The panels of notebooks 01, 02, 03 and 05 built as those notebooks build them (same constructors and options), on
 # simulated inputs of the notebooks' shapes: a panel's height depends on its figure size, its controls and the rows
 # of its readout (05: one row per model of the notebook), not on the numbers.
 PANELS_NOTEBOOK = r'''
@@ -305,11 +305,59 @@ names = [f"{m}-{s}{ts}" for m, seeds in (("RoBERTa", (0, 1, 2)), ("BERT", (0, 1)
 probs = {name: rng.dirichlet([1, 1, 1], size=1500) for name in names + ["random", "oracle"]}
 display(jiang2024.f_neutral_explorer(probs, counts, f_neutral=0.5))
 display(jiang2024.ece_bins_explorer(probs, counts, n_bins=5))
+
+# 03: its two panels as notebook 03 wires them (cells 'gupta-15', 'gupta-19', 'gupta-51': controls that redraw an
+# Output with paper.plot_graph_rows / paper.plot_spline_figure), on a CIFAR-10-shaped network; here the controls and
+# the Output share one box so the page measures them together, and each Output is drawn once (in the notebook the
+# figure shows there as soon as a control moves).
+import ipywidgets as ipw
+import matplotlib.pyplot as plt
+from calibnb import softmax, top_r
+from calibnb.papers import gupta2021
+
+p10 = softmax(rng.normal(size=(10000, 10)) * 3)
+y10 = (rng.random((10000, 1)) < np.cumsum(softmax(np.log(p10) / 2), axis=1)).argmax(axis=1)
+cal, test = np.arange(5000), np.arange(5000, 10000)
+
+
+def drawn_panel(draw, controls, box):
+    out = ipw.Output()
+    with out:
+        draw(**{name: w.value for name, w in controls.items()})
+    return ipw.VBox([box, out])
+
+
+def draw_kind(network, kind_text):
+    s_cal, c_cal = top_r(p10[cal], y10[cal], r=1)
+    s_test, c_test = top_r(p10[test], y10[test], r=1)
+    after = [gupta2021.spline_columns(s_cal[:, None], c_cal[:, None], s[:, None], n_knots=6)[:, 0] for s in (s_cal, s_test)]
+    rows = [("uncalibrated, test", gupta2021.spline_graph_data(s_test, c_test, n_knots=6)),
+            ("spline, calibration split", gupta2021.spline_graph_data(after[0], c_cal, n_knots=6)),
+            ("spline, test split", gupta2021.spline_graph_data(after[1], c_test, n_knots=6))]
+    gupta2021.plot_graph_rows(rows, title=f"{network}, {kind_text}: test KS 4.00% -> 1.00% after a 6-knot spline")
+    plt.show()
+
+
+def draw_spline(network, knots, calibration_size):
+    d = gupta2021.spline_figure_data(p10, y10, calibration_index=cal, test_index=test, n_knots=knots,
+                                     calibration_size=calibration_size, seed=0)
+    gupta2021.plot_spline_figure(d, title=network)
+    plt.show()
+
+
+kind = {"network": ipw.Dropdown(options=["cifar10/wideresnet_16_4"], description="network"),
+        "kind_text": ipw.Dropdown(options=["top-2 (Figures 3-4)"], description="score")}
+display(drawn_panel(draw_kind, kind, ipw.HBox(list(kind.values()))))
+spline = {"network": ipw.Dropdown(options=["cifar10/wideresnet_16_4"], description="network"),
+          "knots": ipw.IntSlider(value=6, min=2, max=30, description="n_knots", continuous_update=False),
+          "calibration_size": ipw.IntSlider(value=5000, min=100, max=5000, step=100, description="calibration",
+                                            continuous_update=False)}
+display(drawn_panel(draw_spline, spline, ipw.VBox(list(spline.values()))))
 '''
 
 
 def test_every_paper_panel_fits_a_projector(lab):
-    """At 1366 x 768 each panel of 01, 02 and 05 (controls, figure, readout) fits the notebook's visible height."""
+    """At 1366 x 768 each panel of 01, 02, 03 and 05 (controls, figure, readout) fits the notebook's visible height."""
     import nbformat
     from playwright.sync_api import sync_playwright
 
@@ -318,7 +366,7 @@ def test_every_paper_panel_fits_a_projector(lab):
                                   metadata=nbformat.read(ROOT / "notebooks" / NOTEBOOK, as_version=4).metadata)
     nbformat.write(nb, root / "panels.ipynb")
     with sync_playwright() as p:
-        browser = _launch(p)
+        browser = launch(p)
         try:
             page = browser.new_page(viewport={"width": 1366, "height": 768})
             page.goto(f"{base}/lab/tree/panels.ipynb")
@@ -333,7 +381,7 @@ def test_every_paper_panel_fits_a_projector(lab):
             page.wait_for_function("() => [...document.querySelectorAll('.jp-CodeCell .jp-InputPrompt')]"
                                    ".some(e => e.textContent.trim() === '[1]:')", timeout=180_000)
             panels = page.locator(".widget-vbox", has=page.locator(".widget-output img"))
-            page.wait_for_function("() => document.querySelectorAll('.widget-output img').length >= 7", timeout=60_000)
+            page.wait_for_function("() => document.querySelectorAll('.widget-output img').length >= 9", timeout=60_000)
             visible = page.locator(".jp-NotebookPanel-notebook").first.bounding_box()["height"]
             heights = {}
             for i in range(panels.count()):
@@ -342,6 +390,7 @@ def test_every_paper_panel_fits_a_projector(lab):
                 heights[f"{i}: {label}"] = panel.bounding_box()["height"]
         finally:
             browser.close()
-    assert len(heights) >= 7, (heights, visible)
+    print(f"visible {visible:.0f} px; panel heights", {k: round(h) for k, h in heights.items()})
+    assert len(heights) >= 9, (heights, visible)
     too_tall = {k: round(h) for k, h in heights.items() if h > visible}
     assert not too_tall, f"taller than the visible notebook ({visible:.0f} px) at 1366 x 768: {too_tall}"

@@ -163,6 +163,7 @@ def test_a_temperature_on_its_search_bound_is_said_in_words_not_warned():
 import re  # noqa: E402
 
 import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
 
 from calibnb.teaching import ANSWERED, Answer, answer_key  # noqa: E402
 
@@ -492,3 +493,227 @@ def test_answer_02_3_counts_infinite_kl():
     assert inf == [a.facts["inf_h2"][n] for n in (5, 20, 50)] and inf[0] >= inf[1] >= inf[2]  # fewer votes: more often inf
     assert (t.xs("KL(H1, RoBERTa-0)", level="divergence")["draws with KL = inf"] == 0).all()
     assert ("rises with the votes" in a.text) == a.facts["model_kl_rises"]
+
+
+@needs_mirror
+def test_answer_05_3_tau_ce_rr_is_recomputed_from_the_table():
+    from calibnb.papers.jiang2024 import ranking_agreement
+
+    a = answer_key("05", 3)
+    t = a.table
+    ce = pd.concat([t["CE raw"], t["CE TS"].rename(lambda m: f"{m}-TS")])
+    rr = pd.concat([t["RR raw"], t["RR TS"].rename(lambda m: f"{m}-TS")])
+    tau = a.facts["tau_ce_rr"]
+    # the table is rounded to 5 decimals; no two models are that close in CE or RR, so the order is the same
+    assert ranking_agreement(t["CE raw"], t["RR raw"]) == pytest.approx(tau["real models"]["tau"])
+    assert ranking_agreement(ce, rr) == pytest.approx(tau["real models + TS"]["tau"])
+    for k in tau:
+        assert tau[k]["low"] <= tau[k]["tau"] <= tau[k]["high"]
+        assert f"{tau[k]['tau']:.2f}" in a.text and f"[{tau[k]['low']:.2f}, {tau[k]['high']:.2f}]" in a.text
+    concordant = int(((t["CE TS"] - t["CE raw"]) * (t["RR TS"] - t["RR raw"]) > 0).sum())
+    assert concordant == a.facts["ts_pairs_concordant"]
+    assert ("not from CE predicting RR" in a.text) == (tau["real models"]["low"] <= 0)
+
+
+@needs_mirror
+def test_answer_05_6_a_monotone_f_separates_split_from_neutral():
+    from calibnb.data import load_chaosnli
+
+    a = answer_key("05", 6)
+    t = a.table
+    for fn, row in t.iterrows():
+        assert row["ψ_f(ENT/CON split)"] == pytest.approx(0.5)  # (f(ENT) + f(CON)) / 2 with f(ENT) = 1, f(CON) = 0
+        assert row["ψ_f(all NEU)"] == pytest.approx(fn)
+        assert row["different"] == (fn != 0.5) and row["monotone f(ENT) ≥ f(NEU) ≥ f(CON)"] == (fn <= 1)
+    assert a.facts["separating_monotone"] == [0.2, 0.8]
+    counts = load_chaosnli("snli").counts
+    ent, neu, con = counts.T
+    k, n = a.facts["assumption1"]
+    assert n == (ent > neu).sum() and k == ((ent > neu) & (neu > con)).sum() and k > n / 2  # "mostly"
+    assert f"{k} of the {n}" in a.text
+    split_05, neu_05 = a.facts["real_means"][0.5]
+    split_02, neu_02 = a.facts["real_means"][0.2]
+    assert abs(split_05 - neu_05) < 0.05 < abs(split_02 - neu_02)  # near-equal at 0.5, separated at 0.2
+
+
+@needs_mirror
+def test_answer_03_6_spline_against_ts_on_the_panel_grid():
+    import calibnb as cn
+    from calibnb.data import calibration_test_split, load_cifar
+    from calibnb.papers.gupta2021 import spline_figure_data
+
+    a = answer_key("03", 6)
+    t, detail = a.table, a.facts["detail"]
+    out = load_cifar("cifar10", "wideresnet_16_4")
+    cal, test = calibration_test_split(len(out.labels), seed=0, frac=0.5)
+    # the spline KS is the panel's (spline_figure_data, split0), at a small and the full size
+    for size in (300, 5000):
+        d = spline_figure_data(out.probs, out.labels, calibration_index=cal, test_index=test, calibration_size=size, seed=0)
+        assert detail[("split0", size)][0] == pytest.approx(d.test_ks_after)
+    tau = cn.TemperatureScaling().fit(out.logits[cal], out.labels[cal]).temperature_
+    c_test = out.probs[test].argmax(axis=1) == out.labels[test]
+    assert detail[("split0", 5000)][1] == pytest.approx(cn.ks_error(cn.softmax(out.logits[test], temperature=tau).max(axis=1), c_test))
+    for i in range(5):
+        wins = [detail[(f"split{i}", z)][0] < detail[(f"split{i}", z)][1] for z in range(100, 5001, 100)]
+        row = t.loc[f"split{i}"]
+        assert row["sizes where the spline wins (of 50)"] == sum(wins)
+        assert (row["wins at every size from"] == "never") == (not wins[-1])  # a threshold needs a win at 5,000
+    assert len(a.facts["wins_at_full"]) == sum(t["test KS spline, 5,000 items"] < t["test KS TS, 5,000 items"])
+    assert f"on {len(a.facts['wins_at_full'])} of the 5 splits" in a.text
+    assert f"{t.loc['split0', 'test KS TS, 5,000 items']:.2%} for TS" in a.text
+
+
+@needs_mirror
+def test_answer_03_2_knots_medians_and_gaps_match_the_table():
+    a = answer_key("03", 2)
+    t = a.table
+    assert sorted(set(t.index.get_level_values("n_knots"))) == list(range(2, 31))
+    for net, b in a.facts["best"].items():
+        tt = t.xs(net, level="network")
+        assert tt["test KS"].idxmin() == b["best_knots"]
+        assert b["near_best"] == [k for k in tt.index if tt.loc[k, "test KS"] <= tt["test KS"].min() + 0.001]
+        gap = tt["test KS"] - tt["calibration KS"]
+        assert gap.loc[30] == pytest.approx(b["gap_at_30"], abs=1e-5) and gap.loc[4] == pytest.approx(b["gap_at_4"], abs=1e-5)
+        assert f"lowest at {b['best_knots']} knots ({b['test_at_best']:.2%}" in a.text
+        assert f"{min(b['near_best'])} knots on {net}" in a.text  # the overfitting onset the text names
+    assert "grows with the knots" in a.text and all(b["gap_at_30"] > b["gap_at_4"] for b in a.facts["best"].values())
+    sens = a.facts["sensitivity_5000"]
+    assert a.facts["sensitivity_best"] == min(sens, key=sens.get) and f"at {a.facts['sensitivity_best']} knots among" in a.text
+
+
+@needs_mirror
+def test_answer_02_6_proper_scores_prefer_the_oracle():
+    import calibnb as cn
+    from calibnb.data import load_chaosnli, subsample_votes
+
+    a = answer_key("02", 6)
+    t = a.table
+    counts = load_chaosnli("snli").counts
+    vote = subsample_votes(counts, 1, n_groups=1, seed=0)[0]
+    pi = cn.human_distribution(counts)
+    onehot = np.eye(3)[cn.majority_label(counts)]
+    assert t.loc[("snli", "oracle (f = π̄)"), "Brier Σ(f − e_y)²"] == pytest.approx(((pi - vote) ** 2).sum(1).mean())
+    assert t.loc[("snli", "one-hot majority"), "items with f_y = 0"] == ((onehot * vote).sum(1) == 0).sum() > 0
+    assert np.isinf(t.loc[("snli", "one-hot majority"), "log score −log f_y"])
+    assert np.isfinite(t.xs("oracle (f = π̄)", level="forecast")["log score −log f_y"]).all()
+    for name, (est, lo, hi) in a.facts["brier_ci"].items():
+        brier = t.xs(name)["Brier Σ(f − e_y)²"]
+        assert est == pytest.approx(brier["oracle (f = π̄)"] - brier["one-hot majority"]) and lo <= est <= hi
+        assert f"{est:+.4f} on {name.upper()}" in a.text
+    lin = t["linear (DistCE) 1 − f_y"].unstack("forecast")
+    assert a.facts["linear_prefers_onehot"] == bool((lin["one-hot majority"] < lin["oracle (f = π̄)"]).all())
+    assert ("beyond the noise, on both" in a.text) == a.facts["oracle_wins_brier"]
+
+
+@needs_mirror
+def test_answer_01_4_agreement_rows_against_raw_and_binary_baseline():
+    import calibnb as cn
+    from calibnb.data import calibration_test_split, load_qa_confidences
+
+    a = answer_key("01", 4)
+    t = a.table
+    dq = load_qa_confidences("nq", "math")
+    _, test = calibration_test_split(len(dq), seed=0, frac=0.5)
+    c, y = dq["confidence"].to_numpy(float)[test], dq["correct"].to_numpy(bool)[test]
+    assert t.loc[("math", "raw confidence"), "MacroCE"] == pytest.approx(cn.macro_ce(c, y))
+    rows = t[t["high"] != "—"]
+    for (expert, method), r in rows.iterrows():
+        assert r["low"] <= r["− raw"] <= r["high"]
+        assert r["− raw"] == pytest.approx(r["MacroCE"] - t.loc[(expert, "raw confidence"), "MacroCE"])
+        assert (expert in a.facts["lower_beyond_noise"][method]) == (r["high"] < 0)
+        assert (expert in a.facts["raised_beyond_noise"][method]) == (r["low"] > 0)
+    for expert, (d, lo, hi) in a.facts["binary_vs_baseline"].items():
+        assert d == pytest.approx(t.loc[(expert, "Expert agreement (binary)"), "MacroCE"]
+                                  - t.loc[(expert, "binary baseline (raw confidence)"), "MacroCE"])
+        assert f"{d:+.4f} [{lo:+.4f}, {hi:+.4f}] for {expert}" in a.text
+        assert (expert in a.facts["agreement_split_better"]) == (hi < 0)
+
+
+@needs_mirror
+def test_answer_03_5_re_ranking_matches_table_5_and_counts_the_winners():
+    from calibnb.data import calibration_test_split, load_cifar
+    from calibnb.papers.gupta2021 import evaluate_split, network_scores
+
+    a = answer_key("03", 5)
+    t, f = a.table, a.facts
+    out = load_cifar("cifar10", "wideresnet_16_4")
+    cal, test = calibration_test_split(len(out.labels), seed=0, frac=0.5)
+    res = evaluate_split(network_scores(out.logits, out.labels), cal, test, methods=("spline",), all_ranks=True)["spline"]
+    assert f["accuracy_all_ranks"] == pytest.approx(res["accuracy_all_ranks"])  # Table 5's all-ranks column
+    assert f["accuracy_top1"] == pytest.approx(res["accuracy"])
+    assert t["items won"].sum() == f["moved"]
+    assert t["re-ranked class right"].sum() == f["re_ranked_right"] and t["top-1 class right"].sum() == f["top1_right"]
+    # accuracy changes by exactly (won - lost) / n: the moved items are the only ones whose prediction changed
+    assert f["accuracy_all_ranks"] - f["accuracy_top1"] == pytest.approx((f["re_ranked_right"] - f["top1_right"]) / test.size)
+    assert ("right more often" in a.text) == (f["re_ranked_right"] > f["top1_right"])
+    assert f"right {f['re_ranked_right']} times" in a.text and f"p = {f['p_value']:.2g}" in a.text
+
+
+@needs_mirror
+def test_answer_05_4_cost_intervals_match_their_draws():
+    a = answer_key("05", 4)
+    t = a.table
+    for r, draws in a.facts["draws"].items():
+        d = np.array(draws)
+        assert np.allclose(d[:, 2], d[:, 1] - d[:, 0])  # difference = tau scalar - tau votes, per draw
+        lo, hi = np.quantile(d[:, 2], [0.025, 0.975])
+        assert t.loc[r, "low"] == pytest.approx(lo) and t.loc[r, "high"] == pytest.approx(hi)
+        assert t.loc[r, "draws where 3 votes rank perfectly"] == int((d[:, 0] >= 1 - 1e-12).sum())
+        assert f"[{t.loc[r, 'low']:+.2f}, {t.loc[r, 'high']:+.2f}] at r = {r}" in a.text
+    assert a.facts["above_zero"] == [r for r in t.index if t.loc[r, "low"] > 0]
+    assert ("never lies above 0" in a.text) == (not a.facts["above_zero"])
+    assert t["annotator noise σ"].is_monotonic_decreasing  # a higher r needs less noise
+
+
+@needs_mirror
+def test_answer_05_5_tuned_cutoffs_and_the_rankings_match_the_table():
+    a = answer_key("05", 5)
+    t, f = a.table, a.facts
+    c1, c2 = f["best_cutoffs"]
+    assert 0 < c1 < c2 < 1
+    rows = list(t.index)
+    assert rows[1] == f"back-mapped, tuned ({c1:.2f}, {c2:.2f})"
+    col = "mean TVD to the 100 votes"
+    # the text states both held-out distances, fixed and tuned
+    assert f"{t.loc[rows[0], col]:.3f} (fixed) and {t.loc[rows[1], col]:.3f} (tuned)" in a.text
+    tau = "Kendall τ of CE with CE against 100 votes"
+    assert f["competes"] == (t.loc[rows[1], tau] >= t.loc["3 votes per item", tau])
+    assert (f"so does CE against the uniform distribution" in a.text) == (t.loc["uniform", tau] >= t.loc["3 votes per item", tau])
+    assert ("stays further from the votes than 3 votes do" in a.text) == (t.loc[rows[1], col] > t.loc["3 votes per item", col])
+    assert t[col].between(0, 1).all() and t[tau].between(-1, 1).all()
+
+
+@needs_mirror
+def test_answer_01_5_tuned_thresholds_and_correlations_match_the_table():
+    from scipy import stats
+
+    a = answer_key("01", 5)
+    t = a.table
+    assert len(t) == 10 and (t["F1 at tuned t"].between(0, 1)).all()
+    assert t.loc["Average baseline", "F1 at 0.5"] == 0.0  # every confidence is the dev accuracy, below 0.5: none trusted
+    for f1, r in a.facts["rho"].items():
+        for m, v in r.items():
+            assert v == pytest.approx(stats.spearmanr(-t[m], t[f1]).statistic)
+        assert f"{r['MacroCE (%)']:+.2f} for MacroCE and {r['ECE (%)']:+.2f} for ECE with {f1}" in a.text
+        assert a.facts["macro_better"][f1] == (r["MacroCE (%)"] > r["ECE (%)"])
+    assert f"{a.facts['f1_rank_agreement']:+.2f}" in a.text
+
+
+@needs_mirror
+def test_answer_03_4_rankings_by_ece_and_ks_match_the_per_network_scores():
+    from calibnb.papers.jiang2024 import ranking_agreement
+
+    a = answer_key("03", 4)
+    t, f = a.table, a.facts
+    assert len(t) == f["networks"] == 18
+    for name, scores in f["per_network"].items():
+        assert len(scores) == 6
+        assert t.loc[name, "best by ECE-15"] == scores["ECE-15"].idxmin() and t.loc[name, "best by KS"] == scores["KS"].idxmin()
+        assert t.loc[name, "Kendall τ(ECE-15, KS) over the six"] == pytest.approx(ranking_agreement(scores["ECE-15"], scores["KS"]))
+        same = (scores["ECE-15"].rank(method="min") == scores["KS"].rank(method="min")).all()
+        assert (name in f["differ"]) == (not same)
+        assert scores.loc["uncalibrated", "KS"] > scores["KS"].min()  # some method improves on the raw scores
+    assert f"differs from their ranking by KS on {len(f['differ'])} of" in a.text
+    assert f"best method differs on {len(f['best_differ'])}" in a.text
+    h = f["histogram_best"]
+    assert h["ECE-15"] == (t["best by ECE-15"] == "histogram").sum() and h["KS"] == (t["best by KS"] == "histogram").sum()

@@ -1221,8 +1221,10 @@ def plot_graph_rows(rows: list, *, title: str | None = None, max_points: int = 6
     if not rows:
         raise ValueError("rows is empty; give at least one (label, KSGraphData).")
     max_points = check_positive_int(max_points, "max_points", minimum=2)
-    # fixed margins, no layout engine: constrained layout took half the drawing time of these 12-panel figures
-    fig, axes = plt.subplots(len(rows), 4, figsize=(15, 3.3 * len(rows)), squeeze=False,
+    # fixed margins, no layout engine: constrained layout took half the drawing time of these 12-panel figures.
+    # 3.1 inches a row: notebook 03's score panel (two selectors over three rows) is then 40 px below the 647 px
+    # a notebook shows at 1366 x 768 (at 3.3 it was 4 px over; tests/test_browser.py measures it)
+    fig, axes = plt.subplots(len(rows), 4, figsize=(15, 3.1 * len(rows)), squeeze=False,
                              gridspec_kw={"left": 0.05, "right": 0.99, "bottom": 0.06, "top": 0.91,
                                           "wspace": 0.28, "hspace": 0.5})
     for i, (label, data) in enumerate(rows):
