@@ -291,6 +291,7 @@ OVERRIDES: dict[str, Gen] = {
     # calibnb.papers.sakai2024: a worked example and its results table (notebook 04)
     "worse_than_x:table": _g("opaque", _sakai_results),
     "violates:table": _g("opaque", _sakai_results),
+    "better_than_x:table": _g("opaque", _sakai_results),
     "plot_corp_reliability:data": _g("opaque", lambda: importlib.import_module("calibnb.plots").corp_reliability_data(
         D["conf"], D["correct"], n_resamples=20, seed=0)),
     "plot_risk_coverage:data": _g("opaque", lambda: importlib.import_module("calibnb.plots").risk_coverage_data(
