@@ -262,6 +262,16 @@ GENERATORS: dict[str, Gen] = {
     # calibnb.papers.si2022.trust_table: three methods' (conf, correct)
     "methods": _g("opaque", lambda: {"a": (D["conf"], D["correct"]), "b": (D["conf"][::-1].copy(), D["correct"]),
                                      "c": (np.round(D["scalar"], 6), D["correct"])}),
+    # calibnb.papers.baan2022 (notebook 02's bootstrap statistics): two index statistics, the two sets' sizes,
+    # and the before/after-TS arrays of relative_drops
+    "stat_a": _g("opaque", lambda: (lambda i: float(np.mean(D["scalar"][i])))),
+    "stat_b": _g("opaque", lambda: (lambda i: float(np.mean(D["scalar2"][i])))),
+    "n_a": _g("int", N),
+    "n_b": _g("int", N),
+    "conf_ts": _g("conf", np.round(D["scalar"], 6)),
+    "correct_ts": _g("correct", D["correct"][::-1].copy()),
+    "dist_ce": _g("real1d", D["scalar"] + 0.1),
+    "dist_ce_ts": _g("real1d", D["scalar2"] + 0.1),
     # calibnb.plots.distributions_data: series of different lengths
     "values_by_name": _g("opaque", lambda: {"H1": D["scalar"], "model": D["scalar2"][:10]}),
     # calibnb.llm
@@ -292,6 +302,10 @@ OVERRIDES: dict[str, Gen] = {
     "worse_than_x:table": _g("opaque", _sakai_results),
     "violates:table": _g("opaque", _sakai_results),
     "better_than_x:table": _g("opaque", _sakai_results),
+    # calibnb.papers.baan2022: marginal_tvd compares with the human label distribution, not the vote counts
+    "item_mean:values": _g("real_batch", np.array([1.0, 0.5, 0.0])),
+    "marginal_tvd:human": _g("probs", lambda: D["human"] / D["human"].sum(axis=1, keepdims=True)),
+    "marginal_tvd_stat:human": _g("probs", lambda: D["human"] / D["human"].sum(axis=1, keepdims=True)),
     "plot_corp_reliability:data": _g("opaque", lambda: importlib.import_module("calibnb.plots").corp_reliability_data(
         D["conf"], D["correct"], n_resamples=20, seed=0)),
     "plot_risk_coverage:data": _g("opaque", lambda: importlib.import_module("calibnb.plots").risk_coverage_data(
@@ -550,6 +564,8 @@ FAMILIES["qa_labels"] = [f for f in FAMILIES["labels"] if f[0] != "-1"]
 # sample weights may be None (no weights); 0/1 correctness with one column per score.
 FAMILIES["weights"] = [f for f in FAMILIES["pos1d"] if f[0] != "None"]
 FAMILIES["correct2d"] = [f for f in FAMILIES["correct"] if f[0] != "2-D"]
+# per-item values with an optional leading batch axis (baan2022.item_mean): (N, 1) is 1-item rows, not an error
+FAMILIES["real_batch"] = [f for f in FAMILIES["real1d"] if f[0] != "2-D"]
 FAMILIES["inferred_labels"] = [f for f in FAMILIES["labels"] if f[0] != "K"]
 
 
