@@ -303,6 +303,10 @@ OVERRIDES: dict[str, Gen] = {
     "violates:table": _g("opaque", _sakai_results),
     "better_than_x:table": _g("opaque", _sakai_results),
     # calibnb.papers.baan2022: marginal_tvd compares with the human label distribution, not the vote counts
+    # calibnb.papers.si2022 (notebook 01): a summary table with raw and TS rows of source "x", a claim's range
+    "ts_margin:table": _g("opaque", lambda: importlib.import_module("calibnb.papers.si2022").calibration_summary_table(
+        {("x", "raw"): (D["conf"], D["correct"]), ("x", "TS"): (np.round(D["scalar"], 6), D["correct"])})),
+    "split_spread:target": _g("opaque", (0.2, 0.8)),
     "item_mean:values": _g("real_batch", np.array([1.0, 0.5, 0.0])),
     "marginal_tvd:human": _g("probs", lambda: D["human"] / D["human"].sum(axis=1, keepdims=True)),
     "marginal_tvd_stat:human": _g("probs", lambda: D["human"] / D["human"].sum(axis=1, keepdims=True)),
@@ -368,6 +372,7 @@ OVERRIDES: dict[str, Gen] = {
 #: Options given to the baseline call, to keep the harness fast or deterministic.
 BASE_OPTIONS: dict[str, dict[str, Any]] = {
     "training_dynamics": dict(n_checkpoints=2, n_seeds=2, epochs_per_checkpoint=1),
+    "ts_rows": dict(split_seed=0),   # a seeded dev/test split, so every call splits alike
     "train_softmax_regression": dict(epochs=2),
     "train_mlp": dict(epochs=2),
     "spline_recovery_error": dict(n_calibration=300, n_grid=20),
@@ -664,6 +669,13 @@ def _paired_bootstrap_ci(metric, conf_a, correct_a, conf_b, correct_b, *, n_resa
                                level=level, method=method, seed=seed, vectorized=vectorized, **options)
 
 
+def _rho_gap(conf_a, correct_a, conf_b, correct_b, *, n_bins=10):
+    """``si2022.rho_gap(*arrays)`` with two methods' arrays named."""
+    from calibnb.papers.si2022 import rho_gap
+
+    return rho_gap(conf_a, correct_a, conf_b, correct_b, n_bins=n_bins)
+
+
 #: Names an error may use for an adapter's argument: the way the user passed it (``arrays[0]`` of
 #: ``bootstrap_ci(metric, *arrays)``, ``a[0]`` of ``paired_bootstrap_ci(metric, a, b)``), or the
 #: metric's own argument name when the metric refuses the value.
@@ -671,6 +683,8 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "bootstrap_ci:conf": ("arrays[0]",), "bootstrap_ci:correct": ("arrays[1]",),
     "paired_bootstrap_ci:conf_a": ("a[0]", "conf"), "paired_bootstrap_ci:correct_a": ("a[1]", "correct"),
     "paired_bootstrap_ci:conf_b": ("b[0]", "conf"), "paired_bootstrap_ci:correct_b": ("b[1]", "correct"),
+    "rho_gap:conf_a": ("arrays[0]",), "rho_gap:correct_a": ("arrays[1]",),
+    "rho_gap:conf_b": ("arrays[2]",), "rho_gap:correct_b": ("arrays[3]",),
 }
 
 
@@ -678,6 +692,7 @@ ALIASES: dict[str, tuple[str, ...]] = {
 ADAPTERS: dict[str, Callable[..., Any]] = {
     "calibnb.uncertainty.bootstrap_ci": _bootstrap_ci,
     "calibnb.uncertainty.paired_bootstrap_ci": _paired_bootstrap_ci,
+    "calibnb.papers.si2022.rho_gap": _rho_gap,
 }
 
 

@@ -435,3 +435,93 @@ def test_trust_table_rows_and_rank_agreement_against_direct_computations():
         si2022.trust_table({"only": methods["flat"]})
     with pytest.raises(ValueError, match=r"methods\['flat'\] correct"):
         si2022.trust_table({"sharp": methods["sharp"], "flat": (methods["flat"][0], methods["flat"][1][:-1])})
+
+
+# ---- notebook 01's helpers, moved into si2022 (issue 25, item 8)
+
+import pandas as pd  # noqa: E402
+from scipy import stats as _stats  # noqa: E402
+
+import calibnb as _cb  # noqa: E402
+from calibnb.data import calibration_test_split as _split  # noqa: E402
+
+
+@pytest.mark.parametrize("one_d", [False, True])
+def test_ts_rows_fits_tau_on_dev_ece_and_scores_the_test_split(one_d):
+    rng = np.random.default_rng(0)
+    z = 3 * rng.normal(size=(300, 4))
+    lab = np.argmax(z + 3 * rng.normal(size=z.shape), axis=1)   # informative but overconfident logits
+    scores, labels = (si2022.top_confidence(z, lab) if one_d else (z, lab))
+    rows, tau = si2022.ts_rows("m", scores, labels, split_seed=5, frac=0.4, n_bins=12)
+    dev, test = _split(300, seed=5, frac=0.4)
+    ts = _cb.TemperatureScaling(objective="ece", n_bins=12).fit(scores[dev], labels[dev])
+    assert tau == ts.temperature_
+    for key, t in ((("m", "raw"), 1.0), (("m", "TS"), tau)):
+        c, y = si2022.top_confidence(scores[test], labels[test], temperature=t)
+        np.testing.assert_array_equal(rows[key][0], c)
+        np.testing.assert_array_equal(rows[key][1], y)
+    with pytest.raises(ValueError, match="labels"):
+        si2022.ts_rows("m", z, lab[:-1], split_seed=0)
+    with pytest.raises(TypeError, match="name must be a str"):
+        si2022.ts_rows(3, z, lab, split_seed=0)
+
+
+def test_ts_margin_and_relative_cut_are_relative_reductions():
+    rng = np.random.default_rng(1)
+    c0, y = rng.uniform(0.6, 1.0, 200), rng.random(200) < 0.6
+    c1 = np.clip(c0 - 0.2, 0, 1)
+    table = si2022.calibration_summary_table({("s", "raw"): (c0, y), ("s", "TS"): (c1, y)}, n_bins=10, percent=True)
+    e0, e1 = _cb.ece(c0, y, n_bins=10), _cb.ece(c1, y, n_bins=10)
+    m0, m1 = _cb.macro_ce(c0, y), _cb.macro_ce(c1, y)
+    expected = (e0 - e1) / e0 - (m0 - m1) / m0
+    assert si2022.ts_margin(table, "s") == pytest.approx(expected, abs=1e-12)
+    cut = si2022.relative_cut(_cb.macro_ce)
+    assert cut(c0, c1, y) == pytest.approx((m0 - m1) / m0, abs=1e-15)
+    with pytest.raises(ValueError, match="no row"):
+        si2022.ts_margin(table, "other")
+    with pytest.raises(ValueError, match="no column"):
+        si2022.ts_margin(table.drop(columns="macro_ce"), "s")
+    with pytest.raises(TypeError, match="metric must be a callable"):
+        si2022.relative_cut("ece")
+
+
+def test_split_spread_summarises_the_splits():
+    v = np.arange(1, 11) / 10
+    s = si2022.split_spread(v, target=(0.25, 0.55))
+    assert s == {"n_splits": 10, "median": float(np.median(v)), "q10": float(np.quantile(v, 0.1)),
+                 "q90": float(np.quantile(v, 0.9)), "share_holding": 0.3}
+    assert si2022.split_spread(v, target=(0.3, 0.3))["share_holding"] == 0.1   # closed range
+    with pytest.raises(ValueError, match="low <= high"):
+        si2022.split_spread(v, target=(0.5, 0.1))
+    with pytest.raises(ValueError, match="values"):
+        si2022.split_spread([0.1, np.nan], target=(0, 1))
+
+
+def test_macro_ce_se_against_a_simulation():
+    rng = np.random.default_rng(2)
+    conf, correct = rng.uniform(0.2, 1.0, 400), rng.random(400) < 0.55
+    pos, neg = 1 - conf[correct], conf[~correct]
+    by_hand = 0.5 * np.sqrt(np.var(pos, ddof=1) / len(pos) + np.var(neg, ddof=1) / len(neg))
+    assert si2022.macro_ce_se(conf, correct) == pytest.approx(by_hand, rel=1e-12)
+    # the standard error is the spread of MacroCE over fresh draws of the two groups
+    draws = [_cb.macro_ce(np.r_[rng.choice(conf[correct], len(pos)), rng.choice(conf[~correct], len(neg))],
+                          np.r_[np.ones(len(pos), bool), np.zeros(len(neg), bool)]) for _ in range(2000)]
+    assert np.std(draws) == pytest.approx(by_hand, rel=0.1)
+    with pytest.raises(ValueError, match="at least two correct and two wrong"):
+        si2022.macro_ce_se([0.9, 0.8, 0.2], [1, 1, 0])
+
+
+def test_rho_gap_is_the_difference_of_the_two_spearman_agreements():
+    rng = np.random.default_rng(3)
+    y = rng.random(150) < 0.6
+    methods = [np.clip(np.where(y, 0.8, 0.3) + rng.normal(0, s, 150), 0, 1) for s in (0.05, 0.2, 0.4)]
+    methods.append(np.full(150, y.mean()))
+    arrays = [a for c in methods for a in (c, y)]
+    f1 = [si2022.trust_scores(c, y).f1 for c in methods]
+    rho_m = _stats.spearmanr([-_cb.macro_ce(c, y) for c in methods], f1).statistic
+    rho_e = _stats.spearmanr([-_cb.ece(c, y, n_bins=15) for c in methods], f1).statistic
+    assert si2022.rho_gap(*arrays, n_bins=15) == pytest.approx(rho_m - rho_e, abs=1e-12)
+    with pytest.raises(ValueError, match="at least two methods"):
+        si2022.rho_gap(methods[0], y)
+    with pytest.raises(ValueError, match=r"arrays\[2\]"):
+        si2022.rho_gap(methods[0], y, methods[1] + 2, y)
