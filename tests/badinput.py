@@ -307,6 +307,11 @@ OVERRIDES: dict[str, Gen] = {
     "ts_margin:table": _g("opaque", lambda: importlib.import_module("calibnb.papers.si2022").calibration_summary_table(
         {("x", "raw"): (D["conf"], D["correct"]), ("x", "TS"): (np.round(D["scalar"], 6), D["correct"])})),
     "split_spread:target": _g("opaque", (0.2, 0.8)),
+    # si2022.table7_methods: a small model's training dynamics, without and with label smoothing
+    "table7_methods:dyn": _g("opaque", lambda: importlib.import_module("calibnb.papers.si2022").training_dynamics(
+        n_checkpoints=2, n_seeds=2, epochs_per_checkpoint=1, seed=0)),
+    "table7_methods:dyn_ls": _g("opaque", lambda: importlib.import_module("calibnb.papers.si2022").training_dynamics(
+        n_checkpoints=2, n_seeds=2, epochs_per_checkpoint=1, seed=0, label_smoothing=0.1)),
     "item_mean:values": _g("real_batch", np.array([1.0, 0.5, 0.0])),
     "marginal_tvd:human": _g("probs", lambda: D["human"] / D["human"].sum(axis=1, keepdims=True)),
     "marginal_tvd_stat:human": _g("probs", lambda: D["human"] / D["human"].sum(axis=1, keepdims=True)),

@@ -86,7 +86,7 @@ __all__ = [
     # training dynamics of a small model (Si §5.1-5.3)
     "TrainingRun", "TrainingDynamics", "train_softmax_regression", "train_mlp", "training_dynamics", "load_bundled",
     # notebook 01's helpers (Tables 1, 3 and 5)
-    "ts_rows", "ts_margin", "relative_cut", "split_spread", "macro_ce_se", "rho_gap",
+    "ts_rows", "ts_margin", "relative_cut", "split_spread", "macro_ce_se", "rho_gap", "table7_methods",
 ]
 
 #: Columns of :func:`calibration_summary` / :func:`calibration_summary_table`, in the
@@ -1797,3 +1797,79 @@ def rho_gap(*arrays: Any, n_bins: int = 10) -> float:
     rhos = [np.nan_to_num(stats.spearmanr(-np.array([m(c, y) for c, y in pairs]), f1).statistic)
             for m in (metrics.macro_ce, lambda c, y: ece(c, y, n_bins=n_bins))]
     return float(rhos[0] - rhos[1])
+
+
+def table7_methods(dyn: Any, dyn_ls: Any, *, n_bins: int = 10) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    r"""Test-split (conf, correct) of every method of Si et al.'s Table 7 on a trained model's checkpoints.
+
+    From the last checkpoint of ``dyn``: no calibration; temperature scaling
+    (:math:`\tau` minimising dev ECE with ``n_bins`` equal-width bins);
+    the binary and the average baseline fit on dev. From ``dyn_ls`` (the same
+    model trained with label smoothing): label smoothing, and label smoothing
+    + TS. ConsCal (binary, frequency, classifier) on the checkpoints'
+    predictions (the last checkpoint last), and ConsCal without training
+    dynamics (binary, frequency) on the independent runs' predictions, whose
+    final prediction is their majority vote (so its correctness is its own).
+
+    .. math:: \mathrm{ConsCal}_{\mathrm{binary}}(x) = \mathbb{1}\big[\#\{c : \hat y_c(x) = \hat y_C(x)\} > n\big]
+
+    with :math:`n` tuned on dev (:class:`calibnb.ConsCal`).
+
+    Parameters
+    ----------
+    dyn : TrainingDynamics
+        From :func:`training_dynamics`.
+    dyn_ls : TrainingDynamics
+        The same, trained with label smoothing (``label_smoothing=0.1``).
+    n_bins : int, keyword-only
+        Equal-width bins of the dev ECE that TS minimises.
+
+    Returns
+    -------
+    dict
+        Method name -> ``(conf, correct)`` on the test split, for
+        :func:`calibration_summary_table`.
+
+    References
+    ----------
+    .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of Question Answering". Findings of EMNLP. Section 5 and Table 7.
+
+    Examples
+    --------
+    >>> dyn = training_dynamics(n_checkpoints=2, n_seeds=2, epochs_per_checkpoint=1, seed=0)
+    >>> dyn_ls = training_dynamics(n_checkpoints=2, n_seeds=2, epochs_per_checkpoint=1, seed=0, label_smoothing=0.1)
+    >>> methods = table7_methods(dyn, dyn_ls, n_bins=10)
+    >>> len(methods), float(np.ptp(methods["Average baseline"][0]))
+    (11, 0.0)
+    """
+    from ..calibrators import AverageBaseline, BinaryBaseline
+
+    for name, d in (("dyn", dyn), ("dyn_ls", dyn_ls)):
+        if not isinstance(d, TrainingDynamics):
+            raise TypeError(f"{name} must be a TrainingDynamics (training_dynamics); got {type(d).__name__}.")
+    n_bins = check_n_bins(n_bins)
+    z_dev, z_test = dyn.checkpoint_logits["dev"][-1], dyn.checkpoint_logits["test"][-1]
+    l_dev, l_test = dyn.labels["dev"], dyn.labels["test"]
+    raw_dev, y_dev = top_confidence(z_dev, l_dev)
+    raw_test, y_test = top_confidence(z_test, l_test)
+    ts = TemperatureScaling(objective="ece", n_bins=n_bins).fit(z_dev, l_dev)
+    out = {"No calibration": (raw_test, y_test),
+           "Temperature scaling": top_confidence(z_test, l_test, temperature=ts.temperature_)}
+    zl_dev, zl_test = dyn_ls.checkpoint_logits["dev"][-1], dyn_ls.checkpoint_logits["test"][-1]
+    ts_ls = TemperatureScaling(objective="ece", n_bins=n_bins).fit(zl_dev, dyn_ls.labels["dev"])
+    out["Label smoothing"] = top_confidence(zl_test, dyn_ls.labels["test"])
+    out["Label smoothing + TS"] = top_confidence(zl_test, dyn_ls.labels["test"], temperature=ts_ls.temperature_)
+    out["Binary baseline"] = (BinaryBaseline().fit(raw_dev, y_dev).transform(raw_test), y_test)
+    out["Average baseline"] = (AverageBaseline().fit(raw_dev, y_dev).transform(raw_test), y_test)
+    # prediction tables (N, C): one column per checkpoint, the last checkpoint last
+    p_dev, p_test = dyn.checkpoint_predictions["dev"], dyn.checkpoint_predictions["test"]
+    for mode in ("binary", "frequency", "classifier"):
+        out[f"ConsCal ({mode})"] = (ConsCal(mode=mode).fit(p_dev, y_dev).transform(p_test), y_test)
+    # without training dynamics: N independent seeds, final prediction = majority vote
+    s_dev, s_test = dyn.run_predictions["dev"], dyn.run_predictions["test"]
+    for mode in ("binary", "frequency"):
+        cc = ConsCal.without_training_dynamics(mode=mode)
+        yv_dev = cc.agreement(s_dev)[0] == l_dev
+        yv_test = cc.agreement(s_test)[0] == l_test
+        out[f"ConsCal w/o TD ({mode})"] = (cc.fit(s_dev, yv_dev).transform(s_test), yv_test)
+    return out

@@ -525,3 +525,27 @@ def test_rho_gap_is_the_difference_of_the_two_spearman_agreements():
         si2022.rho_gap(methods[0], y)
     with pytest.raises(ValueError, match=r"arrays\[2\]"):
         si2022.rho_gap(methods[0], y, methods[1] + 2, y)
+
+
+def test_table7_methods_are_the_calibrators_on_the_last_checkpoint():
+    dyn = si2022.training_dynamics(n_checkpoints=3, n_seeds=3, epochs_per_checkpoint=1, seed=0)
+    dyn_ls = si2022.training_dynamics(n_checkpoints=3, n_seeds=3, epochs_per_checkpoint=1, seed=0, label_smoothing=0.1)
+    m = si2022.table7_methods(dyn, dyn_ls, n_bins=10)
+    assert list(m) == ["No calibration", "Temperature scaling", "Label smoothing", "Label smoothing + TS",
+                       "Binary baseline", "Average baseline", "ConsCal (binary)", "ConsCal (frequency)",
+                       "ConsCal (classifier)", "ConsCal w/o TD (binary)", "ConsCal w/o TD (frequency)"]
+    z_dev, z_test = dyn.checkpoint_logits["dev"][-1], dyn.checkpoint_logits["test"][-1]
+    raw = si2022.top_confidence(z_test, dyn.labels["test"])
+    tau = _cb.TemperatureScaling(objective="ece", n_bins=10).fit(z_dev, dyn.labels["dev"]).temperature_
+    for name, (c, y) in m.items():
+        assert c.shape == y.shape == (len(dyn.labels["test"]),)
+        if "w/o TD" not in name and "Label smoothing" not in name:
+            np.testing.assert_array_equal(y, raw[1])   # one network's last checkpoint: its own correctness
+    np.testing.assert_array_equal(m["No calibration"][0], raw[0])
+    np.testing.assert_array_equal(m["Temperature scaling"][0],
+                                  si2022.top_confidence(z_test, dyn.labels["test"], temperature=tau)[0])
+    dev_acc = si2022.top_confidence(z_dev, dyn.labels["dev"])[1].mean()
+    np.testing.assert_allclose(m["Average baseline"][0], dev_acc)   # every prediction gets the dev accuracy
+    assert set(np.unique(m["ConsCal (binary)"][0])) <= {0.0, 1.0}
+    with pytest.raises(TypeError, match="dyn_ls must be a TrainingDynamics"):
+        si2022.table7_methods(dyn, {"dev": None})
