@@ -378,6 +378,7 @@ OVERRIDES: dict[str, Gen] = {
 BASE_OPTIONS: dict[str, dict[str, Any]] = {
     "training_dynamics": dict(n_checkpoints=2, n_seeds=2, epochs_per_checkpoint=1),
     "ts_rows": dict(split_seed=0),   # a seeded dev/test split, so every call splits alike
+    "resample_source": dict(split_seed=0, accuracies=(0.4, 0.6)),
     "train_softmax_regression": dict(epochs=2),
     "train_mlp": dict(epochs=2),
     "spline_recovery_error": dict(n_calibration=300, n_grid=20),

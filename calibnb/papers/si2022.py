@@ -87,6 +87,7 @@ __all__ = [
     "TrainingRun", "TrainingDynamics", "train_softmax_regression", "train_mlp", "training_dynamics", "load_bundled",
     # notebook 01's helpers (Tables 1, 3 and 5)
     "ts_rows", "ts_margin", "relative_cut", "split_spread", "macro_ce_se", "rho_gap", "table7_methods",
+    "resample_source",
 ]
 
 #: Columns of :func:`calibration_summary` / :func:`calibration_summary_table`, in the
@@ -1873,3 +1874,91 @@ def table7_methods(dyn: Any, dyn_ls: Any, *, n_bins: int = 10) -> dict[str, tupl
         yv_test = cc.agreement(s_test)[0] == l_test
         out[f"ConsCal w/o TD ({mode})"] = (cc.fit(s_dev, yv_dev).transform(s_test), yv_test)
     return out
+
+
+def resample_source(name: str, scores: Any, labels: Any, *, accuracies: Any = (0.1, 0.5, 0.9), split_seed: Any = None,
+                    seed: Any = None, frac: float = 0.5, n_bins: int = 10):
+    r"""Tables 5 and 6 of Si et al. 2022 for one source, and the standard error of MacroCE at Table 5's size.
+
+    The items are split into dev and test (:func:`calibnb.data.calibration_test_split`,
+    ``frac`` to dev, seeded by ``split_seed``). Table 5: :func:`resampling_table`
+    at each accuracy of ``accuracies``; Table 6: :func:`accuracy_shift_table`
+    from the highest to the lowest accuracy and back. The standard error
+    (:func:`macro_ce_se`) is that of MacroCE on a test set re-sampled
+    (:func:`resample_indices`) to each accuracy at the size Table 5 drew; the
+    largest over the accuracies is returned.
+
+    .. math:: \mathrm{SE} = \max_a \tfrac12 \sqrt{s^2_{+,a}/n_{+,a} + s^2_{-,a}/n_{-,a}}
+
+    Parameters
+    ----------
+    name : str
+        The source's name, a ``source`` column of both tables.
+    scores : array-like (N, K) or (N,)
+        Logits, or 1-D confidences (the two forms of :func:`top_confidence`).
+    labels : array-like (N,)
+        True classes, or 0/1 correctness with 1-D ``scores``.
+    accuracies : sequence of float, keyword-only
+        Accuracy levels of Table 5 (at least two for Table 6's shift).
+    split_seed : None, int or numpy.random.Generator, keyword-only
+        Seed of the dev/test split.
+    seed : None or int, keyword-only
+        Seed of the re-sampling.
+    frac : float, keyword-only
+        Share of the items in the dev split.
+    n_bins : int, keyword-only
+        Equal-width bins of ECE.
+
+    Returns
+    -------
+    tuple
+        ``(table5, table6, se, samples)``: the two DataFrames, the largest
+        standard error, and Table 5's re-sampled sets (``return_samples`` of
+        :func:`resampling_table`).
+
+    References
+    ----------
+    .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of Question Answering". Findings of EMNLP. Section 4.2, Tables 5 and 6.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> z = 3 * rng.normal(size=(600, 3))
+    >>> y = np.argmax(z + 3 * rng.normal(size=z.shape), axis=1)
+    >>> t5, t6, se, samples = resample_source("toy", z, y, accuracies=(0.3, 0.6), split_seed=0, seed=1)
+    >>> sorted(set(t5.accuracy)), sorted(set(t6.source)), bool(0 < se < 0.1)
+    ([0.3, 0.6], ['toy'], True)
+    """
+    import pandas as pd
+
+    from ..data import calibration_test_split
+
+    if not isinstance(name, str):
+        raise TypeError(f"name must be a str; got {type(name).__name__}.")
+    if np.ndim(scores) == 1:
+        c = check_conf(scores, "scores")
+        check_correct(labels, c.shape[0], name="labels", other="scores")
+    else:
+        z = check_logits(scores, "scores")
+        check_labels(labels, z.shape[0], z.shape[1], name="labels", other="scores")
+    scores, labels = np.asarray(scores), np.asarray(labels)
+    try:
+        levels = [float(a) for a in accuracies]
+    except (TypeError, ValueError):
+        raise TypeError(f"accuracies must be a sequence of numbers; got {accuracies!r}.") from None
+    if len(levels) < 2:
+        raise ValueError(f"accuracies needs at least two levels (Table 6 shifts between them); got {accuracies!r}.")
+    dev, test = calibration_test_split(len(labels), seed=split_seed, frac=frac)
+    t5, samples = resampling_table(scores[dev], labels[dev], scores[test], labels[test], accuracies=accuracies,
+                                   seed=seed, n_bins=n_bins, return_samples=True)
+    # SE of MacroCE on a re-sampled test set of the size drawn in Table 5 (the largest over the levels)
+    c_all, y_all = top_confidence(scores[test], labels[test])
+    ses = []
+    for a in accuracies:
+        idx = resample_indices(y_all, a, n=int(t5.n.iloc[0]), seed=seed)   # the size Table 5 drew
+        ses.append(macro_ce_se(c_all[idx], y_all[idx]))
+    shift = pd.concat([accuracy_shift_table(scores[dev], labels[dev], scores[test], labels[test],
+                                            dev_accuracy=a, test_accuracy=b, seed=seed, n_bins=n_bins)
+                       .assign(setting=f"dev {a:.0%} → test {b:.0%}")
+                       for a, b in [(max(accuracies), min(accuracies)), (min(accuracies), max(accuracies))]])
+    return t5.assign(source=name), shift.assign(source=name), max(ses), samples

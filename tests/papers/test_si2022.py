@@ -549,3 +549,26 @@ def test_table7_methods_are_the_calibrators_on_the_last_checkpoint():
     assert set(np.unique(m["ConsCal (binary)"][0])) <= {0.0, 1.0}
     with pytest.raises(TypeError, match="dyn_ls must be a TrainingDynamics"):
         si2022.table7_methods(dyn, {"dev": None})
+
+
+def test_resample_source_is_tables_5_and_6_of_the_split_and_the_largest_se():
+    rng = np.random.default_rng(4)
+    z = 3 * rng.normal(size=(800, 3))
+    lab = np.argmax(z + 3 * rng.normal(size=z.shape), axis=1)
+    t5, t6, se, samples = si2022.resample_source("s", z, lab, accuracies=(0.3, 0.7), split_seed=2, seed=9,
+                                                 frac=0.5, n_bins=10)
+    dev, test = _split(800, seed=2, frac=0.5)
+    ref5, ref_samples = si2022.resampling_table(z[dev], lab[dev], z[test], lab[test], accuracies=(0.3, 0.7), seed=9,
+                                                n_bins=10, return_samples=True)
+    pd.testing.assert_frame_equal(t5.drop(columns="source"), ref5)
+    ref6 = si2022.accuracy_shift_table(z[dev], lab[dev], z[test], lab[test], dev_accuracy=0.7, test_accuracy=0.3,
+                                       seed=9, n_bins=10)
+    first = t6[t6.setting == "dev 70% → test 30%"].drop(columns=["setting", "source"])
+    pd.testing.assert_frame_equal(first, ref6)
+    assert set(t5.source) == set(t6.source) == {"s"} and len(samples) == len(ref_samples)
+    c, y = si2022.top_confidence(z[test], lab[test])
+    ses = [si2022.macro_ce_se(c[i], y[i]) for i in (si2022.resample_indices(y, a, n=int(ref5.n.iloc[0]), seed=9)
+                                                      for a in (0.3, 0.7))]
+    assert se == max(ses)
+    with pytest.raises(ValueError, match="at least two levels"):
+        si2022.resample_source("s", z, lab, accuracies=(0.5,), split_seed=0, seed=0)
