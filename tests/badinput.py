@@ -262,6 +262,16 @@ GENERATORS: dict[str, Gen] = {
     # calibnb.papers.si2022.trust_table: three methods' (conf, correct)
     "methods": _g("opaque", lambda: {"a": (D["conf"], D["correct"]), "b": (D["conf"][::-1].copy(), D["correct"]),
                                      "c": (np.round(D["scalar"], 6), D["correct"])}),
+    # calibnb.papers.baan2022 (notebook 02's bootstrap statistics): two index statistics, the two sets' sizes,
+    # and the before/after-TS arrays of relative_drops
+    "stat_a": _g("opaque", lambda: (lambda i: float(np.mean(D["scalar"][i])))),
+    "stat_b": _g("opaque", lambda: (lambda i: float(np.mean(D["scalar2"][i])))),
+    "n_a": _g("int", N),
+    "n_b": _g("int", N),
+    "conf_ts": _g("conf", np.round(D["scalar"], 6)),
+    "correct_ts": _g("correct", D["correct"][::-1].copy()),
+    "dist_ce": _g("real1d", D["scalar"] + 0.1),
+    "dist_ce_ts": _g("real1d", D["scalar2"] + 0.1),
     # calibnb.plots.distributions_data: series of different lengths
     "values_by_name": _g("opaque", lambda: {"H1": D["scalar"], "model": D["scalar2"][:10]}),
     # calibnb.llm
@@ -291,6 +301,20 @@ OVERRIDES: dict[str, Gen] = {
     # calibnb.papers.sakai2024: a worked example and its results table (notebook 04)
     "worse_than_x:table": _g("opaque", _sakai_results),
     "violates:table": _g("opaque", _sakai_results),
+    "better_than_x:table": _g("opaque", _sakai_results),
+    # calibnb.papers.baan2022: marginal_tvd compares with the human label distribution, not the vote counts
+    # calibnb.papers.si2022 (notebook 01): a summary table with raw and TS rows of source "x", a claim's range
+    "ts_margin:table": _g("opaque", lambda: importlib.import_module("calibnb.papers.si2022").calibration_summary_table(
+        {("x", "raw"): (D["conf"], D["correct"]), ("x", "TS"): (np.round(D["scalar"], 6), D["correct"])})),
+    "split_spread:target": _g("opaque", (0.2, 0.8)),
+    # si2022.table7_methods: a small model's training dynamics, without and with label smoothing
+    "table7_methods:dyn": _g("opaque", lambda: importlib.import_module("calibnb.papers.si2022").training_dynamics(
+        n_checkpoints=2, n_seeds=2, epochs_per_checkpoint=1, seed=0)),
+    "table7_methods:dyn_ls": _g("opaque", lambda: importlib.import_module("calibnb.papers.si2022").training_dynamics(
+        n_checkpoints=2, n_seeds=2, epochs_per_checkpoint=1, seed=0, label_smoothing=0.1)),
+    "item_mean:values": _g("real_batch", np.array([1.0, 0.5, 0.0])),
+    "marginal_tvd:human": _g("probs", lambda: D["human"] / D["human"].sum(axis=1, keepdims=True)),
+    "marginal_tvd_stat:human": _g("probs", lambda: D["human"] / D["human"].sum(axis=1, keepdims=True)),
     "plot_corp_reliability:data": _g("opaque", lambda: importlib.import_module("calibnb.plots").corp_reliability_data(
         D["conf"], D["correct"], n_resamples=20, seed=0)),
     "plot_risk_coverage:data": _g("opaque", lambda: importlib.import_module("calibnb.plots").risk_coverage_data(
@@ -353,6 +377,8 @@ OVERRIDES: dict[str, Gen] = {
 #: Options given to the baseline call, to keep the harness fast or deterministic.
 BASE_OPTIONS: dict[str, dict[str, Any]] = {
     "training_dynamics": dict(n_checkpoints=2, n_seeds=2, epochs_per_checkpoint=1),
+    "ts_rows": dict(split_seed=0),   # a seeded dev/test split, so every call splits alike
+    "resample_source": dict(split_seed=0, accuracies=(0.4, 0.6)),
     "train_softmax_regression": dict(epochs=2),
     "train_mlp": dict(epochs=2),
     "spline_recovery_error": dict(n_calibration=300, n_grid=20),
@@ -549,6 +575,8 @@ FAMILIES["qa_labels"] = [f for f in FAMILIES["labels"] if f[0] != "-1"]
 # sample weights may be None (no weights); 0/1 correctness with one column per score.
 FAMILIES["weights"] = [f for f in FAMILIES["pos1d"] if f[0] != "None"]
 FAMILIES["correct2d"] = [f for f in FAMILIES["correct"] if f[0] != "2-D"]
+# per-item values with an optional leading batch axis (baan2022.item_mean): (N, 1) is 1-item rows, not an error
+FAMILIES["real_batch"] = [f for f in FAMILIES["real1d"] if f[0] != "2-D"]
 FAMILIES["inferred_labels"] = [f for f in FAMILIES["labels"] if f[0] != "K"]
 
 
@@ -647,6 +675,13 @@ def _paired_bootstrap_ci(metric, conf_a, correct_a, conf_b, correct_b, *, n_resa
                                level=level, method=method, seed=seed, vectorized=vectorized, **options)
 
 
+def _rho_gap(conf_a, correct_a, conf_b, correct_b, *, n_bins=10):
+    """``si2022.rho_gap(*arrays)`` with two methods' arrays named."""
+    from calibnb.papers.si2022 import rho_gap
+
+    return rho_gap(conf_a, correct_a, conf_b, correct_b, n_bins=n_bins)
+
+
 #: Names an error may use for an adapter's argument: the way the user passed it (``arrays[0]`` of
 #: ``bootstrap_ci(metric, *arrays)``, ``a[0]`` of ``paired_bootstrap_ci(metric, a, b)``), or the
 #: metric's own argument name when the metric refuses the value.
@@ -654,6 +689,8 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "bootstrap_ci:conf": ("arrays[0]",), "bootstrap_ci:correct": ("arrays[1]",),
     "paired_bootstrap_ci:conf_a": ("a[0]", "conf"), "paired_bootstrap_ci:correct_a": ("a[1]", "correct"),
     "paired_bootstrap_ci:conf_b": ("b[0]", "conf"), "paired_bootstrap_ci:correct_b": ("b[1]", "correct"),
+    "rho_gap:conf_a": ("arrays[0]",), "rho_gap:correct_a": ("arrays[1]",),
+    "rho_gap:conf_b": ("arrays[2]",), "rho_gap:correct_b": ("arrays[3]",),
 }
 
 
@@ -661,6 +698,7 @@ ALIASES: dict[str, tuple[str, ...]] = {
 ADAPTERS: dict[str, Callable[..., Any]] = {
     "calibnb.uncertainty.bootstrap_ci": _bootstrap_ci,
     "calibnb.uncertainty.paired_bootstrap_ci": _paired_bootstrap_ci,
+    "calibnb.papers.si2022.rho_gap": _rho_gap,
 }
 
 

@@ -54,6 +54,7 @@ from ..validation import (
 from .. import plots
 from ..calibrators import softmax
 from ..metrics import dist_ce, ece, ent_ce, human_distribution, majority_label, rank_cs
+from ..metrics.batch import batch_axis
 
 __all__ = [
     "histogram_divergence",
@@ -67,6 +68,12 @@ __all__ = [
     "ranking_stability",
     "human_temperature_explorer",
     "votes_explorer",
+    "item_mean",
+    "mean_diff_ci",
+    "two_sample_ci",
+    "marginal_tvd",
+    "marginal_tvd_stat",
+    "relative_drops",
 ]
 
 
@@ -775,3 +782,312 @@ def votes_explorer(probs: Any, human: Any, *, hist_bins: int = 30, seed: Any = N
         return pd.DataFrame({"value": values})
 
     return build_panel({"n_votes": slider}, draw, 1, (6.5, 4.2))
+
+
+# ---- notebook 02's statistics for its bootstrap comparisons (moved from the notebook, issue 25 item 8)
+
+
+def _check_values(values: Any, name: str) -> np.ndarray:
+    """A finite real array of shape (N,) or (S, N) with N >= 1 (a batch axis first, as bootstrap_ci passes)."""
+    from ..validation import as_numeric_array
+
+    arr = as_numeric_array(values, name)
+    if arr.ndim not in (1, 2):
+        raise ValueError(f"{name} must be 1-D (N,) or 2-D (S, N); got {arr.ndim}-D.")
+    if arr.shape[-1] == 0:
+        raise ValueError(f"{name} is empty.")
+    arr = arr.astype(np.float64, copy=False)
+    bad = ~np.isfinite(arr)
+    if bad.any():
+        raise ValueError(f"{name} has {int(bad.sum())} NaN or infinite value(s).")
+    return arr
+
+
+def item_mean(values: Any) -> Any:
+    r"""Mean over the items (last axis): the statistic of notebook 02's per-item bootstrap comparisons.
+
+    .. math:: \bar v = \frac{1}{N} \sum_{i=1}^{N} v_i
+
+    over per-item values :math:`v_i` (a DistCE, an EntCE, a 0/1 event).
+    Marked with :func:`calibnb.metrics.batch.batch_axis`: an (S, N) array
+    gives the S row means at once, so :func:`calibnb.bootstrap_ci` evaluates
+    all resamples in one call.
+
+    Parameters
+    ----------
+    values : array-like (N,) or (S, N)
+        Finite per-item values (bool is read as 0/1).
+
+    Returns
+    -------
+    float or ndarray (S,)
+
+    References
+    ----------
+    .. [1] Joris Baan, Wilker Aziz, Barbara Plank, Raquel Fernández. 2022. "Stop Measuring Calibration When Humans Disagree". EMNLP. Section 5.2 (mean DistCE).
+
+    Examples
+    --------
+    >>> float(item_mean([0.2, 0.4, 0.9]))
+    0.5
+    >>> item_mean([[0.0, 1.0], [1.0, 1.0]]).tolist()
+    [0.5, 1.0]
+    """
+    return np.mean(_check_values(values, "values"), axis=-1)
+
+
+item_mean = batch_axis(item_mean)
+
+
+def mean_diff_ci(a: Any, b: Any, *, n_resamples: int = 2000, seed: Any = None) -> tuple[float, tuple[float, float]]:
+    r"""Paired bootstrap estimate and 95% percentile interval of :math:`\bar a - \bar b` over the same items.
+
+    .. math:: \Delta = \frac{1}{N} \sum_{i=1}^{N} (a_i - b_i)
+
+    Each resample draws the same item indices for ``a`` and ``b``
+    (:func:`calibnb.paired_bootstrap_ci` of :func:`item_mean`). Notebook 02
+    uses it for the shares of Figure 1 and Appendix B (a 0/1 event per item)
+    and for the single-vote DistCE of Section 4.
+
+    Parameters
+    ----------
+    a, b : array-like (N,)
+        Finite per-item values of the same N items (bool is read as 0/1).
+    n_resamples : int, keyword-only
+        Bootstrap resamples (>= 2).
+    seed : None, int or numpy.random.Generator, keyword-only
+        Seed of the resampling.
+
+    Returns
+    -------
+    tuple
+        ``(estimate, (low, high))``.
+
+    References
+    ----------
+    .. [1] Joris Baan, Wilker Aziz, Barbara Plank, Raquel Fernández. 2022. "Stop Measuring Calibration When Humans Disagree". EMNLP. Figure 1, Section 4 and Appendix B.
+
+    Examples
+    --------
+    >>> est, (low, high) = mean_diff_ci([1, 1, 0, 1], [0, 1, 0, 0], n_resamples=200, seed=0)
+    >>> est, bool(low <= est <= high)
+    (0.5, True)
+    """
+    from ..uncertainty import paired_bootstrap_ci
+
+    a, b = check_1d_finite(a, "a"), check_1d_finite(b, "b")
+    if a.shape != b.shape:
+        raise ValueError(f"a and b must hold the same items; got lengths {a.size} and {b.size}.")
+    n_resamples = check_positive_int(n_resamples, "n_resamples", minimum=2)
+    r = paired_bootstrap_ci(item_mean, (a,), (b,), n_resamples=n_resamples, seed=seed)
+    return r.estimate, (r.low, r.high)
+
+
+def two_sample_ci(stat_a: Any, stat_b: Any, n_a: int, n_b: int, *, n_resamples: int = 2000,
+                  seed: Any = None) -> tuple[Any, tuple[float, float]]:
+    r"""Percentile bootstrap of a difference between two independent item sets (Baan et al. 2022, Section 9).
+
+    .. math:: \Delta = s_A(\{1..n_A\}) - s_B(\{1..n_B\})
+
+    where ``stat_x(idx)`` is the statistic of the items ``idx`` of set x.
+    Each resample draws ``n_a`` indices of set A and ``n_b`` of set B with
+    replacement, independently (the sets are different items, e.g.
+    ChaosNLI-MNLI and -SNLI); the interval is the 2.5% and 97.5% quantiles of
+    the resampled differences.
+
+    Parameters
+    ----------
+    stat_a, stat_b : callable
+        ``idx -> float`` for each set.
+    n_a, n_b : int
+        Number of items of each set (>= 1).
+    n_resamples : int, keyword-only
+        Bootstrap resamples (>= 2).
+    seed : None, int or numpy.random.Generator, keyword-only
+        Seed of the resampling.
+
+    Returns
+    -------
+    tuple
+        ``(estimate, (low, high))``.
+
+    References
+    ----------
+    .. [1] Joris Baan, Wilker Aziz, Barbara Plank, Raquel Fernández. 2022. "Stop Measuring Calibration When Humans Disagree". EMNLP. Section 9 (out-of-distribution data).
+
+    Examples
+    --------
+    >>> a, b = np.array([0.2, 0.4, 0.6]), np.array([0.1, 0.1])
+    >>> est, (low, high) = two_sample_ci(lambda i: a[i].mean(), lambda i: b[i].mean(), 3, 2, n_resamples=100, seed=0)
+    >>> round(float(est), 3), bool(low <= est <= high)
+    (0.3, True)
+    """
+    for name, f in (("stat_a", stat_a), ("stat_b", stat_b)):
+        if not callable(f):
+            raise TypeError(f"{name} must be a callable idx -> statistic; got {type(f).__name__}.")
+    n_a = check_positive_int(n_a, "n_a")
+    n_b = check_positive_int(n_b, "n_b")
+    n_resamples = check_positive_int(n_resamples, "n_resamples", minimum=2)
+    gen = as_rng(seed)
+    diffs = [stat_a(gen.integers(0, n_a, n_a)) - stat_b(gen.integers(0, n_b, n_b)) for _ in range(n_resamples)]
+    return stat_a(np.arange(n_a)) - stat_b(np.arange(n_b)), tuple(np.quantile(diffs, [0.025, 0.975]))
+
+
+def _check_marginal_inputs(probs: Any, human: Any) -> tuple[np.ndarray, np.ndarray]:
+    p = check_probs(probs, "probs")
+    h = check_probs(human, "human")
+    if p.shape != h.shape:
+        raise ValueError(f"probs and human must have the same shape (N, K); got {p.shape} and {h.shape}.")
+    return p, h
+
+
+def marginal_tvd(probs: Any, human: Any, *, bins: int = 20) -> float:
+    r"""Mean over classes of the TVD between the histograms of model and human class probabilities (Figs. 10-11).
+
+    .. math:: \frac{1}{K} \sum_{k=1}^{K} \mathrm{TVD}\big(\mathrm{hist}(f_k(x)),\ \mathrm{hist}(\bar\pi_k(x))\big)
+
+    with ``bins`` equal-width bins on [0, 1] (:func:`histogram_divergence`
+    with ``divergence="tvd"``): how far the marginal distribution of each
+    class probability is from the humans', ignoring which item is which.
+
+    Parameters
+    ----------
+    probs : array-like (N, K)
+        Model class probabilities.
+    human : array-like (N, K)
+        Human label distributions of the same items (rows sum to 1).
+    bins : int, keyword-only
+        Histogram bins on [0, 1] (default 20, as the paper's figures).
+
+    Returns
+    -------
+    float
+
+    References
+    ----------
+    .. [1] Joris Baan, Wilker Aziz, Barbara Plank, Raquel Fernández. 2022. "Stop Measuring Calibration When Humans Disagree". EMNLP. Figures 4-5 and 10-11.
+
+    Examples
+    --------
+    >>> p = np.array([[0.9, 0.1], [0.8, 0.2]])
+    >>> h = np.array([[0.5, 0.5], [0.8, 0.2]])
+    >>> marginal_tvd(p, h, bins=2)  # class 0: both in (0.5, 1]; class 1: human 0.5 moves a bin
+    0.25
+    """
+    p, h = _check_marginal_inputs(probs, human)
+    bins = check_n_bins(bins, "bins")
+    return float(np.mean([histogram_divergence(p[:, k], h[:, k], bins=bins, divergence="tvd") for k in range(p.shape[1])]))
+
+
+def marginal_tvd_stat(probs: Any, human: Any, *, bins: int = 20) -> Any:
+    r""":func:`marginal_tvd` as a statistic of item indices, for a bootstrap over items.
+
+    Returns ``stat(idx)``, the :func:`marginal_tvd` of the items ``idx``
+    (indices may repeat). The bins are :func:`numpy.histogram`'s on [0, 1]
+    (the last bin closed), assigned once, so each resample only counts; on
+    all items it equals :func:`marginal_tvd` up to rounding.
+
+    .. math:: \mathrm{stat}(I) = \frac{1}{K} \sum_k \frac{1}{2|I|} \sum_b |c^f_{kb}(I) - c^{\bar\pi}_{kb}(I)|
+
+    with :math:`c_{kb}(I)` the number of items of ``I`` whose class-k
+    probability falls in bin b.
+
+    Parameters
+    ----------
+    probs : array-like (N, K)
+        Model class probabilities.
+    human : array-like (N, K)
+        Human label distributions of the same items.
+    bins : int, keyword-only
+        Histogram bins on [0, 1] (default 20).
+
+    Returns
+    -------
+    callable
+        ``idx -> float``; ``idx`` a non-empty 1-D int array of indices in [0, N).
+
+    References
+    ----------
+    .. [1] Joris Baan, Wilker Aziz, Barbara Plank, Raquel Fernández. 2022. "Stop Measuring Calibration When Humans Disagree". EMNLP. Figures 10-11.
+
+    Examples
+    --------
+    >>> p = np.array([[0.9, 0.1], [0.8, 0.2]])
+    >>> h = np.array([[0.5, 0.5], [0.8, 0.2]])
+    >>> stat = marginal_tvd_stat(p, h, bins=2)
+    >>> stat(np.arange(2)), stat(np.array([1, 1]))
+    (0.25, 0.0)
+    """
+    p, h = _check_marginal_inputs(probs, human)
+    bins = check_n_bins(bins, "bins")
+    edges = np.linspace(0.0, 1.0, bins + 1)
+
+    def code(x):
+        return np.minimum(np.searchsorted(edges, x, side="right") - 1, bins - 1)
+
+    pc, hc = code(p), code(h)
+    n = len(p)
+
+    def stat(idx):
+        idx = np.asarray(idx)
+        if idx.ndim != 1 or idx.size == 0 or idx.dtype.kind not in "iu" or idx.min() < 0 or idx.max() >= n:
+            raise ValueError(f"idx must be a non-empty 1-D array of int indices in [0, {n}).")
+        return float(np.mean([0.5 * np.abs(np.bincount(pc[idx, k], minlength=bins) - np.bincount(hc[idx, k], minlength=bins)).sum()
+                              / len(idx) for k in range(p.shape[1])]))
+    return stat
+
+
+def relative_drops(conf: Any, correct: Any, conf_ts: Any, correct_ts: Any, dist_ce: Any, dist_ce_ts: Any, *,
+                   n_bins: int = 10) -> float:
+    r"""How much more temperature scaling cuts ECE than mean DistCE, in relative terms (Baan et al. 2022, §5.2).
+
+    .. math:: \Big(1 - \frac{\mathrm{ECE}_{TS}}{\mathrm{ECE}}\Big) - \Big(1 - \frac{\overline{\mathrm{DistCE}}_{TS}}{\overline{\mathrm{DistCE}}}\Big)
+
+    Positive when TS lowers ECE by a larger fraction than it lowers DistCE
+    (the paper's point that ECE overstates what TS achieves against human
+    disagreement). Arrays are of the same N items, so the function can be
+    bootstrapped jointly (:func:`calibnb.bootstrap_ci`).
+
+    Parameters
+    ----------
+    conf, correct : array-like (N,)
+        Top probability and correctness (against the majority label) before TS.
+    conf_ts, correct_ts : array-like (N,)
+        The same after TS.
+    dist_ce, dist_ce_ts : array-like (N,)
+        Per-item DistCE before and after TS (:func:`calibnb.dist_ce`).
+    n_bins : int, keyword-only
+        Equal-width bins of ECE.
+
+    Returns
+    -------
+    float
+        A ValueError where ECE or mean DistCE before TS is 0 (no relative drop).
+
+    References
+    ----------
+    .. [1] Joris Baan, Wilker Aziz, Barbara Plank, Raquel Fernández. 2022. "Stop Measuring Calibration When Humans Disagree". EMNLP. Section 5.2.
+
+    Examples
+    --------
+    >>> c, y = np.array([0.9, 0.8, 0.7, 0.6]), np.array([1, 0, 0, 1])
+    >>> round(relative_drops(c, y, c - 0.1, y, [0.4, 0.2, 0.2, 0.2], [0.3, 0.2, 0.2, 0.1], n_bins=1), 3)
+    0.2
+    """
+    from ..validation import check_conf, check_correct
+
+    conf = check_conf(conf, "conf")
+    correct = check_correct(correct, conf.shape[0], "correct")
+    conf_ts = check_conf(conf_ts, "conf_ts")
+    correct_ts = check_correct(correct_ts, conf_ts.shape[0], "correct_ts", other="conf_ts")
+    d_v = check_1d_finite(dist_ce, "dist_ce")
+    d_t = check_1d_finite(dist_ce_ts, "dist_ce_ts")
+    sizes = {"conf": conf.size, "conf_ts": conf_ts.size, "dist_ce": d_v.size, "dist_ce_ts": d_t.size}
+    if len(set(sizes.values())) > 1:
+        raise ValueError(f"conf, conf_ts, dist_ce and dist_ce_ts must hold the same items; got lengths {sizes}.")
+    n_bins = check_n_bins(n_bins)
+    e_v, e_t = ece(conf, correct, n_bins=n_bins), ece(conf_ts, correct_ts, n_bins=n_bins)
+    if e_v == 0 or np.mean(d_v) == 0:
+        raise ValueError("ECE and mean dist_ce before TS must be above 0 for a relative drop; got "
+                         f"ECE {e_v!r} and mean dist_ce {float(np.mean(d_v))!r}.")
+    return float((1 - e_t / e_v) - (1 - np.mean(d_t) / np.mean(d_v)))

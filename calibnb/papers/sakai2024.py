@@ -42,7 +42,7 @@ from ..validation import (as_rng, check_choice, check_conf_correct, check_positi
 
 __all__ = ["AxiomSystems", "SakaiExample", "load_sakai_example", "perturb_confidence", "random_axiom_systems",
            "sakai_examples_path", "overconfidence_underconfidence", "results_table", "worse_than_x", "violates",
-           "ks_table"]
+           "ks_table", "example_table", "binned_scores", "better_than_x", "hmr_beta_table"]
 
 _FILE = "sakai2024_examples.json"
 
@@ -625,3 +625,176 @@ def ks_table(example: Any, system: str) -> pd.DataFrame:
     return pd.DataFrame({"p_j": k.scores, "cp_j": k.cum_score, "GOLD_j": k.correct.astype(int),
                          "cGOLD_j": k.cum_accuracy, "delta_j": np.abs(k.gap)},
                         index=pd.RangeIndex(1, len(k.scores) + 1, name="j"))
+
+
+def example_table(example: Any) -> pd.DataFrame:
+    """A worked example in the paper's layout: the class probabilities of every system (Sakai 2024, Tables 1, 4, 9).
+
+    One column per instance :math:`j`; rows: the true class (numbered from
+    1, as printed), whether X's top class is correct, then for each system
+    (X, Y, Z, W) its probabilities :math:`p_1 \\dots p_M` and its top
+    probability. The perturbations keep every prediction, so one
+    "correct" row serves all systems.
+
+    Parameters
+    ----------
+    example : SakaiExample
+        From :func:`load_sakai_example`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Two-level row index (system, column), columns ``instance j`` from 1.
+
+    References
+    ----------
+    .. [1] Tetsuya Sakai. 2024. "Evaluating System Responses Based On Overconfidence and Underconfidence". In EMTCIR '24: The First Workshop on Evaluation Methodologies, Testbeds and Community for Information Access Research. Tables 1, 4 and 9.
+
+    Examples
+    --------
+    >>> t = example_table(load_sakai_example(1))
+    >>> t.shape
+    (18, 9)
+    >>> t.loc[("", "true class")].tolist()[:4], t.loc[("X", "top")].tolist()[:4]
+    ([1.0, 1.0, 3.0, 3.0], [0.4, 0.4, 0.4, 0.6])
+    """
+    example = _check_example(example)
+    correct = example.top("X")[1]
+    frame = {("", "true class"): example.labels + 1, ("", "correct"): correct.astype(int)}
+    for s in example.systems:
+        p = example.probs(s)
+        for m in range(p.shape[1]):
+            frame[(s, f"p{m + 1}")] = p[:, m]
+        frame[(s, "top")] = example.top(s)[0]
+    out = pd.DataFrame(frame, index=pd.RangeIndex(1, len(correct) + 1, name="instance j"))
+    return out.T
+
+
+def binned_scores(example: Any, *, n_bins: int = 3, binning: str = "mass") -> pd.DataFrame:
+    r"""ECE and MCE of every system of a worked example under one binning (Sakai 2024, §2 and §4.1.2).
+
+    .. math:: \mathrm{ECE} = \sum_m \frac{|B_m|}{N} |\mathrm{acc}(B_m) - \mathrm{conf}(B_m)|, \qquad
+              \mathrm{MCE} = \max_m |\mathrm{acc}(B_m) - \mathrm{conf}(B_m)|
+
+    over the bins :math:`B_m` of the top probabilities (:func:`calibnb.ece`,
+    :func:`calibnb.mce`). Notebook 04 compares the paper's binning (3
+    equal-mass bins, the default) with others to show how the verdicts of
+    ECE and MCE on Examples 1 and 2 depend on it.
+
+    Parameters
+    ----------
+    example : SakaiExample
+        From :func:`load_sakai_example`.
+    n_bins : int, keyword-only
+        Number of bins (default 3, the paper's).
+    binning : {"mass", "width"}, keyword-only
+        Equal-mass (default, the paper's) or equal-width bins.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Rows ``ECE`` and ``MCE``, one column per system.
+
+    References
+    ----------
+    .. [1] Tetsuya Sakai. 2024. "Evaluating System Responses Based On Overconfidence and Underconfidence". In EMTCIR '24: The First Workshop on Evaluation Methodologies, Testbeds and Community for Information Access Research. Section 2, Eqs. 1 and 2.
+
+    Examples
+    --------
+    >>> t = binned_scores(load_sakai_example(1), n_bins=3, binning="mass")
+    >>> list(t.index), list(t.columns)
+    (['ECE', 'MCE'], ['X', 'Y', 'Z', 'W'])
+    >>> round(float(t.loc["ECE", "X"]), 3), round(float(t.loc["ECE", "Z"]), 3)
+    (0.178, 0.156)
+    """
+    from .. import metrics
+
+    example = _check_example(example)
+    n_bins = check_positive_int(n_bins, "n_bins")
+    binning = check_choice(binning, ("mass", "width"), "binning")
+    options = {"n_bins": n_bins, "binning": binning}
+    return pd.DataFrame({s: {"ECE": metrics.ece(*example.top(s), **options), "MCE": metrics.mce(*example.top(s), **options)}
+                         for s in example.systems})
+
+
+def better_than_x(table: Any, measure: str, system: str, *, eps: float = 1e-12) -> bool:
+    """Whether ``measure`` scores ``system`` strictly better than the base system X (Sakai 2024, §4).
+
+    "Better" is a difference beyond ``eps`` in the measure's good direction
+    (higher for HMR, lower for the errors; :data:`HIGHER_IS_BETTER`). The
+    paper's point on Examples 1 and 2 is that ECE and MCE can call a
+    perturbed system better than X.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        Measures as rows, systems as columns, with a column X
+        (:func:`results_table`, :func:`binned_scores`).
+    measure : str
+        A row of ``table``.
+    system : str
+        A column of ``table``.
+    eps : float, keyword-only
+        Differences up to ``eps`` are floating-point noise, not a verdict.
+
+    Returns
+    -------
+    bool
+
+    Examples
+    --------
+    >>> t = binned_scores(load_sakai_example(1))
+    >>> better_than_x(t, "ECE", "Z"), better_than_x(t, "ECE", "Y")
+    (True, False)
+    """
+    table = _check_results(table)
+    measure = check_choice(measure, [str(m) for m in table.index], "measure")
+    system = check_choice(system, [str(s) for s in table.columns], "system")
+    eps = check_scalar_in_range(eps, "eps", low=0.0)
+    sign = 1 if measure in HIGHER_IS_BETTER else -1
+    return bool(sign * (table.loc[measure, system] - table.loc[measure, "X"]) > eps)
+
+
+def hmr_beta_table(example: Any, *, beta: float = 1.0) -> pd.DataFrame:
+    r"""Sakai's rewards and :math:`\mathrm{HMR}_\beta` of every system of a worked example (Sakai 2024, Eq. 8, footnote 1).
+
+    .. math:: \mathrm{HMR}_\beta = \frac{(1 + \beta^2)\, R_O R_U}{\beta^2 R_O + R_U}
+
+    with the rewards :math:`R_O, R_U` of :func:`calibnb.rewards`;
+    :math:`\beta = 1` is HMR, :math:`\beta = 0` gives :math:`R_O` and a large
+    :math:`\beta` tends to :math:`R_U` (:func:`calibnb.hmr`).
+
+    Parameters
+    ----------
+    example : SakaiExample
+        From :func:`load_sakai_example`.
+    beta : float, keyword-only
+        :math:`\beta \ge 0` (default 1).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Rows ``R_O``, ``R_U`` and ``HMR_beta (beta=<beta>)``; one column per system.
+
+    References
+    ----------
+    .. [1] Tetsuya Sakai. 2024. "Evaluating System Responses Based On Overconfidence and Underconfidence". In EMTCIR '24: The First Workshop on Evaluation Methodologies, Testbeds and Community for Information Access Research. Eq. 8 and footnote 1.
+
+    Examples
+    --------
+    >>> t = hmr_beta_table(load_sakai_example(1), beta=1.0)
+    >>> list(t.index)
+    ['R_O', 'R_U', 'HMR_beta (beta=1)']
+    >>> round(float(t.loc["HMR_beta (beta=1)", "X"]), 3)
+    0.557
+    """
+    from .. import metrics
+
+    example = _check_example(example)
+    beta = check_scalar_in_range(beta, "beta", low=0.0)
+    rows = {}
+    for s in example.systems:
+        c, y = example.top(s)
+        r = metrics.rewards(c, y)
+        rows[s] = {"R_O": r.r_o, "R_U": r.r_u, f"HMR_beta (beta={beta:g})": metrics.hmr(c, y, beta=beta)}
+    return pd.DataFrame(rows)

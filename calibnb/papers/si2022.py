@@ -85,6 +85,9 @@ __all__ = [
     "SUMMARY_COLUMNS",
     # training dynamics of a small model (Si §5.1-5.3)
     "TrainingRun", "TrainingDynamics", "train_softmax_regression", "train_mlp", "training_dynamics", "load_bundled",
+    # notebook 01's helpers (Tables 1, 3 and 5)
+    "ts_rows", "ts_margin", "relative_cut", "split_spread", "macro_ce_se", "rho_gap", "table7_methods",
+    "resample_source",
 ]
 
 #: Columns of :func:`calibration_summary` / :func:`calibration_summary_table`, in the
@@ -1515,3 +1518,447 @@ def training_dynamics(
         epoch_predictions=epoch_pred,
         model=f"MLP ({hidden} tanh units)" if hidden else "softmax regression",
     )
+
+
+# --------------------------------------------------------------------------
+# Notebook 01's helpers around Tables 1, 3 and 5 (moved from the notebook, issue 25 item 8)
+# --------------------------------------------------------------------------
+
+def ts_rows(name: str, scores: Any, labels: Any, *, split_seed: Any = None, frac: float = 0.5,
+            n_bins: int = 10) -> tuple[dict, float]:
+    r"""Test-split confidences before and after temperature scaling tuned on the dev split's ECE (Si et al. 2022, Table 1).
+
+    .. math:: \hat\tau = \arg\min_\tau \mathrm{ECE}_{\mathrm{dev}}\big(\max_k \mathrm{softmax}(z / \tau)_k\big)
+
+    The items are split by :func:`calibnb.data.calibration_test_split`
+    (``frac`` of them to dev, seeded by ``split_seed``); :math:`\tau` is fit
+    on dev (:class:`calibnb.TemperatureScaling` with ``objective="ece"``) and
+    the test split's top confidence and correctness are returned raw and at
+    :math:`\hat\tau` (:func:`top_confidence`), keyed for
+    :func:`calibration_summary_table`.
+
+    Parameters
+    ----------
+    name : str
+        The source's name, the first level of the returned keys.
+    scores : array-like (N, K) or (N,)
+        Logits (or log-probabilities) of each item's classes, or 1-D
+        confidences (the two forms of :func:`top_confidence`).
+    labels : array-like (N,)
+        True class of each item, or 0/1 correctness with 1-D ``scores``.
+    split_seed : None, int or numpy.random.Generator, keyword-only
+        Seed of the dev/test split.
+    frac : float, keyword-only
+        Share of the items in the dev split.
+    n_bins : int, keyword-only
+        Equal-width bins of the dev ECE that TS minimises.
+
+    Returns
+    -------
+    tuple
+        ``({(name, "raw"): (conf, correct), (name, "TS"): (conf, correct)}, temperature)``.
+
+    References
+    ----------
+    .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of Question Answering". Findings of EMNLP. Section 3 and Table 1.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> z = 3 * rng.normal(size=(200, 3))
+    >>> y = np.argmax(z + 3 * rng.normal(size=z.shape), axis=1)  # the logits are overconfident
+    >>> rows, tau = ts_rows("toy", z, y, split_seed=0, n_bins=10)
+    >>> sorted(rows), bool(tau > 1)
+    ([('toy', 'TS'), ('toy', 'raw')], True)
+    """
+    from ..data import calibration_test_split
+
+    if not isinstance(name, str):
+        raise TypeError(f"name must be a str; got {type(name).__name__}.")
+    if np.ndim(scores) == 1:   # the two forms of top_confidence, validated; then used as given
+        c = check_conf(scores, "scores")
+        check_correct(labels, c.shape[0], name="labels", other="scores")
+    else:
+        z = check_logits(scores, "scores")
+        check_labels(labels, z.shape[0], z.shape[1], name="labels", other="scores")
+    z, y = np.asarray(scores), np.asarray(labels)
+    n_bins = check_n_bins(n_bins)
+    dev, test = calibration_test_split(len(y), seed=split_seed, frac=frac)
+    ts = TemperatureScaling(objective="ece", n_bins=n_bins).fit(z[dev], y[dev])
+    raw = top_confidence(z[test], y[test])
+    cal = top_confidence(z[test], y[test], temperature=ts.temperature_)
+    return {(name, "raw"): raw, (name, "TS"): cal}, ts.temperature_
+
+
+def ts_margin(table: Any, name: str) -> float:
+    r"""How much more temperature scaling cuts ECE than MacroCE, relatively (Si et al. 2022, Table 1).
+
+    .. math:: \frac{\mathrm{ECE}_{raw} - \mathrm{ECE}_{TS}}{\mathrm{ECE}_{raw}}
+              - \frac{\mathrm{MacroCE}_{raw} - \mathrm{MacroCE}_{TS}}{\mathrm{MacroCE}_{raw}}
+
+    (:func:`relative_reduction`), from the rows ``(name, "raw")`` and
+    ``(name, "TS")`` of a :func:`calibration_summary_table`.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        From :func:`calibration_summary_table`, with columns ``ece_width`` and ``macro_ce``.
+    name : str
+        The source whose raw and TS rows are compared.
+
+    Returns
+    -------
+    float
+
+    References
+    ----------
+    .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of Question Answering". Findings of EMNLP. Table 1.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> t = pd.DataFrame({"ece_width": [20.0, 5.0], "macro_ce": [40.0, 38.0]},
+    ...                  index=pd.MultiIndex.from_tuples([("m", "raw"), ("m", "TS")]))
+    >>> round(ts_margin(t, "m"), 3)
+    0.7
+    """
+    import pandas as pd
+
+    if not isinstance(table, pd.DataFrame):
+        raise TypeError(f"table must be a DataFrame from calibration_summary_table; got {type(table).__name__}.")
+    missing = [c for c in ("ece_width", "macro_ce") if c not in table.columns]
+    if missing:
+        raise ValueError(f"table has no column(s) {missing}; its columns are {list(table.columns)}.")
+    for stage in ("raw", "TS"):
+        if (name, stage) not in table.index:
+            raise ValueError(f"table has no row ({name!r}, {stage!r}); name must be a source of the table.")
+    before, after = table.loc[(name, "raw")], table.loc[(name, "TS")]
+    return float(relative_reduction(before["ece_width"], after["ece_width"])
+                 - relative_reduction(before["macro_ce"], after["macro_ce"]))
+
+
+def relative_cut(metric: Any) -> Any:
+    r"""``(conf_before, conf_after, correct) -> (m(before) - m(after)) / m(before)``, a statistic to bootstrap.
+
+    .. math:: \mathrm{cut}_m = \frac{m(c_0, y) - m(c_1, y)}{m(c_0, y)}
+
+    for a metric :math:`m` of (conf, correct), the same items scored before
+    (:math:`c_0`) and after (:math:`c_1`) a calibrator (Si et al. 2022,
+    Tables 1 and 2; :func:`relative_reduction`). The returned function takes
+    its three arrays positionally, as :func:`calibnb.bootstrap_ci` passes them.
+
+    Parameters
+    ----------
+    metric : callable
+        ``metric(conf, correct) -> float``, e.g. :func:`calibnb.macro_ce`.
+
+    Returns
+    -------
+    callable
+
+    References
+    ----------
+    .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of Question Answering". Findings of EMNLP. Tables 1 and 2.
+
+    Examples
+    --------
+    >>> cut = relative_cut(metrics.ice)
+    >>> round(cut(np.array([0.9, 0.9]), np.array([0.7, 0.7]), np.array([1, 0])), 3)
+    0.0
+    """
+    if not callable(metric):
+        raise TypeError(f"metric must be a callable metric(conf, correct); got {type(metric).__name__}.")
+    return lambda c0, c1, y: float(relative_reduction(metric(c0, y), metric(c1, y)))
+
+
+def split_spread(values: Any, *, target: Any) -> dict[str, float]:
+    r"""Median, 10% and 90% quantiles of a quantity over repeated splits, and the share inside the paper's range.
+
+    .. math:: \text{share} = \frac{1}{S} \sum_{s=1}^{S} \mathbb{1}[\ell \le v_s \le h]
+
+    over the values :math:`v_s` of S dev/test splits and the claim's target
+    range :math:`[\ell, h]`. Notebook 01 uses it for the Codex TriviaQA
+    margins and cuts (Si et al. 2022, Table 1 on another model).
+
+    Parameters
+    ----------
+    values : array-like (S,)
+        One finite value per split.
+    target : tuple of float, keyword-only
+        ``(low, high)``, the claim's range (``Reproduction.target``).
+
+    Returns
+    -------
+    dict
+        ``n_splits``, ``median``, ``q10``, ``q90``, ``share_holding``.
+
+    References
+    ----------
+    .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of Question Answering". Findings of EMNLP. Table 1.
+
+    Examples
+    --------
+    >>> split_spread([0.1, 0.5, 0.6, 0.9], target=(0.4, 1.0))["share_holding"]
+    0.75
+    """
+    from ..validation import check_1d_finite
+
+    v = check_1d_finite(values, "values")
+    try:
+        lo, hi = (float(t) for t in target)
+    except (TypeError, ValueError):
+        raise TypeError(f"target must be a pair of numbers (low, high); got {target!r}.") from None
+    if not (lo <= hi):
+        raise ValueError(f"target must have low <= high; got {target!r}.")
+    return {"n_splits": int(v.size), "median": float(np.median(v)), "q10": float(np.quantile(v, 0.1)),
+            "q90": float(np.quantile(v, 0.9)), "share_holding": float(np.mean((v >= lo) & (v <= hi)))}
+
+
+def macro_ce_se(conf: Any, correct: Any) -> float:
+    r"""Standard error of MacroCE from the spreads of its two groups (Si et al. 2022, Table 5).
+
+    .. math:: \mathrm{SE} = \frac12 \sqrt{\frac{s^2_{+}}{n_{+}} + \frac{s^2_{-}}{n_{-}}}
+
+    with :math:`s^2_{+}` the sample variance (ddof 1) of :math:`1 - p_i` over
+    the :math:`n_{+}` correct predictions and :math:`s^2_{-}` that of
+    :math:`p_i` over the :math:`n_{-}` wrong ones (MacroCE = (ICE_pos +
+    ICE_neg) / 2, :func:`calibnb.macro_ce`).
+
+    Parameters
+    ----------
+    conf : array-like (N,)
+        Confidences in [0, 1].
+    correct : array-like (N,)
+        0/1 or bool; at least two correct and two wrong predictions.
+
+    Returns
+    -------
+    float
+
+    References
+    ----------
+    .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of Question Answering". Findings of EMNLP. Section 4.2 and Table 5.
+
+    Examples
+    --------
+    >>> round(macro_ce_se([0.9, 0.7, 0.4, 0.2], [1, 1, 0, 0]), 4)
+    0.0707
+    """
+    c, y = check_conf_correct(conf, correct)
+    if y.sum() < 2 or (~y).sum() < 2:
+        raise ValueError(f"correct must hold at least two correct and two wrong predictions for a standard error; "
+                         f"got {int(y.sum())} correct and {int((~y).sum())} wrong.")
+    pos, neg = 1 - c[y], c[~y]
+    return float(0.5 * np.sqrt(pos.var(ddof=1) / pos.size + neg.var(ddof=1) / neg.size))
+
+
+def rho_gap(*arrays: Any, n_bins: int = 10) -> float:
+    r"""Spearman(-MacroCE, F1) minus Spearman(-ECE, F1) over methods (Si et al. 2022, Table 3).
+
+    .. math:: \rho_{\mathrm{MacroCE}} - \rho_{\mathrm{ECE}}, \qquad \rho_m = \mathrm{Spearman}(-m, F_1)
+
+    across the methods, with F1 of the trusting reader (:func:`trust_scores`)
+    and ECE with ``n_bins`` equal-width bins. The arrays are the methods'
+    (conf, correct) in turn, so :func:`calibnb.bootstrap_ci` resamples all
+    methods with the same items. Where F1 or a metric is constant across the
+    methods there is no ranking; that Spearman counts as 0.
+
+    Parameters
+    ----------
+    *arrays : array-like (N,)
+        ``conf_1, correct_1, conf_2, correct_2, ...``: at least two methods.
+    n_bins : int, keyword-only
+        Equal-width bins of ECE.
+
+    Returns
+    -------
+    float
+
+    References
+    ----------
+    .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of Question Answering". Findings of EMNLP. Section 5.4 and Table 3.
+
+    Examples
+    --------
+    >>> y = np.array([1, 1, 0, 0, 1])
+    >>> a, b, c = np.array([.9, .8, .3, .2, .7]), np.array([.6, .6, .6, .6, .6]), np.array([.9, .9, .9, .9, .9])
+    >>> round(rho_gap(a, y, b, y, c, y, n_bins=5), 3)  # ECE ranks the constant 0.6 first, MacroCE the sharp a (F1's best)
+    0.866
+    """
+    from scipy import stats
+
+    if len(arrays) < 4 or len(arrays) % 2:
+        raise ValueError(f"arrays must be conf, correct pairs of at least two methods; got {len(arrays)} array(s).")
+    n_bins = check_n_bins(n_bins)
+    pairs = []
+    for i in range(0, len(arrays), 2):
+        c = check_conf(arrays[i], f"arrays[{i}]")
+        pairs.append((c, check_correct(arrays[i + 1], c.shape[0], name=f"arrays[{i + 1}]", other=f"arrays[{i}]")))
+    f1 = np.array([trust_scores(c, y).f1 for c, y in pairs])
+    rhos = [np.nan_to_num(stats.spearmanr(-np.array([m(c, y) for c, y in pairs]), f1).statistic)
+            for m in (metrics.macro_ce, lambda c, y: ece(c, y, n_bins=n_bins))]
+    return float(rhos[0] - rhos[1])
+
+
+def table7_methods(dyn: Any, dyn_ls: Any, *, n_bins: int = 10) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    r"""Test-split (conf, correct) of every method of Si et al.'s Table 7 on a trained model's checkpoints.
+
+    From the last checkpoint of ``dyn``: no calibration; temperature scaling
+    (:math:`\tau` minimising dev ECE with ``n_bins`` equal-width bins);
+    the binary and the average baseline fit on dev. From ``dyn_ls`` (the same
+    model trained with label smoothing): label smoothing, and label smoothing
+    + TS. ConsCal (binary, frequency, classifier) on the checkpoints'
+    predictions (the last checkpoint last), and ConsCal without training
+    dynamics (binary, frequency) on the independent runs' predictions, whose
+    final prediction is their majority vote (so its correctness is its own).
+
+    .. math:: \mathrm{ConsCal}_{\mathrm{binary}}(x) = \mathbb{1}\big[\#\{c : \hat y_c(x) = \hat y_C(x)\} > n\big]
+
+    with :math:`n` tuned on dev (:class:`calibnb.ConsCal`).
+
+    Parameters
+    ----------
+    dyn : TrainingDynamics
+        From :func:`training_dynamics`.
+    dyn_ls : TrainingDynamics
+        The same, trained with label smoothing (``label_smoothing=0.1``).
+    n_bins : int, keyword-only
+        Equal-width bins of the dev ECE that TS minimises.
+
+    Returns
+    -------
+    dict
+        Method name -> ``(conf, correct)`` on the test split, for
+        :func:`calibration_summary_table`.
+
+    References
+    ----------
+    .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of Question Answering". Findings of EMNLP. Section 5 and Table 7.
+
+    Examples
+    --------
+    >>> dyn = training_dynamics(n_checkpoints=2, n_seeds=2, epochs_per_checkpoint=1, seed=0)
+    >>> dyn_ls = training_dynamics(n_checkpoints=2, n_seeds=2, epochs_per_checkpoint=1, seed=0, label_smoothing=0.1)
+    >>> methods = table7_methods(dyn, dyn_ls, n_bins=10)
+    >>> len(methods), float(np.ptp(methods["Average baseline"][0]))
+    (11, 0.0)
+    """
+    from ..calibrators import AverageBaseline, BinaryBaseline
+
+    for name, d in (("dyn", dyn), ("dyn_ls", dyn_ls)):
+        if not isinstance(d, TrainingDynamics):
+            raise TypeError(f"{name} must be a TrainingDynamics (training_dynamics); got {type(d).__name__}.")
+    n_bins = check_n_bins(n_bins)
+    z_dev, z_test = dyn.checkpoint_logits["dev"][-1], dyn.checkpoint_logits["test"][-1]
+    l_dev, l_test = dyn.labels["dev"], dyn.labels["test"]
+    raw_dev, y_dev = top_confidence(z_dev, l_dev)
+    raw_test, y_test = top_confidence(z_test, l_test)
+    ts = TemperatureScaling(objective="ece", n_bins=n_bins).fit(z_dev, l_dev)
+    out = {"No calibration": (raw_test, y_test),
+           "Temperature scaling": top_confidence(z_test, l_test, temperature=ts.temperature_)}
+    zl_dev, zl_test = dyn_ls.checkpoint_logits["dev"][-1], dyn_ls.checkpoint_logits["test"][-1]
+    ts_ls = TemperatureScaling(objective="ece", n_bins=n_bins).fit(zl_dev, dyn_ls.labels["dev"])
+    out["Label smoothing"] = top_confidence(zl_test, dyn_ls.labels["test"])
+    out["Label smoothing + TS"] = top_confidence(zl_test, dyn_ls.labels["test"], temperature=ts_ls.temperature_)
+    out["Binary baseline"] = (BinaryBaseline().fit(raw_dev, y_dev).transform(raw_test), y_test)
+    out["Average baseline"] = (AverageBaseline().fit(raw_dev, y_dev).transform(raw_test), y_test)
+    # prediction tables (N, C): one column per checkpoint, the last checkpoint last
+    p_dev, p_test = dyn.checkpoint_predictions["dev"], dyn.checkpoint_predictions["test"]
+    for mode in ("binary", "frequency", "classifier"):
+        out[f"ConsCal ({mode})"] = (ConsCal(mode=mode).fit(p_dev, y_dev).transform(p_test), y_test)
+    # without training dynamics: N independent seeds, final prediction = majority vote
+    s_dev, s_test = dyn.run_predictions["dev"], dyn.run_predictions["test"]
+    for mode in ("binary", "frequency"):
+        cc = ConsCal.without_training_dynamics(mode=mode)
+        yv_dev = cc.agreement(s_dev)[0] == l_dev
+        yv_test = cc.agreement(s_test)[0] == l_test
+        out[f"ConsCal w/o TD ({mode})"] = (cc.fit(s_dev, yv_dev).transform(s_test), yv_test)
+    return out
+
+
+def resample_source(name: str, scores: Any, labels: Any, *, accuracies: Any = (0.1, 0.5, 0.9), split_seed: Any = None,
+                    seed: Any = None, frac: float = 0.5, n_bins: int = 10):
+    r"""Tables 5 and 6 of Si et al. 2022 for one source, and the standard error of MacroCE at Table 5's size.
+
+    The items are split into dev and test (:func:`calibnb.data.calibration_test_split`,
+    ``frac`` to dev, seeded by ``split_seed``). Table 5: :func:`resampling_table`
+    at each accuracy of ``accuracies``; Table 6: :func:`accuracy_shift_table`
+    from the highest to the lowest accuracy and back. The standard error
+    (:func:`macro_ce_se`) is that of MacroCE on a test set re-sampled
+    (:func:`resample_indices`) to each accuracy at the size Table 5 drew; the
+    largest over the accuracies is returned.
+
+    .. math:: \mathrm{SE} = \max_a \tfrac12 \sqrt{s^2_{+,a}/n_{+,a} + s^2_{-,a}/n_{-,a}}
+
+    Parameters
+    ----------
+    name : str
+        The source's name, a ``source`` column of both tables.
+    scores : array-like (N, K) or (N,)
+        Logits, or 1-D confidences (the two forms of :func:`top_confidence`).
+    labels : array-like (N,)
+        True classes, or 0/1 correctness with 1-D ``scores``.
+    accuracies : sequence of float, keyword-only
+        Accuracy levels of Table 5 (at least two for Table 6's shift).
+    split_seed : None, int or numpy.random.Generator, keyword-only
+        Seed of the dev/test split.
+    seed : None or int, keyword-only
+        Seed of the re-sampling.
+    frac : float, keyword-only
+        Share of the items in the dev split.
+    n_bins : int, keyword-only
+        Equal-width bins of ECE.
+
+    Returns
+    -------
+    tuple
+        ``(table5, table6, se, samples)``: the two DataFrames, the largest
+        standard error, and Table 5's re-sampled sets (``return_samples`` of
+        :func:`resampling_table`).
+
+    References
+    ----------
+    .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of Question Answering". Findings of EMNLP. Section 4.2, Tables 5 and 6.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> z = 3 * rng.normal(size=(600, 3))
+    >>> y = np.argmax(z + 3 * rng.normal(size=z.shape), axis=1)
+    >>> t5, t6, se, samples = resample_source("toy", z, y, accuracies=(0.3, 0.6), split_seed=0, seed=1)
+    >>> sorted(set(t5.accuracy)), sorted(set(t6.source)), bool(0 < se < 0.1)
+    ([0.3, 0.6], ['toy'], True)
+    """
+    import pandas as pd
+
+    from ..data import calibration_test_split
+
+    if not isinstance(name, str):
+        raise TypeError(f"name must be a str; got {type(name).__name__}.")
+    if np.ndim(scores) == 1:
+        c = check_conf(scores, "scores")
+        check_correct(labels, c.shape[0], name="labels", other="scores")
+    else:
+        z = check_logits(scores, "scores")
+        check_labels(labels, z.shape[0], z.shape[1], name="labels", other="scores")
+    scores, labels = np.asarray(scores), np.asarray(labels)
+    try:
+        levels = [float(a) for a in accuracies]
+    except (TypeError, ValueError):
+        raise TypeError(f"accuracies must be a sequence of numbers; got {accuracies!r}.") from None
+    if len(levels) < 2:
+        raise ValueError(f"accuracies needs at least two levels (Table 6 shifts between them); got {accuracies!r}.")
+    dev, test = calibration_test_split(len(labels), seed=split_seed, frac=frac)
+    t5, samples = resampling_table(scores[dev], labels[dev], scores[test], labels[test], accuracies=accuracies,
+                                   seed=seed, n_bins=n_bins, return_samples=True)
+    # SE of MacroCE on a re-sampled test set of the size drawn in Table 5 (the largest over the levels)
+    c_all, y_all = top_confidence(scores[test], labels[test])
+    ses = []
+    for a in accuracies:
+        idx = resample_indices(y_all, a, n=int(t5.n.iloc[0]), seed=seed)   # the size Table 5 drew
+        ses.append(macro_ce_se(c_all[idx], y_all[idx]))
+    shift = pd.concat([accuracy_shift_table(scores[dev], labels[dev], scores[test], labels[test],
+                                            dev_accuracy=a, test_accuracy=b, seed=seed, n_bins=n_bins)
+                       .assign(setting=f"dev {a:.0%} → test {b:.0%}")
+                       for a, b in [(max(accuracies), min(accuracies)), (min(accuracies), max(accuracies))]])
+    return t5.assign(source=name), shift.assign(source=name), max(ses), samples

@@ -453,3 +453,93 @@ def test_ranking_stability_refuses_nan():
         baan2022.ranking_stability(t, {"a": np.nan, "b": 0.2})
     with pytest.raises(ValueError, match="table has no dist_ce for 1"):
         baan2022.ranking_stability(t.iloc[:3], {"a": 0.1, "b": 0.2})
+
+
+# ---- notebook 02's bootstrap statistics, moved into baan2022 (issue 25, item 8)
+
+import calibnb as cb  # noqa: E402
+
+def test_item_mean_is_the_row_mean_with_a_batch_axis():
+    from calibnb.papers.baan2022 import item_mean
+
+    rng = np.random.default_rng(0)
+    x = rng.random((5, 40))
+    np.testing.assert_array_equal(item_mean(x), [np.mean(row) for row in x])
+    assert item_mean(x[0]) == np.mean(x[0])
+    r_batch = cb.bootstrap_ci(item_mean, x[0], n_resamples=50, seed=1)
+    r_loop = cb.bootstrap_ci(lambda v: float(np.mean(v)), x[0], n_resamples=50, seed=1)
+    assert (r_batch.low, r_batch.high) == pytest.approx((r_loop.low, r_loop.high), abs=1e-12)
+    with pytest.raises(ValueError, match="values has 1 NaN"):
+        item_mean([0.1, np.nan])
+    with pytest.raises(ValueError, match="values must be 1-D"):
+        item_mean(np.zeros((2, 2, 2)))
+
+
+def test_mean_diff_ci_is_the_paired_bootstrap_of_the_means():
+    from calibnb.papers.baan2022 import item_mean, mean_diff_ci
+
+    rng = np.random.default_rng(2)
+    a, b = rng.random(60) < 0.6, rng.random(60) < 0.4
+    est, (low, high) = mean_diff_ci(a, b, n_resamples=200, seed=3)
+    ref = cb.paired_bootstrap_ci(item_mean, (a.astype(float),), (b.astype(float),), n_resamples=200, seed=3)
+    assert (est, low, high) == (ref.estimate, ref.low, ref.high)
+    assert est == pytest.approx(a.mean() - b.mean(), abs=1e-12) and low <= est <= high
+    with pytest.raises(ValueError, match="a and b must hold the same items"):
+        mean_diff_ci(a, b[:-1])
+    with pytest.raises(ValueError, match="n_resamples"):
+        mean_diff_ci(a, b, n_resamples=1)
+
+
+def test_two_sample_ci_resamples_each_set_independently_with_the_seed():
+    from calibnb.papers.baan2022 import two_sample_ci
+
+    rng = np.random.default_rng(4)
+    xa, xb = rng.normal(1.0, 1.0, 80), rng.normal(0.0, 1.0, 50)
+    est, (low, high) = two_sample_ci(lambda i: xa[i].mean(), lambda i: xb[i].mean(), 80, 50, n_resamples=300, seed=5)
+    assert est == pytest.approx(xa.mean() - xb.mean(), abs=1e-12) and low < est < high
+    gen = np.random.default_rng(5)   # the documented draw order: n_a indices of A, then n_b of B, per resample
+    diffs = [xa[gen.integers(0, 80, 80)].mean() - xb[gen.integers(0, 50, 50)].mean() for _ in range(300)]
+    assert (low, high) == tuple(np.quantile(diffs, [0.025, 0.975]))
+    with pytest.raises(TypeError, match="stat_b must be a callable"):
+        two_sample_ci(lambda i: 0.0, 1.0, 3, 3)
+    with pytest.raises(ValueError, match="n_a"):
+        two_sample_ci(lambda i: 0.0, lambda i: 0.0, 0, 3)
+
+
+def test_marginal_tvd_and_its_resampling_statistic_agree_with_histogram_divergence():
+    from calibnb.papers.baan2022 import histogram_divergence, marginal_tvd, marginal_tvd_stat
+
+    rng = np.random.default_rng(6)
+    p = rng.dirichlet([1, 1, 1], 200)
+    h = rng.dirichlet([2, 2, 2], 200)
+    p[0] = [1.0, 0.0, 0.0]           # the closed last bin and the first edge
+    h[1] = [0.5, 0.25, 0.25]         # a value on an inner edge
+    for bins in (20, 7):
+        expected = np.mean([histogram_divergence(p[:, k], h[:, k], bins=bins, divergence="tvd") for k in range(3)])
+        assert marginal_tvd(p, h, bins=bins) == float(expected)
+        stat = marginal_tvd_stat(p, h, bins=bins)
+        assert abs(stat(np.arange(200)) - marginal_tvd(p, h, bins=bins)) < 1e-12
+        idx = rng.integers(0, 200, 200)
+        assert abs(stat(idx) - marginal_tvd(p[idx], h[idx], bins=bins)) < 1e-12
+    assert marginal_tvd(h, h) == 0.0
+    with pytest.raises(ValueError, match="same shape"):
+        marginal_tvd(p, h[:-1])
+    with pytest.raises(ValueError, match="idx must be"):
+        marginal_tvd_stat(p, h)(np.array([200]))
+
+
+def test_relative_drops_against_its_formula():
+    from calibnb.papers.baan2022 import relative_drops
+
+    rng = np.random.default_rng(7)
+    c, y = rng.uniform(0.5, 1.0, 100), rng.random(100) < 0.7
+    ct = np.clip(c - 0.1, 0, 1)
+    d, dt = rng.random(100), rng.random(100) * 0.8
+    e, et = cb.ece(c, y, n_bins=10), cb.ece(ct, y, n_bins=10)
+    assert relative_drops(c, y, ct, y, d, dt, n_bins=10) == pytest.approx((1 - et / e) - (1 - dt.mean() / d.mean()), abs=1e-12)
+    with pytest.raises(ValueError, match="must hold the same items"):
+        relative_drops(c, y, ct, y, d[:-1], dt[:-1])
+    with pytest.raises(ValueError, match="above 0"):
+        relative_drops(c, y, ct, y, np.zeros(100), dt)
+    with pytest.raises(ValueError, match="conf_ts"):
+        relative_drops(c, y, ct + 1, y, d, dt)

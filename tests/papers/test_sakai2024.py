@@ -351,3 +351,70 @@ def test_ks_table_ends_at_the_means_and_peaks_at_ks():
         assert t.index[0] == 1 and t.index.name == "j"
     with pytest.raises(ValueError, match="system must be one of"):
         sakai2024.ks_table(ex, "V")
+
+
+# ---- notebook 04's remaining helpers, moved into sakai2024 (issue 25, item 8)
+
+@pytest.mark.parametrize("number", [1, 2, 3])
+def test_example_table_is_the_papers_layout_of_each_system(number):
+    ex = sakai2024.load_sakai_example(number)
+    t = sakai2024.example_table(ex)
+    n, m = ex.probs("X").shape
+    assert list(t.columns) == list(range(1, n + 1)) and t.columns.name == "instance j"
+    assert t.loc[("", "true class")].tolist() == (ex.labels + 1).tolist()
+    assert t.loc[("", "correct")].tolist() == ex.top("X")[1].astype(int).tolist()
+    for s in "XYZW":
+        for k in range(m):
+            np.testing.assert_array_equal(t.loc[(s, f"p{k + 1}")].to_numpy(float), ex.probs(s)[:, k])
+        np.testing.assert_array_equal(t.loc[(s, "top")].to_numpy(float), ex.probs(s).max(axis=1))
+    with pytest.raises(TypeError, match="example must be a SakaiExample"):
+        sakai2024.example_table(ex.probs("X"))
+
+
+@pytest.mark.parametrize("n_bins,binning", [(3, "mass"), (3, "width"), (10, "width"), (9, "mass")])
+def test_binned_scores_are_the_library_ece_and_mce(n_bins, binning):
+    ex = sakai2024.load_sakai_example(1)
+    t = sakai2024.binned_scores(ex, n_bins=n_bins, binning=binning)
+    assert list(t.index) == ["ECE", "MCE"] and list(t.columns) == ["X", "Y", "Z", "W"]
+    for s in t.columns:
+        assert t.loc["ECE", s] == cb.ece(*ex.top(s), n_bins=n_bins, binning=binning)
+        assert t.loc["MCE", s] == cb.mce(*ex.top(s), n_bins=n_bins, binning=binning)
+    if (n_bins, binning) == (3, "mass"):  # the paper's binning: Table 2's ECE and MCE rows
+        pd.testing.assert_frame_equal(t, sakai2024.results_table(ex).loc[["ECE", "MCE"]])
+    with pytest.raises(ValueError, match="binning must be one of"):
+        sakai2024.binned_scores(ex, binning="equal")
+    with pytest.raises(ValueError, match="n_bins"):
+        sakai2024.binned_scores(ex, n_bins=0)
+
+
+def test_better_than_x_reads_the_measures_direction_and_ignores_noise():
+    table = _toy_table(X=[0.5, 0.2], Y=[0.6, 0.2 - 1e-14], Z=[0.4, 0.1])
+    assert sakai2024.better_than_x(table, "HMR", "Y")          # HMR: higher is better
+    assert not sakai2024.better_than_x(table, "HMR", "Z")
+    assert sakai2024.better_than_x(table, "ECE", "Z")          # ECE: lower is better
+    assert not sakai2024.better_than_x(table, "ECE", "Y")      # 1e-14 is noise
+    assert sakai2024.better_than_x(table, "ECE", "Y", eps=0.0)
+    assert not sakai2024.better_than_x(table, "ECE", "X")      # X is never better than itself
+    with pytest.raises(ValueError, match="measure must be one of"):
+        sakai2024.better_than_x(table, "KS", "Y")
+    with pytest.raises(ValueError, match="system must be one of"):
+        sakai2024.better_than_x(table, "ECE", "W")
+    with pytest.raises(ValueError, match="eps"):
+        sakai2024.better_than_x(table, "ECE", "Y", eps=-1.0)
+
+
+@pytest.mark.parametrize("beta", [0.0, 0.5, 1.0, 3.0])
+def test_hmr_beta_table_holds_the_rewards_and_hmr_beta(beta):
+    ex = sakai2024.load_sakai_example(2)
+    t = sakai2024.hmr_beta_table(ex, beta=beta)
+    label = f"HMR_beta (beta={beta:g})"
+    assert list(t.index) == ["R_O", "R_U", label]
+    for s in t.columns:
+        conf, correct = ex.top(s)
+        r = cb.rewards(conf, correct)
+        assert (t.loc["R_O", s], t.loc["R_U", s]) == (r.r_o, r.r_u)
+        assert t.loc[label, s] == cb.hmr(conf, correct, beta=beta)
+    if beta == 0.0:  # Sakai's footnote: beta = 0 scores overconfidence only
+        np.testing.assert_allclose(t.loc[label].to_numpy(float), t.loc["R_O"].to_numpy(float), atol=1e-12)
+    with pytest.raises(ValueError, match="beta"):
+        sakai2024.hmr_beta_table(ex, beta=-1.0)

@@ -435,3 +435,140 @@ def test_trust_table_rows_and_rank_agreement_against_direct_computations():
         si2022.trust_table({"only": methods["flat"]})
     with pytest.raises(ValueError, match=r"methods\['flat'\] correct"):
         si2022.trust_table({"sharp": methods["sharp"], "flat": (methods["flat"][0], methods["flat"][1][:-1])})
+
+
+# ---- notebook 01's helpers, moved into si2022 (issue 25, item 8)
+
+import pandas as pd  # noqa: E402
+from scipy import stats as _stats  # noqa: E402
+
+import calibnb as _cb  # noqa: E402
+from calibnb.data import calibration_test_split as _split  # noqa: E402
+
+
+@pytest.mark.parametrize("one_d", [False, True])
+def test_ts_rows_fits_tau_on_dev_ece_and_scores_the_test_split(one_d):
+    rng = np.random.default_rng(0)
+    z = 3 * rng.normal(size=(300, 4))
+    lab = np.argmax(z + 3 * rng.normal(size=z.shape), axis=1)   # informative but overconfident logits
+    scores, labels = (si2022.top_confidence(z, lab) if one_d else (z, lab))
+    rows, tau = si2022.ts_rows("m", scores, labels, split_seed=5, frac=0.4, n_bins=12)
+    dev, test = _split(300, seed=5, frac=0.4)
+    ts = _cb.TemperatureScaling(objective="ece", n_bins=12).fit(scores[dev], labels[dev])
+    assert tau == ts.temperature_
+    for key, t in ((("m", "raw"), 1.0), (("m", "TS"), tau)):
+        c, y = si2022.top_confidence(scores[test], labels[test], temperature=t)
+        np.testing.assert_array_equal(rows[key][0], c)
+        np.testing.assert_array_equal(rows[key][1], y)
+    with pytest.raises(ValueError, match="labels"):
+        si2022.ts_rows("m", z, lab[:-1], split_seed=0)
+    with pytest.raises(TypeError, match="name must be a str"):
+        si2022.ts_rows(3, z, lab, split_seed=0)
+
+
+def test_ts_margin_and_relative_cut_are_relative_reductions():
+    rng = np.random.default_rng(1)
+    c0, y = rng.uniform(0.6, 1.0, 200), rng.random(200) < 0.6
+    c1 = np.clip(c0 - 0.2, 0, 1)
+    table = si2022.calibration_summary_table({("s", "raw"): (c0, y), ("s", "TS"): (c1, y)}, n_bins=10, percent=True)
+    e0, e1 = _cb.ece(c0, y, n_bins=10), _cb.ece(c1, y, n_bins=10)
+    m0, m1 = _cb.macro_ce(c0, y), _cb.macro_ce(c1, y)
+    expected = (e0 - e1) / e0 - (m0 - m1) / m0
+    assert si2022.ts_margin(table, "s") == pytest.approx(expected, abs=1e-12)
+    cut = si2022.relative_cut(_cb.macro_ce)
+    assert cut(c0, c1, y) == pytest.approx((m0 - m1) / m0, abs=1e-15)
+    with pytest.raises(ValueError, match="no row"):
+        si2022.ts_margin(table, "other")
+    with pytest.raises(ValueError, match="no column"):
+        si2022.ts_margin(table.drop(columns="macro_ce"), "s")
+    with pytest.raises(TypeError, match="metric must be a callable"):
+        si2022.relative_cut("ece")
+
+
+def test_split_spread_summarises_the_splits():
+    v = np.arange(1, 11) / 10
+    s = si2022.split_spread(v, target=(0.25, 0.55))
+    assert s == {"n_splits": 10, "median": float(np.median(v)), "q10": float(np.quantile(v, 0.1)),
+                 "q90": float(np.quantile(v, 0.9)), "share_holding": 0.3}
+    assert si2022.split_spread(v, target=(0.3, 0.3))["share_holding"] == 0.1   # closed range
+    with pytest.raises(ValueError, match="low <= high"):
+        si2022.split_spread(v, target=(0.5, 0.1))
+    with pytest.raises(ValueError, match="values"):
+        si2022.split_spread([0.1, np.nan], target=(0, 1))
+
+
+def test_macro_ce_se_against_a_simulation():
+    rng = np.random.default_rng(2)
+    conf, correct = rng.uniform(0.2, 1.0, 400), rng.random(400) < 0.55
+    pos, neg = 1 - conf[correct], conf[~correct]
+    by_hand = 0.5 * np.sqrt(np.var(pos, ddof=1) / len(pos) + np.var(neg, ddof=1) / len(neg))
+    assert si2022.macro_ce_se(conf, correct) == pytest.approx(by_hand, rel=1e-12)
+    # the standard error is the spread of MacroCE over fresh draws of the two groups
+    draws = [_cb.macro_ce(np.r_[rng.choice(conf[correct], len(pos)), rng.choice(conf[~correct], len(neg))],
+                          np.r_[np.ones(len(pos), bool), np.zeros(len(neg), bool)]) for _ in range(2000)]
+    assert np.std(draws) == pytest.approx(by_hand, rel=0.1)
+    with pytest.raises(ValueError, match="at least two correct and two wrong"):
+        si2022.macro_ce_se([0.9, 0.8, 0.2], [1, 1, 0])
+
+
+def test_rho_gap_is_the_difference_of_the_two_spearman_agreements():
+    rng = np.random.default_rng(3)
+    y = rng.random(150) < 0.6
+    methods = [np.clip(np.where(y, 0.8, 0.3) + rng.normal(0, s, 150), 0, 1) for s in (0.05, 0.2, 0.4)]
+    methods.append(np.full(150, y.mean()))
+    arrays = [a for c in methods for a in (c, y)]
+    f1 = [si2022.trust_scores(c, y).f1 for c in methods]
+    rho_m = _stats.spearmanr([-_cb.macro_ce(c, y) for c in methods], f1).statistic
+    rho_e = _stats.spearmanr([-_cb.ece(c, y, n_bins=15) for c in methods], f1).statistic
+    assert si2022.rho_gap(*arrays, n_bins=15) == pytest.approx(rho_m - rho_e, abs=1e-12)
+    with pytest.raises(ValueError, match="at least two methods"):
+        si2022.rho_gap(methods[0], y)
+    with pytest.raises(ValueError, match=r"arrays\[2\]"):
+        si2022.rho_gap(methods[0], y, methods[1] + 2, y)
+
+
+def test_table7_methods_are_the_calibrators_on_the_last_checkpoint():
+    dyn = si2022.training_dynamics(n_checkpoints=3, n_seeds=3, epochs_per_checkpoint=1, seed=0)
+    dyn_ls = si2022.training_dynamics(n_checkpoints=3, n_seeds=3, epochs_per_checkpoint=1, seed=0, label_smoothing=0.1)
+    m = si2022.table7_methods(dyn, dyn_ls, n_bins=10)
+    assert list(m) == ["No calibration", "Temperature scaling", "Label smoothing", "Label smoothing + TS",
+                       "Binary baseline", "Average baseline", "ConsCal (binary)", "ConsCal (frequency)",
+                       "ConsCal (classifier)", "ConsCal w/o TD (binary)", "ConsCal w/o TD (frequency)"]
+    z_dev, z_test = dyn.checkpoint_logits["dev"][-1], dyn.checkpoint_logits["test"][-1]
+    raw = si2022.top_confidence(z_test, dyn.labels["test"])
+    tau = _cb.TemperatureScaling(objective="ece", n_bins=10).fit(z_dev, dyn.labels["dev"]).temperature_
+    for name, (c, y) in m.items():
+        assert c.shape == y.shape == (len(dyn.labels["test"]),)
+        if "w/o TD" not in name and "Label smoothing" not in name:
+            np.testing.assert_array_equal(y, raw[1])   # one network's last checkpoint: its own correctness
+    np.testing.assert_array_equal(m["No calibration"][0], raw[0])
+    np.testing.assert_array_equal(m["Temperature scaling"][0],
+                                  si2022.top_confidence(z_test, dyn.labels["test"], temperature=tau)[0])
+    dev_acc = si2022.top_confidence(z_dev, dyn.labels["dev"])[1].mean()
+    np.testing.assert_allclose(m["Average baseline"][0], dev_acc)   # every prediction gets the dev accuracy
+    assert set(np.unique(m["ConsCal (binary)"][0])) <= {0.0, 1.0}
+    with pytest.raises(TypeError, match="dyn_ls must be a TrainingDynamics"):
+        si2022.table7_methods(dyn, {"dev": None})
+
+
+def test_resample_source_is_tables_5_and_6_of_the_split_and_the_largest_se():
+    rng = np.random.default_rng(4)
+    z = 3 * rng.normal(size=(800, 3))
+    lab = np.argmax(z + 3 * rng.normal(size=z.shape), axis=1)
+    t5, t6, se, samples = si2022.resample_source("s", z, lab, accuracies=(0.3, 0.7), split_seed=2, seed=9,
+                                                 frac=0.5, n_bins=10)
+    dev, test = _split(800, seed=2, frac=0.5)
+    ref5, ref_samples = si2022.resampling_table(z[dev], lab[dev], z[test], lab[test], accuracies=(0.3, 0.7), seed=9,
+                                                n_bins=10, return_samples=True)
+    pd.testing.assert_frame_equal(t5.drop(columns="source"), ref5)
+    ref6 = si2022.accuracy_shift_table(z[dev], lab[dev], z[test], lab[test], dev_accuracy=0.7, test_accuracy=0.3,
+                                       seed=9, n_bins=10)
+    first = t6[t6.setting == "dev 70% → test 30%"].drop(columns=["setting", "source"])
+    pd.testing.assert_frame_equal(first, ref6)
+    assert set(t5.source) == set(t6.source) == {"s"} and len(samples) == len(ref_samples)
+    c, y = si2022.top_confidence(z[test], lab[test])
+    ses = [si2022.macro_ce_se(c[i], y[i]) for i in (si2022.resample_indices(y, a, n=int(ref5.n.iloc[0]), seed=9)
+                                                      for a in (0.3, 0.7))]
+    assert se == max(ses)
+    with pytest.raises(ValueError, match="at least two levels"):
+        si2022.resample_source("s", z, lab, accuracies=(0.5,), split_seed=0, seed=0)
