@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -16,22 +13,10 @@ from scipy import stats
 import calibnb as cn
 from calibnb.apps import audit, summary
 
+from audit_cli import NO_BOOTSTRAP, run_cli
+
 ROOT = Path(__file__).resolve().parents[2]
 FAST = ["--n-resamples", "20", "--heavy-resamples", "10", "--n-folds", "3"]
-#: For runs whose checks need no interval and no fold count: the command's run without its bootstrap.
-NO_BOOTSTRAP = ["--n-resamples", "0", "--heavy-resamples", "0", "--n-folds", "2"]
-
-
-def _env():
-    env = dict(os.environ)
-    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
-    env.setdefault("MPLBACKEND", "Agg")
-    return env
-
-
-def run_cli(*args, cwd=None):
-    return subprocess.run([sys.executable, "-m", "calibnb.audit", *map(str, args)], capture_output=True, text=True,
-                          env=_env(), cwd=cwd, timeout=600)
 
 
 def multiclass_frame(n=240, k=3, seed=0, votes=True, weights=True):

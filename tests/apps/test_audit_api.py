@@ -20,23 +20,11 @@ from sklearn.naive_bayes import GaussianNB
 import calibnb
 from calibnb.apps import audit as audit_module
 
+from audit_cli import NO_BOOTSTRAP, run_cli
+
 ROOT = Path(__file__).resolve().parents[2]
 FAST = dict(n_resamples=40, heavy_resamples=10, n_folds=3)
 FAST_CLI = ["--n-resamples", "40", "--heavy-resamples", "10", "--n-folds", "3"]
-#: For runs whose checks need no interval and no fold count: the command's run without its bootstrap.
-NO_BOOTSTRAP = ["--n-resamples", "0", "--heavy-resamples", "0", "--n-folds", "2"]
-
-
-def _env():
-    env = dict(os.environ)
-    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
-    env.setdefault("MPLBACKEND", "Agg")
-    return env
-
-
-def run_cli(*args, cwd=None):
-    return subprocess.run([sys.executable, "-m", "calibnb.audit", *map(str, args)], capture_output=True, text=True,
-                          env=_env(), cwd=cwd, timeout=600)
 
 
 @pytest.fixture(scope="module")
