@@ -61,6 +61,12 @@ __all__ = [
     "weight_problem",
     "merge_problems",
     "raise_problems",
+    "finite_problem",
+    "sum_problem",
+    "count_problem",
+    "label_problem",
+    "mask_problem",
+    "ColumnError",
 ]
 
 #: Largest parameter file :func:`check_yaml_text` accepts (bytes) and most YAML aliases (``*name``) in it.
@@ -104,6 +110,26 @@ def _values(n: int) -> str:
 # both, naming the argument as the caller locates it (``conf``, ``conf column 'p'``).
 
 
+def _record(key: str, values: np.ndarray, bad: np.ndarray, offset: int) -> dict:
+    """``{key: count, key + "_first": (row, value)}`` of a mask with at least one True."""
+    i = _first(bad)
+    return {key: int(np.count_nonzero(bad)), key + "_first": (offset + i, _fmt(values[i]))}
+
+
+def finite_problem(values: np.ndarray, *, offset: int = 0) -> dict | None:
+    """NaN or infinite values of a float array, with rows from ``offset``; None if none.
+
+    >>> finite_problem(np.array([0.5, np.nan, np.inf]), offset=10)
+    {'nonfinite': 2, 'nonfinite_first': (11, 'nan')}
+    """
+    if values.size == 0:
+        return None
+    lo, hi = values.min(), values.max()
+    if np.isfinite(lo) and np.isfinite(hi):
+        return None
+    return _record("nonfinite", values, ~np.isfinite(values), offset)
+
+
 def conf_problem(conf: np.ndarray, *, offset: int = 0) -> dict | None:
     """Problems of 1-D float confidences (NaN/inf, outside [0, 1]) with rows from ``offset``; None if none.
 
@@ -120,8 +146,7 @@ def conf_problem(conf: np.ndarray, *, offset: int = 0) -> dict | None:
     p: dict = {"nonfinite": int(np.count_nonzero(nonfinite)), "range": int(np.count_nonzero(out_range))}
     for key, mask in (("nonfinite", nonfinite), ("range", out_range)):
         if p[key]:
-            i = _first(mask)
-            p[key + "_first"] = (offset + i, _fmt(conf[i]))
+            p.update(_record(key, conf, mask, offset))
     return p
 
 
@@ -140,9 +165,7 @@ def correct_problem(correct: np.ndarray, *, offset: int = 0) -> dict | None:
         ok = lo >= 0.0 and hi <= 1.0 and not np.count_nonzero((correct != 0) & (correct != 1))
     if ok:
         return None
-    bad = (correct != 0) & (correct != 1)
-    i = _first(bad)
-    return {"bad": int(np.count_nonzero(bad)), "bad_first": (offset + i, _fmt(correct[i]))}
+    return _record("bad", correct, (correct != 0) & (correct != 1), offset)
 
 
 def weight_problem(weights: np.ndarray, *, offset: int = 0) -> dict | None:
@@ -156,9 +179,54 @@ def weight_problem(weights: np.ndarray, *, offset: int = 0) -> dict | None:
     lo, hi = weights.min(), weights.max()
     if lo >= 0.0 and np.isfinite(hi):
         return None
-    bad = ~(np.isfinite(weights) & (weights >= 0.0))
-    i = _first(bad)
-    return {"bad": int(np.count_nonzero(bad)), "bad_first": (offset + i, _fmt(weights[i]))}
+    return _record("bad", weights, ~(np.isfinite(weights) & (weights >= 0.0)), offset)
+
+
+def sum_problem(sums: np.ndarray, *, tol: float, offset: int = 0) -> dict | None:
+    """Row sums (of class probabilities) farther than ``tol`` from 1, with rows from ``offset``; None if none.
+
+    >>> sum_problem(np.array([1.0, 0.9, 1.0005]), tol=1e-3, offset=3)
+    {'bad': 1, 'bad_first': (4, '0.9')}
+    """
+    bad = np.abs(sums - 1.0) > tol
+    return _record("bad", sums, bad, offset) if bad.any() else None
+
+
+def count_problem(counts: np.ndarray, *, offset: int = 0) -> dict | None:
+    """Values of a finite float array that are not whole non-negative numbers (vote counts); None if none.
+
+    >>> count_problem(np.array([2.0, -1.0, 0.5]), offset=0)
+    {'bad': 2, 'bad_first': (1, '-1.0')}
+    """
+    bad = (counts < 0) | (counts != np.round(counts))
+    return _record("bad", counts, bad, offset) if bad.any() else None
+
+
+def label_problem(labels: np.ndarray, n_classes: int, *, offset: int = 0, shown: np.ndarray | None = None
+                  ) -> dict | None:
+    """Labels (finite floats) that are not an integer in [0, n_classes), with rows from ``offset``; None if none.
+
+    ``shown`` holds the values to quote (the labels as read), default ``labels``.
+
+    >>> label_problem(np.array([0.0, 2.0, 1.5, 3.0]), 3, offset=0)
+    {'bad': 2, 'bad_first': (2, '1.5')}
+    """
+    bad = (labels != np.round(labels)) | (labels < 0) | (labels >= n_classes)
+    return _record("bad", labels if shown is None else shown, bad, offset) if bad.any() else None
+
+
+def mask_problem(bad: np.ndarray, values: np.ndarray | None = None, *, offset: int = 0) -> dict | None:
+    """The record of any check the caller wrote as a mask: count and first (row, value of ``values``); None if none.
+
+    >>> mask_problem(np.array([False, True, True]), np.array(["a", "b", "c"]), offset=5)
+    {'bad': 2, 'bad_first': (6, "'b'")}
+    """
+    bad = np.asarray(bad, dtype=bool)
+    if not bad.any():
+        return None
+    if values is None:
+        return {"bad": int(np.count_nonzero(bad)), "bad_first": (offset + _first(bad), None)}
+    return _record("bad", np.asarray(values), bad, offset)
 
 
 def merge_problems(a: dict | None, b: dict | None) -> dict | None:
@@ -218,6 +286,46 @@ def raise_problems(problems: dict, names: dict | None = None) -> None:
         i, v = p["bad_first"]
         raise ValueError(f"{name} has {_values(p['bad'])} that are negative, NaN or infinite; "
                          f"first at index {i}: {v}; weights must be finite and >= 0.")
+
+
+class ColumnError(ValueError):
+    """A bad value in a column of a table (a predictions file): the message names the column, the problem and the rows.
+
+    :meth:`at` writes it from a problem record of this module (how many rows,
+    the first one and its value) and keeps where it was found, so that a reader
+    of chunks can say it again at the rows of the whole file (:meth:`at_rows`):
+
+    >>> err = ColumnError.at("p1", "probability outside [0, 1]", conf_problem(np.array([0.5, 2.0])), 2, key="range")
+    >>> print(err)
+    column 'p1': probability outside [0, 1] in 1 of 2 rows; first offending row 1 (value 2.0) (0-based data row).
+    >>> print(err.at_rows(400))
+    column 'p1': probability outside [0, 1] in 1 of the 2 rows 400..401; first offending row 401 (value 2.0) (0-based data row).
+
+    Without a record (a problem of the whole column) it names the column only.
+    """
+
+    def __init__(self, message: str, *, located: dict | None = None):
+        super().__init__(message)
+        self.located = located
+
+    @classmethod
+    def at(cls, column: str, problem: str, record: dict | None = None, n: int = 0, *, key: str = "bad",
+           start: int | None = None) -> "ColumnError":
+        """The error for ``record[key]`` offending rows of ``n`` (rows from 0; ``start``: a chunk from that file row)."""
+        if record is None:
+            return cls(f"column {column!r}: {problem}.")
+        count, (row, value) = record[key], record[key + "_first"]
+        where = f"{n} rows" if start is None else f"the {n} rows {start}..{start + n - 1}"
+        shown = "" if value is None else f" (value {value})"
+        message = (f"column {column!r}: {problem} in {count} of {where}; first offending row "
+                   f"{(start or 0) + row}{shown} (0-based data row).")
+        return cls(message, located=dict(column=column, problem=problem, record=record, n=n, key=key))
+
+    def at_rows(self, start: int) -> "ColumnError":
+        """The same error for a chunk that starts at row ``start`` of the file (itself if it names no rows)."""
+        if self.located is None:
+            return self
+        return self.at(**self.located, start=start)
 
 
 def _refuse_sparse(x: Any, name: str) -> None:

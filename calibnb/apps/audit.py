@@ -77,6 +77,17 @@ import pandas as pd
 
 from . import summary as _summary
 from ..scale.reader import PredictionFileError, check_header, file_shape, read_chunks
+from ..validation import (
+    ColumnError,
+    conf_problem,
+    correct_problem,
+    count_problem,
+    finite_problem,
+    label_problem,
+    mask_problem,
+    sum_problem,
+    weight_problem,
+)
 
 __all__ = [
     "audit",
@@ -227,33 +238,14 @@ def llm_provenance(table: pd.DataFrame) -> list[str]:
 NOTEBOOK = Path(__file__).resolve().parents[2] / "notebooks" / "00_audit_your_model.ipynb"
 
 
-class AuditInputError(ValueError):
+class AuditInputError(ColumnError):
     """A malformed predictions file; the message names the column, the problem, the rows.
 
-    Raised by :func:`_fail` on a range of rows, it keeps where it was found
-    (``column``, ``problem``, the mask's ``rows`` and ``n``, the ``value``
-    shown), so that a reader of chunks can say it again at the rows of the
-    whole file (:meth:`at_rows`).
+    A :class:`calibnb.validation.ColumnError`: raised at a range of rows (by
+    :func:`_fail`, from a problem record of :mod:`calibnb.validation`), it keeps
+    where it was found, so that a reader of chunks can say it again at the rows
+    of the whole file (:meth:`~calibnb.validation.ColumnError.at_rows`).
     """
-
-    def __init__(self, message: str, *, located: dict | None = None):
-        super().__init__(message)
-        self.located = located
-
-    def at_rows(self, start: int) -> "AuditInputError":
-        """The same error for a chunk that starts at row ``start`` of the file (itself if it names no rows)."""
-        if self.located is None:
-            return self
-        return _located_error(**{**self.located, "start": start})
-
-
-def _located_error(column: str, problem: str, rows: np.ndarray, n: int, shown: str, start: int | None = None
-                   ) -> AuditInputError:
-    """The error for ``rows`` (offending, 0-based) of ``n`` rows; ``start``: they are a chunk from that file row."""
-    where = f"{n} rows" if start is None else f"the {n} rows {start}..{start + n - 1}"
-    message = (f"column {column!r}: {problem} in {rows.size} of {where}; first offending row "
-               f"{(start or 0) + int(rows[0])}{shown} (0-based data row).")
-    return AuditInputError(message, located=dict(column=column, problem=problem, rows=rows, n=n, shown=shown))
 
 
 @dataclass
@@ -299,18 +291,19 @@ class Predictions:
 
 # ------------------------------------------------------------------- reading
 
-def _fail(column: str, problem: str, mask: np.ndarray | None = None, values=None) -> None:
-    """Raise AuditInputError naming the column, the problem, how many rows and the first one."""
-    if mask is None:
-        raise AuditInputError(f"column {column!r}: {problem}.")
-    mask = np.asarray(mask, dtype=bool)
-    rows = np.flatnonzero(mask)
-    if values is None:
-        shown = ""
+def _fail(column: str, problem: str, mask: np.ndarray | None = None, values=None, *, record: dict | None = None,
+          key: str = "bad") -> None:
+    """Raise AuditInputError naming the column, the problem, how many rows and the first one.
+
+    The rows are a problem ``record`` of :mod:`calibnb.validation` (its ``key``),
+    or the rows of ``mask`` (with ``values`` to quote); neither: the whole column.
+    """
+    if record is None and mask is not None:
+        record = mask_problem(mask, values)
+        n = np.asarray(mask).size
     else:
-        v = np.asarray(values)[int(rows[0])]
-        shown = f" (value {v.item() if isinstance(v, np.generic) else v!r})"
-    raise _located_error(column, problem, rows, mask.size, shown)
+        n = 0 if values is None else len(values)
+    raise AuditInputError.at(column, problem, record, n, key=key)
 
 
 @contextlib.contextmanager
@@ -405,9 +398,9 @@ def _numeric(column: str, x: np.ndarray) -> np.ndarray:
     if x.dtype == object and any(isinstance(v, complex) for v in x[:1000]):
         bad = np.array([isinstance(v, complex) for v in x])
         _fail(column, "complex value (calibration needs real numbers)", bad, x)
-    nan = ~np.isfinite(a)
-    if nan.any():
-        _fail(column, "missing or non-finite value (NaN/inf)", nan, a)
+    p = finite_problem(a)
+    if p:
+        _fail(column, "missing or non-finite value (NaN/inf)", values=a, record=p, key="nonfinite")
     return a
 
 
@@ -416,9 +409,9 @@ def _label_keys(column: str, x: np.ndarray) -> np.ndarray:
     x = np.asarray(x)
     if x.dtype.kind in "biuf":
         a = x.astype(np.float64)
-        bad = ~np.isfinite(a)
-        if bad.any():
-            _fail(column, "missing or non-finite label", bad, a)
+        p = finite_problem(a)
+        if p:
+            _fail(column, "missing or non-finite label", values=a, record=p, key="nonfinite")
         if np.all(a == np.round(a)):
             return a.astype(np.int64).astype(str)
         return a.astype(str)
@@ -434,15 +427,15 @@ def _unit_columns(names: Sequence[str], cols: dict, percent: bool, what: str) ->
     mat = np.column_stack([_numeric(c, cols[c]) for c in names])
     if percent:
         mat = mat / 100.0
-    out = (mat < 0) | (mat > 1)
-    if out.any():
-        j = int(np.flatnonzero(out.any(axis=0))[0])
-        hint = ""
-        if not percent and mat.min() >= 0 and mat.max() <= 100:
-            hint = " (every value lies in [0, 100]: if these are percentages, pass --percent)"
-        elif percent:
-            hint = " (after dividing by 100 for --percent)"
-        _fail(names[j], f"{what} outside [0, 1]{hint}", out[:, j], mat[:, j])
+    for j, name in enumerate(names):
+        p = conf_problem(mat[:, j])  # finite already: only the range can be wrong
+        if p:
+            hint = ""
+            if not percent and mat.min() >= 0 and mat.max() <= 100:
+                hint = " (every value lies in [0, 100]: if these are percentages, pass --percent)"
+            elif percent:
+                hint = " (after dividing by 100 for --percent)"
+            _fail(name, f"{what} outside [0, 1]{hint}", values=mat[:, j], record=p, key="range")
     return mat
 
 
@@ -713,11 +706,11 @@ def predictions_from_columns(
             if prob_columns is not None or "prob_prefix" in prefixes:
                 probs = _unit_columns(pnames, cols, percent, "probability")
                 s_ = probs.sum(axis=1)
-                bad = np.abs(s_ - 1.0) > sum_tol
-                if bad.any():
+                p = sum_problem(s_, tol=sum_tol)
+                if p:
                     hint = " (a single column is a binary model's probability: give only it with --binary-prob)" \
                         if k == 2 else ""
-                    _fail(_span(pnames), f"row does not sum to 1 within {sum_tol:g}{hint}", bad, s_)
+                    _fail(_span(pnames), f"row does not sum to 1 within {sum_tol:g}{hint}", values=s_, record=p)
                 roles["probs"] = _span(pnames)
                 probs = probs / probs.sum(axis=1, keepdims=True)  # rows summed to 1 within sum_tol: exact
                 if "logit_prefix" in prefixes:
@@ -757,10 +750,10 @@ def predictions_from_columns(
                               f"{','.join(str(j) for j in range(k))})", lab == 0, lab)
                     lab = lab - 1
                     notes.append(f"the columns {_span(pnames)} are numbered from 1: label j is column {pnames[0][:-1]}j")
-                bad = (lab != np.round(lab)) | (lab < 0) | (lab >= k)
-                if bad.any():
+                p = label_problem(lab, k, shown=cols[label])
+                if p:
                     rng_ = f"[0, {k})" if base != 1 else f"[1, {k}]"
-                    _fail(label, f"label not an integer in {rng_}", bad, label_keys)
+                    _fail(label, f"label not an integer in {rng_}", values=lab, record=p)
                 labels = lab.astype(np.int64)
         roles["label"] = label
         if check_classes and np.unique(labels).size < 2:
@@ -782,10 +775,10 @@ def predictions_from_columns(
                 raise AuditInputError(f"column '{vp}{bv}': {kv} vote columns but {k} classes; they must match.")
             vnames = [f"{vp}{bv + j}" for j in range(k)]
             votes = np.column_stack([_numeric(c_, cols[c_]) for c_ in vnames])
-            bad = (votes < 0) | (votes != np.round(votes))
-            if bad.any():
-                j = int(np.flatnonzero(bad.any(axis=0))[0])
-                _fail(vnames[j], "vote count not a non-negative integer", bad[:, j], votes[:, j])
+            for j, name in enumerate(vnames):
+                p = count_problem(votes[:, j])
+                if p:
+                    _fail(name, "vote count not a non-negative integer", values=votes[:, j], record=p)
             zero = votes.sum(axis=1) == 0
             if zero.any():
                 _fail(_span(vnames), "row without any vote", zero, votes.sum(axis=1))
@@ -800,9 +793,9 @@ def predictions_from_columns(
                 f"{names[:20]}.")
         c = _unit_columns([conf_c], cols, percent, "confidence")[:, 0]
         y = _numeric(correct_c, cols[correct_c])
-        bad = (y != 0) & (y != 1)
-        if bad.any():
-            _fail(correct_c, "correctness not 0/1", bad, y)
+        p = correct_problem(y)
+        if p:
+            _fail(correct_c, "correctness not 0/1", values=y, record=p)
         low = c < 0.5
         if low.any() and not (low_conf or llm_table) and low.mean() > 0.01:
             lab_like = correct_c.lower() in ROLE_NAMES["label"]
@@ -822,9 +815,9 @@ def predictions_from_columns(
         notes.append("probabilities and confidences given in percent: divided by 100 (--percent)")
     if weight_c is not None:
         weights = _numeric(weight_c, cols[weight_c])
-        bad = weights < 0
-        if bad.any():
-            _fail(weight_c, "negative weight", bad, weights)
+        p = weight_problem(weights)  # finite already: only a negative weight can be wrong
+        if p:
+            _fail(weight_c, "negative weight", values=weights, record=p)
         with np.errstate(over="ignore"):
             total = weights.sum()
         if not np.isfinite(total):
