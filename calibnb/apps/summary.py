@@ -25,6 +25,8 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 from scipy import special
+from sklearn.base import clone
+from sklearn.model_selection import KFold
 
 from ..metrics import (
     classwise_ks, expected_label, human_distribution, ks_error, majority_label, reliability_table, top_r, within_top_r,
@@ -34,7 +36,7 @@ from ..metrics import registry
 from ..uncertainty import bootstrap_ci, bootstrap_weights, percentile_interval
 from ..validation import (
     as_rng, check_choice, check_conf_correct, check_human, check_n_bins, check_positive_int, check_probs,
-    check_labels, check_logits, check_sample_weight, check_scalar_in_range,
+    check_labels, check_logits, check_sample_weight, check_scalar_in_range, seed_int,
 )
 
 __all__ = [
@@ -482,65 +484,47 @@ def applicable_methods(n_classes: int | None = None) -> list[str]:
     return out + ["spline", "isotonic", "histogram binning"]
 
 
-def _folds(n: int, n_folds: int, seed) -> np.ndarray:
-    """Fold index of each row: a seeded permutation cut into n_folds near-equal parts."""
-    fold = np.empty(n, dtype=np.int64)
-    perm = as_rng(seed).permutation(n)
-    for f, part in enumerate(np.array_split(perm, n_folds)):
-        fold[part] = f
-    return fold
+#: The estimator of each method, cloned for every fold (:func:`cross_fit`).
+_ESTIMATORS = {
+    "TS (NLL)": calibrators.TemperatureScaling(objective="nll", n_bins=15),
+    "TS (ECE)": calibrators.TemperatureScaling(objective="ece", n_bins=15),
+    "vector scaling": calibrators.VectorScaling(),
+    "Platt": calibrators.PlattScaling(logit_input=True),
+    "spline": calibrators.SplineCalibrator(),
+    "isotonic": calibrators.IsotonicCalibrator(),
+    "histogram binning": calibrators.HistogramBinning(n_bins=15),
+}
 
 
-def _fit_apply(method: str, logits, labels, conf, correct, train, test):
-    """(conf, correct, probs) on ``test`` from ``method`` fitted on ``train``."""
-    if logits is None:  # top-1 data: conf, correct
-        if method in ("TS (NLL)", "TS (ECE)"):
-            obj = "nll" if method == "TS (NLL)" else "ece"
-            m = calibrators.TemperatureScaling(objective=obj, n_bins=15).fit(conf[train], correct[train])
-        elif method == "Platt":
-            m = calibrators.PlattScaling(logit_input=True).fit(conf[train], correct[train])
-        elif method == "spline":
-            m = calibrators.SplineCalibrator().fit(conf[train], correct[train])
-        elif method == "isotonic":
-            m = calibrators.IsotonicCalibrator().fit(conf[train], correct[train])
-        elif method == "histogram binning":
-            m = calibrators.HistogramBinning(n_bins=15).fit(conf[train], correct[train])
-        else:
+def _fit_data(method: str, logits, labels, conf, correct):
+    """(X, y, output) the method's estimator is fitted on and applied to; output: "conf", "probs" or "p1".
+
+    With K-class logits, temperature and vector scaling map the logits, Platt
+    scaling p(class 1) (two classes), the spline the softmax probabilities (to
+    the top-1 confidence); isotonic regression and histogram binning, and every
+    method on top-1 data, map the top-1 confidence.
+    """
+    if logits is None or method in ("isotonic", "histogram binning"):
+        if method == "vector scaling":
             raise ValueError(f"method {method!r} does not apply to confidences without class probabilities.")
-        return m.transform(conf[test]), correct[test], None
-    probs = None
-    if method in ("TS (NLL)", "TS (ECE)"):
-        obj = "nll" if method == "TS (NLL)" else "ece"
-        probs = calibrators.TemperatureScaling(objective=obj, n_bins=15).fit(logits[train], labels[train]).transform(logits[test])
-    elif method == "vector scaling":
-        probs = calibrators.VectorScaling().fit(logits[train], labels[train]).transform(logits[test])
-    elif method == "Platt":  # two classes: recalibrate p(class 1)
-        score = special.softmax(logits, axis=1)[:, 1]
-        p1 = calibrators.PlattScaling(logit_input=True).fit(np.clip(score[train], 0, 1), labels[train] == 1) \
-            .transform(np.clip(score[test], 0, 1))
-        probs = np.column_stack([1.0 - p1, p1])
-    if probs is not None:
-        pred = probs.argmax(axis=1)
-        return probs.max(axis=1), (pred == labels[test]).astype(np.float64), probs
+        return conf, correct, "conf"
+    if method == "Platt":
+        if logits.shape[1] != 2:
+            raise ValueError(f"method 'Platt' needs two classes; logits has {logits.shape[1]}.")
+        return np.clip(special.softmax(logits, axis=1)[:, 1], 0, 1), labels == 1, "p1"
     if method == "spline":
-        p = special.softmax(logits, axis=1)
-        m = calibrators.SplineCalibrator().fit(p[train], labels[train])
-        return m.transform(p[test]), correct[test], None
-    if method == "isotonic":
-        m = calibrators.IsotonicCalibrator().fit(conf[train], correct[train])
-    elif method == "histogram binning":
-        m = calibrators.HistogramBinning(n_bins=15).fit(conf[train], correct[train])
-    else:
-        raise ValueError(f"unknown method {method!r}; choose from {list(METHODS)}.")
-    return m.transform(conf[test]), correct[test], None
+        return special.softmax(logits, axis=1), labels, "conf"
+    return logits, labels, "probs"
 
 
 def cross_fit(method: str, conf, correct, *, logits=None, labels=None, n_folds: int = 5, seed=0) -> Recalibrated:
     r"""Cross-fitted recalibration: every row's output comes from a fit on the other folds.
 
-    The rows are split into ``n_folds`` folds by a seeded permutation; for
-    each fold f the method is fitted on the rows outside f and applied to the
-    rows of f. No method sees its own test rows, so the metrics of the
+    The rows are split into ``n_folds`` folds by scikit-learn's shuffled
+    ``KFold`` (``random_state`` = ``seed``, an int below 2**32, else an int
+    drawn from it); for each fold f a clone
+    of the method's estimator is fitted on the rows outside f and applied to
+    the rows of f. No method sees its own test rows, so the metrics of the
     concatenated outputs estimate the method's calibration on new data.
 
     Parameters
@@ -586,20 +570,19 @@ def cross_fit(method: str, conf, correct, *, logits=None, labels=None, n_folds: 
     if method == "uncalibrated":
         probs = None if logits is None else special.softmax(logits, axis=1)
         return Recalibrated(method, conf.copy(), correct.copy(), probs, labels)
-    fold = _folds(n, n_folds, seed)
+    x, y, output = _fit_data(method, logits, labels, conf, correct)
     out_conf = np.empty(n)
-    out_correct = np.empty(n)
-    out_probs = None
-    for f in range(n_folds):
-        test = np.flatnonzero(fold == f)
-        train = np.flatnonzero(fold != f)
-        c_, y_, p_ = _fit_apply(method, logits, labels, conf, correct, train, test)
-        out_conf[test] = c_
-        out_correct[test] = y_
-        if p_ is not None:
-            if out_probs is None:
-                out_probs = np.empty((n, p_.shape[1]))
-            out_probs[test] = p_
+    out_correct = correct.copy()
+    out_probs = None if output == "conf" else np.empty((n, logits.shape[1]))
+    for train, test in KFold(n_folds, shuffle=True, random_state=seed_int(seed) % 2**32).split(conf):
+        out = clone(_ESTIMATORS[method]).fit(x[train], y[train]).transform(x[test])
+        if output == "conf":
+            out_conf[test] = out
+            continue
+        out_probs[test] = out if output == "probs" else np.column_stack([1.0 - out, out])
+    if out_probs is not None:
+        out_conf = out_probs.max(axis=1)
+        out_correct = (out_probs.argmax(axis=1) == labels).astype(np.float64)
     return Recalibrated(method, out_conf, out_correct, out_probs, labels)
 
 

@@ -267,17 +267,34 @@ def test_integer_weights_equal_repeated_rows_and_intervals_cover():
 
 
 def test_cross_fit_never_sees_its_test_fold():
+    """Each fold's outputs come from a clone fitted on the other folds: scikit-learn's KFold(shuffle, seed)."""
+    from sklearn.model_selection import KFold
+
     z, p, y, h = _data(n=300)
     conf, correct = p.max(1), (p.argmax(1) == y).astype(float)
     r = summary.cross_fit("histogram binning", conf, correct, n_folds=3, seed=5)
-    fold = summary._folds(300, 3, 5)
-    for f in range(3):
-        fitted = cn.HistogramBinning(n_bins=15).fit(conf[fold != f], correct[fold != f])
-        np.testing.assert_array_equal(r.conf[fold == f], fitted.transform(conf[fold == f]))
+    folds = list(KFold(3, shuffle=True, random_state=5).split(conf))
+    assert sorted(np.concatenate([test for _, test in folds]).tolist()) == list(range(300))
+    for train, test in folds:
+        assert not np.isin(test, train).any()
+        fitted = cn.HistogramBinning(n_bins=15).fit(conf[train], correct[train])
+        np.testing.assert_array_equal(r.conf[test], fitted.transform(conf[test]))
     ts = summary.cross_fit("TS (NLL)", conf, correct, logits=z, labels=y, n_folds=3, seed=5)
-    fitted = cn.TemperatureScaling(objective="nll").fit(z[fold != 0], y[fold != 0])
-    np.testing.assert_allclose(ts.probs[fold == 0], fitted.transform(z[fold == 0]))
+    for train, test in folds:
+        fitted = cn.TemperatureScaling(objective="nll").fit(z[train], y[train])
+        np.testing.assert_allclose(ts.probs[test], fitted.transform(z[test]))
     np.testing.assert_array_equal(ts.correct, correct)  # temperature scaling keeps the predicted class
+    # the same seed, the same folds; another seed, other folds (so other outputs)
+    again = summary.cross_fit("histogram binning", conf, correct, n_folds=3, seed=5)
+    np.testing.assert_array_equal(again.conf, r.conf)
+    other = summary.cross_fit("histogram binning", conf, correct, n_folds=3, seed=6)
+    assert not np.array_equal(other.conf, r.conf)
+    # a Generator seed draws the folds from it (reproducible from the same state)
+    g1 = summary.cross_fit("isotonic", conf, correct, n_folds=3, seed=np.random.default_rng(9))
+    g2 = summary.cross_fit("isotonic", conf, correct, n_folds=3, seed=np.random.default_rng(9))
+    np.testing.assert_array_equal(g1.conf, g2.conf)
+    with pytest.raises(ValueError, match="'Platt' needs two classes"):
+        summary.cross_fit("Platt", conf, correct, logits=z, labels=y, n_folds=3, seed=5)
 
 
 def test_metric_picks_and_comparison():
