@@ -286,7 +286,7 @@ GENERATORS: dict[str, Gen] = {
 OVERRIDES: dict[str, Gen] = {
     "cross_fit:method": _g("opaque", "isotonic"),
     "metric_picks:comparison": _g("opaque", lambda: importlib.import_module("calibnb.apps.summary").recalibration_comparison(
-        D["conf"], D["correct"], methods=["uncalibrated", "isotonic"], n_folds=2, n_resamples=0)),
+        D["conf"], D["correct"], methods=["uncalibrated", "isotonic"], n_folds=2, n_resamples=0, seed=0)),
     "concat_reductions:parts": _g("opaque", lambda: [importlib.import_module("calibnb.apps.summary").row_reductions(
         D["probs"], D["labels"])]),
     "PlattScaling.fit:scores": _g("real1d", D["scalar"]),

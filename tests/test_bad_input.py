@@ -68,7 +68,8 @@ EXCLUDED = {
     "calibnb.scale.dask.scan_parquet": "reads prediction files from a path on a Dask cluster; tested in tests/scale/test_dask.py",
     **{f"calibnb.validation.{n}": "problem records of arrays already converted by a reader (they find bad values "
        "rather than refuse them); tested in tests/test_validation.py and through every check_* function"
-       for n in ("conf_problem", "correct_problem", "weight_problem", "merge_problems", "raise_problems")},
+       for n in ("conf_problem", "correct_problem", "weight_problem", "merge_problems", "raise_problems",
+                 "finite_problem", "sum_problem", "count_problem", "label_problem", "mask_problem")},
     **{f"calibnb.scale.reader.{n}": "the prediction-file reader: takes a path, an open file or a pyarrow dataset; "
        "bad files tested in tests/apps/test_audit_inputs.py and tests/scale/test_reader.py"
        for n in ("parquet_file", "parquet_batches", "read_chunks", "file_shape", "check_header")},

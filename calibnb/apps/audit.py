@@ -85,6 +85,7 @@ from ..validation import (
     finite_problem,
     label_problem,
     mask_problem,
+    seed_int,
     sum_problem,
     weight_problem,
 )
@@ -877,7 +878,7 @@ def _chunks(path: Path, chunk_rows: int):
         yield from read_chunks(path, chunk_rows=chunk_rows)
 
 
-def stream_predictions(path, *, chunk_rows: int | None = None, subsample: int | None = None, seed: int = 0,
+def stream_predictions(path, *, chunk_rows: int | None = None, subsample: int | None = None, seed=None,
                        n_bins: int = 15, scalar_values=None, progress: bool = True, sum_tol: float | None = None,
                        n_folds: int = 5, min_fold_rows: int = 10, max_rows: int | None = None,
                        **options) -> Predictions:
@@ -1465,7 +1466,7 @@ def _corp_rows(pred: Predictions, seed) -> tuple:
 
 
 def bin_free_table(pred: Predictions, *, n_resamples: int = CORP_RESAMPLES, n_folds: int = 5, level: float = 0.95,
-                   seed=0) -> pd.DataFrame:
+                   seed=None) -> pd.DataFrame:
     """The bin-free estimates of the top-1 confidence: CORP's Brier decomposition and the loss gain of TS.
 
     Rows: the Brier score and its miscalibration (MCB), discrimination (DSC) and
@@ -1488,6 +1489,7 @@ def bin_free_table(pred: Predictions, *, n_resamples: int = CORP_RESAMPLES, n_fo
     """
     import calibnb as cn
 
+    seed = seed_int(seed)  # one seed for the sample, the decomposition and the loss gain
     c, y, w = _corp_rows(pred, seed)
     dec = cn.score_decomposition(c, y, score="brier", sample_weight=w, n_resamples=n_resamples, level=level,
                                  seed=seed)
@@ -1667,7 +1669,7 @@ def plot_human(pred: Predictions):
 
 # ------------------------------------------------------------- several confidence sources (calibnb.llm's table)
 
-def source_comparison(frame: pd.DataFrame, *, n_resamples: int = 200, level: float = 0.95, seed: int = 0,
+def source_comparison(frame: pd.DataFrame, *, n_resamples: int = 200, level: float = 0.95, seed=None,
                       n_bins: int = 15) -> dict | None:
     """Compare the confidence sources of calibnb.llm's tidy table on the same items (None if only one).
 
@@ -1679,6 +1681,7 @@ def source_comparison(frame: pd.DataFrame, *, n_resamples: int = 200, level: flo
     """
     import calibnb as cn
 
+    seed = seed_int(seed)  # one seed for every paired interval
     if "confidence_source" not in frame.columns:
         return None
     sources = list(dict.fromkeys(frame["confidence_source"].astype(str)))

@@ -295,7 +295,7 @@ def concat_reductions(parts) -> dict:
 
 def metric_summary(
     conf, correct, *, probs=None, labels=None, votes=None, sample_weight=None, scalar_values=None,
-    n_bins: int = 15, n_resamples: int = 200, heavy_resamples: int = 50, level: float = 0.95, seed: int = 0,
+    n_bins: int = 15, n_resamples: int = 200, heavy_resamples: int = 50, level: float = 0.95, seed=None,
     include=None, derived=None, class_weight=None,
 ) -> pd.DataFrame:
     r"""Accuracy and every applicable calibration metric, each with a bootstrap interval.
@@ -342,8 +342,10 @@ def metric_summary(
         ``min(n_resamples, heavy_resamples)``. The column ``resamples`` says
         how many each interval used.
     level : float, default 0.95
-    seed : int, default 0
-        Every metric's bootstrap uses this seed (same resampled rows).
+    seed : None, int or numpy.random.Generator, default None
+        Every metric's bootstrap (and the folds of a cross-fitted metric) uses
+        this seed (same resampled rows); None or a Generator: one int drawn
+        from it. Pass an int to reproduce a table.
     include : collection of str, optional
         Only these metric keys.
     derived : dict, optional
@@ -363,7 +365,7 @@ def metric_summary(
     --------
     >>> rng = np.random.default_rng(0)
     >>> conf = rng.uniform(0.5, 1, 200); correct = rng.uniform(size=200) < conf
-    >>> t = metric_summary(conf, correct, n_resamples=0)
+    >>> t = metric_summary(conf, correct, n_resamples=0, seed=0)
     >>> t.set_index("key").loc["macro_ce", "paper"]
     'Si 2022'
     >>> bool(t.set_index("key").loc["ece_width", "estimate"] < 0.15)
@@ -381,6 +383,7 @@ def metric_summary(
         p = None if probs is None else np.asarray(probs, dtype=np.float64)
         y = None if labels is None else np.asarray(labels, dtype=np.int64)
         h = None if votes is None else np.asarray(votes, dtype=np.float64)
+    seed = seed_int(seed)  # one seed for every metric: the same resampled rows
     arrays: dict[str, tuple] = {"binary": (conf, correct)}
     if p is not None:
         arrays["probs"] = (p, y)
@@ -517,7 +520,7 @@ def _fit_data(method: str, logits, labels, conf, correct):
     return logits, labels, "probs"
 
 
-def cross_fit(method: str, conf, correct, *, logits=None, labels=None, n_folds: int = 5, seed=0) -> Recalibrated:
+def cross_fit(method: str, conf, correct, *, logits=None, labels=None, n_folds: int = 5, seed=None) -> Recalibrated:
     r"""Cross-fitted recalibration: every row's output comes from a fit on the other folds.
 
     The rows are split into ``n_folds`` folds by scikit-learn's shuffled
@@ -539,7 +542,8 @@ def cross_fit(method: str, conf, correct, *, logits=None, labels=None, n_folds: 
     labels : array-like of shape (N,), optional
         Needed with ``logits``.
     n_folds : int >= 2, default 5
-    seed : None, int or numpy.random.Generator
+    seed : None, int or numpy.random.Generator, default None
+        Draws the folds; pass an int to reproduce them.
 
     Returns
     -------
@@ -589,7 +593,7 @@ def cross_fit(method: str, conf, correct, *, logits=None, labels=None, n_folds: 
 def recalibration_comparison(
     conf, correct, *, logits=None, labels=None, votes=None, sample_weight=None, scalar_values=None,
     methods=None, n_folds: int = 5, n_bins: int = 15, n_resamples: int = 200, heavy_resamples: int = 50,
-    level: float = 0.95, seed: int = 0,
+    level: float = 0.95, seed=None,
 ) -> pd.DataFrame:
     """Every metric of :func:`metric_summary` for every cross-fitted method.
 
@@ -608,7 +612,7 @@ def recalibration_comparison(
     >>> rng = np.random.default_rng(1)
     >>> conf = rng.uniform(0.5, 1, 200); correct = rng.uniform(size=200) < conf ** 2
     >>> t = recalibration_comparison(conf, correct, methods=["uncalibrated", "isotonic"], n_folds=2,
-    ...                              n_resamples=0)
+    ...                              n_resamples=0, seed=0)
     >>> sorted(set(t.method))
     ['isotonic', 'uncalibrated']
     """
@@ -616,6 +620,7 @@ def recalibration_comparison(
         raise TypeError("logits and labels go together; give both or neither.")
     conf, correct, _, _, _, sample_weight, _ = _check_inputs(conf, correct, None, None, None, sample_weight, n_bins,
                                                              level, seed)
+    seed = seed_int(seed)  # one seed for every method's folds and resamples
     if votes is not None and logits is None:
         raise TypeError("votes need logits and labels (the model's class distribution).")
     k = None if logits is None else int(np.shape(logits)[1])

@@ -774,7 +774,7 @@ def scalar_label_correlation(target, noise: float, *, n_annotators: int = 3, see
     return float(round(np.corrcoef(labels, u)[0, 1], 15))
 
 
-def fit_annotator_noise(target, r: float, *, n_annotators: int = 3, seed: Any = 0,
+def fit_annotator_noise(target, r: float, *, n_annotators: int = 3, seed: Any = None,
                         bounds: tuple[float, float] = (1e-4, 1.0), xtol: float = 1e-6) -> tuple[float, float]:
     r"""The annotator noise at which the mean of ``n_annotators`` simulated labels correlates with the target at ``r``.
 
@@ -790,8 +790,9 @@ def fit_annotator_noise(target, r: float, *, n_annotators: int = 3, seed: Any = 
     r : float
         Wanted correlation, in (0, 1); Jiang et al. 2024 report 0.703.
     n_annotators : int, default 3
-    seed : int or numpy.random.Generator, default 0
-        A Generator is used to draw one integer seed, then the fit is deterministic.
+    seed : None, int or numpy.random.Generator, default None
+        None (fresh entropy) or a Generator is used to draw one integer seed,
+        then the fit is deterministic; pass an int to reproduce it.
     bounds : (float, float)
         Noise interval searched; r must be bracketed by its ends.
     xtol : float
@@ -812,10 +813,11 @@ def fit_annotator_noise(target, r: float, *, n_annotators: int = 3, seed: Any = 
     u = check_1d_finite(target, "target")
     r = check_scalar_in_range(r, "r", low=0.0, high=1.0, low_inclusive=False, high_inclusive=False)
     n_annotators = check_positive_int(n_annotators, "n_annotators")
-    if isinstance(seed, np.random.Generator):
-        seed = int(seed.integers(2**31))
-    if seed is None or isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)):
-        raise TypeError(f"seed must be an int or a numpy Generator (the fit needs common random numbers); got {seed!r}.")
+    if seed is None or isinstance(seed, np.random.Generator):
+        seed = int(np.random.default_rng(seed).integers(2**31))
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)):
+        raise TypeError(f"seed must be None, an int or a numpy Generator (the fit needs common random numbers); "
+                        f"got {seed!r}.")
     lo, hi = (check_scalar_in_range(b, "bounds", low=0.0, low_inclusive=False) for b in bounds)
     if not lo < hi:
         raise ValueError(f"bounds must be increasing; got {bounds!r}.")

@@ -129,7 +129,9 @@ def test_fit_annotator_noise_errors():
     with pytest.raises(ValueError, match="not reached within bounds"):
         paper.fit_annotator_noise(u, 0.999999, seed=0, bounds=(0.1, 1.0))
     with pytest.raises(TypeError, match="common random numbers"):
-        paper.fit_annotator_noise(u, 0.7, seed=None)
+        paper.fit_annotator_noise(u, 0.7, seed=1.5)
+    noise, got = paper.fit_annotator_noise(u, 0.7)  # seed=None: one int drawn, the same draw at every noise
+    assert abs(got - 0.7) < 1e-3
     with pytest.raises(ValueError, match="r must be"):
         paper.fit_annotator_noise(u, 1.0, seed=0)
     with pytest.raises(ValueError, match="bounds must be increasing"):
