@@ -218,6 +218,8 @@ GENERATORS: dict[str, Gen] = {
     "seed": _g("seed", 0),
     # opaque objects
     "model_probs": _g("opaque", lambda: {"a": D["probs"], "b": D["probs"][::-1].copy()}),
+    "probs_by_name": _g("opaque", lambda: {"a": D["probs"], "b": D["probs"][::-1].copy()}),
+    "majority": _g("labels", D["labels"]),
     "reference": _g("opaque", {"a": 0.1, "b": 0.2}),
     "rows": _g("opaque", lambda: {("s", "raw"): (D["conf"], D["correct"])}),
     "population": _g("opaque", lambda: importlib.import_module("calibnb.papers.gupta2021").SyntheticPopulation()),
@@ -327,6 +329,12 @@ OVERRIDES: dict[str, Gen] = {
         {"H1": D["scalar"], "model": D["scalar2"][:10]})),
     "plot_distributions:kind": _g("str", "ecdf"),
     "plot_spline_figure:data": _g("opaque", _spline_data),
+    "marginal_panels_data:human": _g("probs", D["probs"][::-1].copy()),
+    "error_panels_data:human": _g("probs", D["probs"][::-1].copy()),
+    "plot_marginal_panels:data": _g("opaque", lambda: importlib.import_module("calibnb.papers.baan2022")
+                                    .marginal_panels_data({"a": D["probs"]}, D["probs"][::-1].copy(), D["labels"])),
+    "plot_error_panels:data": _g("opaque", lambda: importlib.import_module("calibnb.papers.baan2022")
+                                 .error_panels_data({"a": D["probs"]}, D["probs"][::-1].copy())),
     "plot_conscal_threshold:data": _g("opaque", _conscal_table),
     "plot_histograms:datas": _g("opaque", lambda: importlib.import_module("calibnb.plots").histogram_data(D["conf"])),
     "ranking_stability:table": _g("opaque", _votes_table),

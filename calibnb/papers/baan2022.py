@@ -30,6 +30,7 @@ measures themselves (``dist_ce``, ``ent_ce``, ``rank_cs``) live in
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Mapping, Sequence
 
 import numpy as np
@@ -42,6 +43,7 @@ from ..validation import (
     check_1d_finite,
     check_choice,
     check_human,
+    check_labels,
     check_logits,
     check_n_bins,
     check_positive_int,
@@ -53,7 +55,7 @@ from ..validation import (
 )
 from .. import plots
 from ..calibrators import softmax
-from ..metrics import dist_ce, ece, ent_ce, human_distribution, majority_label, rank_cs
+from ..metrics import dist_ce, ece, ent_ce, entropy, human_distribution, majority_label, rank_cs
 from ..metrics.batch import batch_axis
 
 __all__ = [
@@ -74,6 +76,11 @@ __all__ = [
     "marginal_tvd",
     "marginal_tvd_stat",
     "relative_drops",
+    "NLI_CLASSES",
+    "marginal_panels_data",
+    "plot_marginal_panels",
+    "error_panels_data",
+    "plot_error_panels",
 ]
 
 
@@ -1091,3 +1098,231 @@ def relative_drops(conf: Any, correct: Any, conf_ts: Any, correct_ts: Any, dist_
         raise ValueError("ECE and mean dist_ce before TS must be above 0 for a relative drop; got "
                          f"ECE {e_v!r} and mean dist_ce {float(np.mean(d_v))!r}.")
     return float((1 - e_t / e_v) - (1 - np.mean(d_t) / np.mean(d_v)))
+
+
+# ------------------------------------------------------------------ Figures 4-15: the marginal and error views
+
+#: Class names of ChaosNLI (the order of its vote counts and of the models' outputs).
+NLI_CLASSES = ("entailment", "neutral", "contradiction")
+
+
+def _panel_inputs(probs_by_name: Any, human: Any) -> tuple[dict, np.ndarray]:
+    """Validated {name: (N, 3) probs} and the (N, 3) human distribution (vote shares, rows summing to 1)."""
+    if not isinstance(probs_by_name, Mapping) or not probs_by_name:
+        raise TypeError("probs_by_name must be a non-empty dict {name: probs of shape (N, 3)}; got "
+                        f"{type(probs_by_name).__name__}.")
+    hum = check_probs(human, "human")
+    if hum.shape[1] != 3:
+        raise ValueError(f"human has {hum.shape[1]} classes (columns); the 3 x 3 grid needs 3 (ChaosNLI's).")
+    probs = {str(n): check_probs(p, f"probs_by_name[{n!r}]") for n, p in probs_by_name.items()}
+    for n, p in probs.items():
+        if p.shape != hum.shape:
+            raise ValueError(f"probs_by_name[{n!r}] has shape {p.shape} but human has {hum.shape}; they must match "
+                             "(three classes, the same items).")
+    return probs, hum
+
+
+def _panel(histograms: list, xlabel: str, *, colour_offset: int = 0) -> dict:
+    return {"histograms": histograms, "xlabel": xlabel, "colour_offset": colour_offset}
+
+
+def marginal_panels_data(probs_by_name: Any, human: Any, majority: Any, *, n_bins: int = 10, bins: int = 20,
+                         title: str = "") -> dict:
+    r"""The marginal view of Baan et al. 2022 (Figs. 4-5, 10-11): the data of a 3 x 3 grid of panels.
+
+    Row 1: the histogram of each class's probability :math:`f_k(x)` over the
+    items, for the humans (:math:`\bar\pi_k(x)`, the vote shares) and each
+    classifier; row 2: the same for the k-th guess (the k-th largest
+    probability, :func:`kth_guess`); row 3: the entropy of each distribution,
+    each classifier's DistCE (no human series: its DistCE is 0), and the
+    reliability diagram (with counts) of the last classifier against the
+    majority label. ``bins`` equal bins on [0, 1] (entropy: on [0, ln 3]).
+
+    Parameters
+    ----------
+    probs_by_name : dict {str: array-like of shape (N, 3)}
+        Each classifier's class probabilities, in ChaosNLI's class order.
+    human : array-like of shape (N, 3)
+        The human distribution of the same items (vote shares, rows summing
+        to 1: :func:`calibnb.human_distribution` of the vote counts).
+    majority : array-like of shape (N,)
+        The majority label of each item (the reliability diagram's correctness).
+    n_bins : int, default 10
+        Bins of the reliability diagram.
+    bins : int, default 20
+        Bins of every histogram.
+    title : str
+        The figure's title.
+
+    Returns
+    -------
+    dict
+        ``title``, ``alpha`` and ``panels``: nine entries, row by row; a
+        histogram panel holds ``histograms`` (:class:`calibnb.plots.HistogramData`),
+        ``xlabel`` and ``colour_offset`` (colours skipped, so that each colour
+        names one series in every panel); the last holds ``reliability``
+        (:class:`calibnb.plots.ReliabilityDiagramData`) and its ``title``.
+        Drawn by :func:`plot_marginal_panels`.
+
+    References
+    ----------
+    .. [1] Joris Baan, Wilker Aziz, Barbara Plank, Raquel Fernández. 2022. "Stop Measuring Calibration When Humans Disagree". In Proceedings of the 2022 Conference on Empirical Methods in Natural Language Processing (EMNLP). Figures 4-5, 10-11.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> votes = rng.integers(1, 30, size=(50, 3)); p = softmax(rng.normal(size=(50, 3)))
+    >>> d = marginal_panels_data({"model": p}, human_distribution(votes), votes.argmax(axis=1), title="demo")
+    >>> len(d["panels"]), [h.label for h in d["panels"][0]["histograms"]]
+    (9, ['human', 'model'])
+    """
+    probs, hum = _panel_inputs(probs_by_name, human)
+    n = hum.shape[0]
+    maj = check_labels(majority, n, 3, "majority", other="human")
+    n_bins = check_n_bins(n_bins)
+    bins = check_n_bins(bins, "bins")
+    sets = {"human": hum, **probs}
+    if "human" in probs:
+        raise ValueError("probs_by_name must not name a classifier 'human' (the human series is drawn beside them).")
+    panels = []
+    for by in ("class", "guess"):
+        hs = {name: plots.probability_histograms(p, by=by, bins=bins) for name, p in sets.items()}
+        for k in range(3):
+            xlabel = f"probability of class {k} ({NLI_CLASSES[k]})" if by == "class" else f"guess {k + 1} probability"
+            panels.append(_panel([dataclasses.replace(hs[name][k], label=name) for name in sets], xlabel))
+    panels.append(_panel([plots.histogram_data(entropy(p), bins=bins, range=(0.0, np.log(3)), label=name)
+                          for name, p in sets.items()], "entropy (nats)"))
+    panels.append(_panel([plots.histogram_data(dist_ce(p, hum), bins=bins, label=name) for name, p in probs.items()],
+                         "DistCE (TVD)", colour_offset=1))
+    name, p = list(probs.items())[-1]
+    panels.append({"reliability": plots.reliability_diagram_data(p.max(axis=1), p.argmax(axis=1) == maj,
+                                                                 n_bins=n_bins),
+                   "title": f"reliability with counts: {name}"})
+    return {"title": str(title), "alpha": 0.4, "panels": panels}
+
+
+def error_panels_data(probs_by_name: Any, human: Any, *, bins: int = 20, title: str = "") -> dict:
+    r"""The instance-level error view of Baan et al. 2022 (Figs. 6-9, 12-15): the data of a 3 x 3 grid of panels.
+
+    Per classifier, histograms over the items of: row 1, the signed error of
+    each class's probability, :math:`f_k(x) - \bar\pi_k(x)`; row 2, the signed
+    difference of the k-th guesses (model minus human, :func:`kth_guess`), both
+    on [-1, 1]; row 3, EntCE (signed, on :math:`[-\ln 3, \ln 3]`), :math:`|`EntCE:math:`|`
+    (on :math:`[0, \ln 3]`) and :math:`|f_k(x) - \bar\pi_k(x)|` over all classes
+    (on [0, 1]), with :math:`\bar\pi(x)` the human vote shares.
+
+    Parameters
+    ----------
+    probs_by_name : dict {str: array-like of shape (N, 3)}
+        Each classifier's class probabilities, in ChaosNLI's class order.
+    human : array-like of shape (N, 3)
+        The human distribution of the same items (vote shares, rows summing
+        to 1: :func:`calibnb.human_distribution` of the vote counts).
+    bins : int, default 20
+        Bins of every histogram.
+    title : str
+        The figure's title.
+
+    Returns
+    -------
+    dict
+        As :func:`marginal_panels_data` (nine histogram panels); drawn by
+        :func:`plot_error_panels`.
+
+    References
+    ----------
+    .. [1] Joris Baan, Wilker Aziz, Barbara Plank, Raquel Fernández. 2022. "Stop Measuring Calibration When Humans Disagree". In Proceedings of the 2022 Conference on Empirical Methods in Natural Language Processing (EMNLP). Figures 6-9, 12-15.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> votes = rng.integers(1, 30, size=(50, 3)); p = softmax(rng.normal(size=(50, 3)))
+    >>> d = error_panels_data({"model": p, "TS": softmax(np.log(p) / 2)}, human_distribution(votes))
+    >>> [panel["xlabel"] for panel in d["panels"][6:]]
+    ['EntCE (signed, nats)', '|EntCE| (nats)', '|f_k(x) − π̄_k(x)| over all classes']
+    """
+    probs, hum = _panel_inputs(probs_by_name, human)
+    bins = check_n_bins(bins, "bins")
+    lim = float(np.log(3))
+    panels = []
+    for k in range(3):
+        panels.append(_panel([plots.histogram_data(p[:, k] - hum[:, k], bins=bins, range=(-1.0, 1.0), label=name)
+                              for name, p in probs.items()], f"f_{k}(x) − π̄_{k}(x) (signed error, class {k})"))
+    for k in range(3):
+        panels.append(_panel([plots.histogram_data(kth_guess(p, k=k + 1) - kth_guess(hum, k=k + 1), bins=bins,
+                                                   range=(-1.0, 1.0), label=name) for name, p in probs.items()],
+                             f"model − human guess {k + 1} (signed)"))
+    panels.append(_panel([plots.histogram_data(ent_ce(p, hum), bins=bins, range=(-lim, lim), label=name)
+                          for name, p in probs.items()], "EntCE (signed, nats)"))
+    panels.append(_panel([plots.histogram_data(np.abs(ent_ce(p, hum)), bins=bins, range=(0.0, lim), label=name)
+                          for name, p in probs.items()], "|EntCE| (nats)"))
+    panels.append(_panel([plots.histogram_data(np.abs(p - hum).ravel(), bins=bins, label=name)
+                          for name, p in probs.items()], "|f_k(x) − π̄_k(x)| over all classes"))
+    return {"title": str(title), "alpha": 0.45, "panels": panels}
+
+
+def _plot_panel_grid(data: Any, axes: Any, what: str) -> Any:
+    """Draw the nine panels of a *_panels_data dict on a 3 x 3 array of Axes (a new 15 x 10 figure when None)."""
+    import matplotlib.pyplot as plt
+
+    if not isinstance(data, dict) or len(data.get("panels", ())) != 9:
+        raise TypeError(f"data must be the dict of {what} (nine panels); got {type(data).__name__}.")
+    if axes is None:
+        _, axes = plt.subplots(3, 3, figsize=(15, 10))
+    axes = np.asarray(axes)
+    if axes.shape != (3, 3):
+        raise ValueError(f"axes must be a 3 x 3 array of Axes; got shape {axes.shape}.")
+    for ax, panel in zip(axes.ravel(), data["panels"]):
+        if "reliability" in panel:
+            plots.plot_reliability_diagram(panel["reliability"], ax=ax)
+            ax.set_title(panel["title"])
+            continue
+        if panel["colour_offset"]:
+            ax.set_prop_cycle(color=plt.rcParams["axes.prop_cycle"].by_key()["color"][panel["colour_offset"]:])
+        plots.plot_histograms(panel["histograms"], ax=ax, alpha=data["alpha"], xlabel=panel["xlabel"])
+    fig = axes[0, 0].figure
+    fig.suptitle(data["title"])
+    fig.tight_layout()
+    return axes
+
+
+def plot_marginal_panels(data: dict, *, axes: Any = None) -> Any:
+    """Draw :func:`marginal_panels_data` (Baan et al. 2022, Figs. 4-5, 10-11): overlaid histograms, 3 x 3.
+
+    Parameters
+    ----------
+    data : dict
+        From :func:`marginal_panels_data`.
+    axes : 3 x 3 array of matplotlib Axes, optional
+        Where to draw; a new 15 x 10 inch figure is made when None.
+
+    Returns
+    -------
+    numpy.ndarray of matplotlib.axes.Axes, shape (3, 3)
+
+    References
+    ----------
+    .. [1] Joris Baan, Wilker Aziz, Barbara Plank, Raquel Fernández. 2022. "Stop Measuring Calibration When Humans Disagree". In Proceedings of the 2022 Conference on Empirical Methods in Natural Language Processing (EMNLP). Figures 4-5.
+    """
+    return _plot_panel_grid(data, axes, "marginal_panels_data")
+
+
+def plot_error_panels(data: dict, *, axes: Any = None) -> Any:
+    """Draw :func:`error_panels_data` (Baan et al. 2022, Figs. 6-9, 12-15): overlaid histograms, 3 x 3.
+
+    Parameters
+    ----------
+    data : dict
+        From :func:`error_panels_data`.
+    axes : 3 x 3 array of matplotlib Axes, optional
+        Where to draw; a new 15 x 10 inch figure is made when None.
+
+    Returns
+    -------
+    numpy.ndarray of matplotlib.axes.Axes, shape (3, 3)
+
+    References
+    ----------
+    .. [1] Joris Baan, Wilker Aziz, Barbara Plank, Raquel Fernández. 2022. "Stop Measuring Calibration When Humans Disagree". In Proceedings of the 2022 Conference on Empirical Methods in Natural Language Processing (EMNLP). Figures 6-9.
+    """
+    return _plot_panel_grid(data, axes, "error_panels_data")
