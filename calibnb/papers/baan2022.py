@@ -1213,15 +1213,8 @@ def error_panels_data(probs_by_name: Any, human: Any, *, bins: int = 20, title: 
 
     Parameters
     ----------
-    probs_by_name : dict {str: array-like of shape (N, 3)}
-        Each classifier's class probabilities, in ChaosNLI's class order.
-    human : array-like of shape (N, 3)
-        The human distribution of the same items (vote shares, rows summing
-        to 1: :func:`calibnb.human_distribution` of the vote counts).
-    bins : int, default 20
-        Bins of every histogram.
-    title : str
-        The figure's title.
+    probs_by_name, human, bins, title
+        As in :func:`marginal_panels_data`.
 
     Returns
     -------
@@ -1235,9 +1228,8 @@ def error_panels_data(probs_by_name: Any, human: Any, *, bins: int = 20, title: 
 
     Examples
     --------
-    >>> rng = np.random.default_rng(0)
-    >>> votes = rng.integers(1, 30, size=(50, 3)); p = softmax(rng.normal(size=(50, 3)))
-    >>> d = error_panels_data({"model": p, "TS": softmax(np.log(p) / 2)}, human_distribution(votes))
+    >>> shares = human_distribution(np.random.default_rng(2).multinomial(100, [0.6, 0.3, 0.1], size=40))
+    >>> d = error_panels_data({"uniform": np.full((40, 3), 1 / 3)}, shares)
     >>> [panel["xlabel"] for panel in d["panels"][6:]]
     ['EntCE (signed, nats)', '|EntCE| (nats)', '|f_k(x) − π̄_k(x)| over all classes']
     """
@@ -1308,21 +1300,8 @@ def plot_marginal_panels(data: dict, *, axes: Any = None) -> Any:
 
 
 def plot_error_panels(data: dict, *, axes: Any = None) -> Any:
-    """Draw :func:`error_panels_data` (Baan et al. 2022, Figs. 6-9, 12-15): overlaid histograms, 3 x 3.
+    """Draw :func:`error_panels_data` (Baan et al. 2022, Figs. 6-9, 12-15), as :func:`plot_marginal_panels` draws its data.
 
-    Parameters
-    ----------
-    data : dict
-        From :func:`error_panels_data`.
-    axes : 3 x 3 array of matplotlib Axes, optional
-        Where to draw; a new 15 x 10 inch figure is made when None.
-
-    Returns
-    -------
-    numpy.ndarray of matplotlib.axes.Axes, shape (3, 3)
-
-    References
-    ----------
-    .. [1] Joris Baan, Wilker Aziz, Barbara Plank, Raquel Fernández. 2022. "Stop Measuring Calibration When Humans Disagree". In Proceedings of the 2022 Conference on Empirical Methods in Natural Language Processing (EMNLP). Figures 6-9.
+    ``axes``: a 3 x 3 array of Axes (None: a new 15 x 10 inch figure); returns that array.
     """
     return _plot_panel_grid(data, axes, "error_panels_data")
