@@ -88,7 +88,8 @@ __all__ = [
 ]
 
 # The parameter descriptions every (conf, correct) metric shares, written once:
-# ``%(conf_correct)s`` and ``%(sample_weight)s`` in a docstring stand for them.
+# ``%(conf_correct)s``, ``%(sample_weight)s``, ``%(n_bins)s`` (binned metrics) and ``%(returns)s`` (a value
+# per row of 2-D input) in a docstring stand for them.
 _PARAM_DOCS = {
     "%(conf_correct)s": """conf, correct : array-like of shape (N,) or (S, N)
         Confidences in [0, 1] and 0/1 correctness. 2-D input holds S systems
@@ -99,6 +100,14 @@ _PARAM_DOCS = {
         exactly the result of repeating each row that many times; real
         weights replace every count by a sum of weights. (S, N) weights with
         1-D ``conf`` evaluate S weightings of the same items at once.""",
+    "%(n_bins)s": """n_bins : int, "auto" or "sweep", default 10
+        Number of bins M (at most 10**6); ``"auto"``: :func:`auto_n_bins` of N
+        (the number of items); ``"sweep"``: :func:`sweep_n_bins`, the
+        monotonic sweep of Roelofs et al. 2022 (equal-mass bins only, no
+        weights; 2-D input is then evaluated row by row, as b* differs per row).""",
+    "%(returns)s": """Returns
+    -------
+    float in [0, 1], or ndarray of shape (S,) for 2-D input or 2-D ``sample_weight``""",
 }
 
 
@@ -880,11 +889,7 @@ def ece(conf, correct, *, n_bins: int | str = 10, binning: str = "width", sample
     Parameters
     ----------
     %(conf_correct)s
-    n_bins : int, "auto" or "sweep", default 10
-        Number of bins M; ``"auto"``: :func:`auto_n_bins` of N (the number of
-        items); ``"sweep"``: :func:`sweep_n_bins`, the monotonic sweep of
-        Roelofs et al. 2022 (equal-mass bins only, no weights; 2-D input is
-        then evaluated row by row, as b* differs per row). At most 10**6.
+    %(n_bins)s
     binning : {"width", "mass"}, default "width"
         See the module docstring for the exact bin conventions. Equal-width
         membership is exact in float64 against the edges ``m / M``
@@ -900,22 +905,14 @@ def ece(conf, correct, *, n_bins: int | str = 10, binning: str = "width", sample
         cut is split in proportion (as its repeated copies would be).
     %(sample_weight)s
 
-    Returns
-    -------
-    float in [0, 1], or ndarray of shape (S,) for 2-D input or 2-D ``sample_weight``
+    %(returns)s
 
     References
     ----------
-    .. [1] C. Guo, G. Pleiss, Y. Sun and K. Q. Weinberger, "On Calibration of
-       Modern Neural Networks", ICML 2017, Section 2 (Eq. 3).
-    .. [2] R. Roelofs, N. Cain, J. Shlens and M. C. Mozer, "Mitigating Bias in
-       Calibration Error Estimation", AISTATS 2022 (``n_bins="sweep"``).
-
-    References
-    ----------
-    .. [1] Chuan Guo, Geoff Pleiss, Yu Sun, Kilian Q. Weinberger. 2017. "On Calibration of Modern Neural Networks". In Proceedings of the 34th International Conference on Machine Learning (ICML).
+    .. [1] Chuan Guo, Geoff Pleiss, Yu Sun, Kilian Q. Weinberger. 2017. "On Calibration of Modern Neural Networks". In Proceedings of the 34th International Conference on Machine Learning (ICML). Section 2 (Eq. 3).
     .. [2] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of Question Answering". In Findings of the Association for Computational Linguistics: EMNLP 2022. Eq. 1.
     .. [3] Tetsuya Sakai. 2024. "Evaluating System Responses Based On Overconfidence and Underconfidence". In EMTCIR '24: The First Workshop on Evaluation Methodologies, Testbeds and Community for Information Access Research. Eq. 1.
+    .. [4] Rebecca Roelofs, Nicholas Cain, Jonathon Shlens, Michael C. Mozer. 2022. "Mitigating Bias in Calibration Error Estimation". In Proceedings of the 25th International Conference on Artificial Intelligence and Statistics (AISTATS). (``n_bins="sweep"``)
 
     Examples
     --------
@@ -974,17 +971,11 @@ def mce(conf, correct, *, n_bins: int | str = 10, binning: str = "width", sample
     Parameters
     ----------
     %(conf_correct)s
-    n_bins : int, "auto" or "sweep", default 10
-        Number of bins M; ``"auto"``: :func:`auto_n_bins` of N (the number of
-        items); ``"sweep"``: :func:`sweep_n_bins`, the monotonic sweep of
-        Roelofs et al. 2022 (equal-mass bins only, no weights; 2-D input is
-        then evaluated row by row, as b* differs per row).
+    %(n_bins)s
     binning : {"width", "mass"}, default "width"
     %(sample_weight)s
 
-    Returns
-    -------
-    float in [0, 1], or ndarray of shape (S,) for 2-D input or 2-D ``sample_weight``
+    %(returns)s
 
     References
     ----------
