@@ -908,15 +908,13 @@ def two_sample_ci(stat_a: Any, stat_b: Any, n_a: int, n_b: int, *, n_resamples: 
         ``idx -> float`` for each set.
     n_a, n_b : int
         Number of items of each set (>= 1).
-    n_resamples : int, keyword-only
-        Bootstrap resamples (>= 2).
-    seed : None, int or numpy.random.Generator, keyword-only
-        Seed of the resampling.
+    n_resamples, seed
+        As in :func:`mean_diff_ci` (resamples >= 2; seed None, int or Generator).
 
     Returns
     -------
     tuple
-        ``(estimate, (low, high))``.
+        ``(estimate, (low, high))``, as :func:`mean_diff_ci`.
 
     References
     ----------

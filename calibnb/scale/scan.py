@@ -6,6 +6,7 @@ import os
 
 import numpy as np
 
+from ..validation import mask_problem
 from .reader import parquet_batches
 from .stats import GRID, CalibrationStats
 
@@ -17,10 +18,9 @@ def _column(batch, name: str, arg: str, offset: int):
 
     col = batch.column(name)
     if col.null_count:
-        mask = np.asarray(col.is_null().to_numpy(zero_copy_only=False))
-        i = int(np.flatnonzero(mask)[0])
-        raise ValueError(f"{arg} column {name!r} has {col.null_count} missing (null) value(s) in a batch; "
-                         f"first at row {offset + i}.")
+        p = mask_problem(np.asarray(col.is_null().to_numpy(zero_copy_only=False)), offset=offset)
+        raise ValueError(f"{arg} column {name!r} has {p['bad']} missing (null) value(s) in a batch; "
+                         f"first at row {p['bad_first'][0]}.")
     if arg == "correct" and pa.types.is_boolean(col.type):
         return col  # the state reads the bit-packed buffer as it is, one bit per row
     arr = col.to_numpy(zero_copy_only=False)
