@@ -16,17 +16,11 @@ from calibnb.calibrators import (
     softmax,
 )
 
+from synthetic import distorted_logits, nll
+
 
 def multiclass(n, seed, k=5):
-    rng = np.random.default_rng(seed)
-    z = rng.normal(size=(n, k)) * 2
-    true = softmax(z * np.linspace(0.5, 1.5, k) + np.linspace(-1, 1, k))  # per-class distortion
-    labels = (rng.random((n, 1)) < np.cumsum(true, axis=1)).argmax(axis=1)
-    return z, labels
-
-
-def nll(p, y):
-    return float(-np.mean(np.log(p[np.arange(len(y)), y])))
+    return distorted_logits(n, seed, np.linspace(0.5, 1.5, k), np.linspace(-1, 1, k))  # per-class distortion
 
 
 def test_vector_scaling_beats_temperature_on_per_class_distortion():

@@ -7,6 +7,7 @@ from scipy.special import logsumexp
 
 from calibnb.calibrators import VectorScaling, softmax
 from calibnb.calibrators._peers import _vs_hessian, _vs_objective
+from synthetic import distorted_logits, nll
 
 W_TRUE = np.array([0.5, 0.8, 1.0, 1.3, 1.7])
 B_TRUE = np.array([-0.6, 0.3, 0.0, 0.5, -0.2])
@@ -14,15 +15,7 @@ B_TRUE = np.array([-0.6, 0.3, 0.0, 0.5, -0.2])
 
 def synthetic(n, seed, w=W_TRUE, b=B_TRUE):
     """Logits z whose labels are drawn from softmax(w * z + b)."""
-    rng = np.random.default_rng(seed)
-    z = rng.normal(size=(n, w.size)) * 2.0
-    p = softmax(z * w + b)
-    labels = (rng.random((n, 1)) < np.cumsum(p, axis=1)).argmax(axis=1)
-    return z, labels
-
-
-def nll(p, y):
-    return float(-np.mean(np.log(p[np.arange(len(y)), y])))
+    return distorted_logits(n, seed, w, b)
 
 
 def test_recovers_known_per_class_weights_and_biases():
