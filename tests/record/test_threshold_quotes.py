@@ -284,4 +284,6 @@ def test_every_measure_threshold_of_ours_is_labelled_ours_in_the_criterion():
                 if m.get("ours"):
                     seen += 1
                     assert f"our threshold: {m['ours']}" in criterion_text(item), (path.stem, item.id)
+                    # the results JSON's claim (what the report and the generated section read) says the same
+                    assert criterion_text(item.to_dict()) == criterion_text(item), (path.stem, item.id)
     assert seen >= 5
