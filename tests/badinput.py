@@ -309,6 +309,9 @@ OVERRIDES: dict[str, Gen] = {
     "ts_margin:table": _g("opaque", lambda: importlib.import_module("calibnb.papers.si2022").calibration_summary_table(
         {("x", "raw"): (D["conf"], D["correct"]), ("x", "TS"): (np.round(D["scalar"], 6), D["correct"])})),
     "split_spread:target": _g("opaque", (0.2, 0.8)),
+    # si2022.temperature_fall_ci: re-sampled sets by accuracy level (notebook 01, Table 5)
+    "temperature_fall_ci:samples": _g("opaque", lambda: {0.3: (D["logits"], D["labels"]),
+                                                         0.7: (0.5 * D["logits"], D["labels"])}),
     # si2022.table7_methods: a small model's training dynamics, without and with label smoothing
     "table7_methods:dyn": _g("opaque", lambda: importlib.import_module("calibnb.papers.si2022").training_dynamics(
         n_checkpoints=2, n_seeds=2, epochs_per_checkpoint=1, seed=0)),

@@ -58,7 +58,8 @@ EXCLUDED = {
     **{f"calibnb.record.reproduction.{n}": "claims ledger record (writes files); tested in tests/record/test_reproduction.py"
        for n in ("Reproduction", "to_jsonable", "from_json_float", "write_json_atomic",
                  "write_text_atomic", "load_ledger", "claims_table_html", "did_not_reproduce_markdown",
-                 "status_counts", "status_mismatches", "decide", "criterion_text", "findings_markdown",
+                 "status_counts", "status_mismatches", "decide", "criterion_text", "measure_thresholds_text",
+                 "findings_markdown",
                  "clopper_pearson", "rule_target", "paper_summary", "restatus", "seed_split",
                  "stability_text", "unmarked_flips")},
     **{f"calibnb.apps.report.{n}": "report helper over result files/claims entries; tested in tests/apps/test_report.py"

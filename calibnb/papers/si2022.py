@@ -87,7 +87,7 @@ __all__ = [
     "TrainingRun", "TrainingDynamics", "train_softmax_regression", "train_mlp", "training_dynamics", "load_bundled",
     # notebook 01's helpers (Tables 1, 3 and 5)
     "ts_rows", "ts_margin", "relative_cut", "split_spread", "macro_ce_se", "rho_gap", "table7_methods",
-    "resample_source",
+    "resample_source", "nll_temperatures", "temperature_fall_ci",
 ]
 
 #: Columns of :func:`calibration_summary` / :func:`calibration_summary_table`, in the
@@ -1962,3 +1962,228 @@ def resample_source(name: str, scores: Any, labels: Any, *, accuracies: Any = (0
                        .assign(setting=f"dev {a:.0%} → test {b:.0%}")
                        for a, b in [(max(accuracies), min(accuracies)), (min(accuracies), max(accuracies))]])
     return t5.assign(source=name), shift.assign(source=name), max(ses), samples
+
+
+# --------------------------------------------------------------------------
+# Section 4.2, Table 5: the tuned temperature against accuracy, with a bootstrap interval
+# --------------------------------------------------------------------------
+
+#: Most safeguarded Newton steps of :func:`nll_temperatures` (each a Newton step inside the bracket of the
+#: minimiser, else a geometric bisection of it); Newton converges in a handful, bisection alone in about 60.
+_TAU_ITERATIONS = 100
+#: Bound on (replicates x items x classes) held at once by :func:`nll_temperatures`.
+_TAU_BLOCK = 2 ** 22
+#: Confidences are clipped to [clip, 1 - clip] before the logit of the binary NLL, as TemperatureScaling's NLL
+#: does (the tests compare the two fits).
+_NLL_CLIP = 1e-15
+
+
+def _nll_logits(scores: Any, labels: Any) -> tuple[np.ndarray, np.ndarray]:
+    """(N, K) logits, shifted so each row's largest is 0, and the (N,) true-class indices; binary -> [0, logit(c)]."""
+    from scipy import special
+
+    if np.ndim(scores) == 1:
+        c = check_conf(scores, "scores")
+        y = check_correct(labels, c.shape[0], name="labels", other="scores")
+        z = np.column_stack([np.zeros(c.shape[0]), special.logit(np.clip(c, _NLL_CLIP, 1.0 - _NLL_CLIP))])
+        lab = y.astype(np.intp)
+    else:
+        z = check_logits(scores, "scores").astype(float)
+        lab = check_labels(labels, z.shape[0], z.shape[1], name="labels", other="scores").astype(np.intp)
+        if not np.isfinite(z).all():
+            raise ValueError("scores must be finite logits for nll_temperatures (pad_candidates' -inf is not "
+                             "supported); use TemperatureScaling for candidate sets.")
+    return z - z.max(axis=1, keepdims=True), lab
+
+
+def nll_temperatures(scores: Any, labels: Any, *, weights: Any = None,
+                     bounds: tuple[float, float] = TAU_BOUNDS) -> np.ndarray:
+    r"""The NLL temperature of every row of a weights matrix at once (bootstrap refits in one pass).
+
+    Temperature scaling tuned on the negative log-likelihood (Si et al. 2022,
+    §2.2: "For classification, the temperature scalar τ is tuned to optimize
+    negative log likelihood (NLL) on the dev set"; Guo et al. 2017), with
+    item weights :math:`w_{bi}` (a bootstrap resample's multiplicities):
+
+    .. math::
+
+        \tau_b = 1/\beta_b, \qquad
+        \beta_b = \arg\min_{\beta} \sum_i w_{bi}\Big(\log\sum_k e^{\beta z_{ik}} - \beta z_{i y_i}\Big)
+
+    The objective is convex in :math:`\beta`: its derivative
+    :math:`\sum_i w_{bi}(\mathbb E_{p_i(\beta)}[z_i] - z_{iy_i})` increases
+    with :math:`\beta` (its slope is a weighted variance), so every row is
+    solved at once by Newton's method on :math:`\beta`, safeguarded by a
+    bracket of the minimiser (a step leaving it bisects it), with :math:`\tau`
+    kept in ``bounds`` (a minimiser beyond a bound gives the bound, as
+    :class:`calibnb.TemperatureScaling` does). Equal to the scalar
+    ``TemperatureScaling(objective="nll", bounds=bounds)`` fit on the items
+    repeated by their weights (``tests/papers/test_si2022.py``).
+
+    Parameters
+    ----------
+    scores : array-like (N, K) or (N,)
+        Finite logits, or 1-D confidences in [0, 1] (binary form
+        :math:`\sigma(\mathrm{logit}(c)/\tau)`, logit clipped as in
+        :class:`calibnb.TemperatureScaling`).
+    labels : array-like (N,)
+        True classes, or 0/1 correctness with 1-D ``scores``.
+    weights : None or array-like (B, N) or (N,), keyword-only
+        Non-negative item weights, one row per fit; None fits once with
+        weight 1 on every item.
+    bounds : (float, float), keyword-only
+        Search interval of :math:`\tau` (default :data:`TAU_BOUNDS`).
+
+    Returns
+    -------
+    numpy.ndarray (B,)
+        The temperature of each row (shape (1,) for ``weights=None`` or 1-D).
+
+    References
+    ----------
+    .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of Question Answering". Findings of EMNLP. §2.2, §4.2, Table 5.
+    .. [2] Chuan Guo, Geoff Pleiss, Yu Sun, Kilian Q. Weinberger. 2017. "On Calibration of Modern Neural Networks". ICML.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> z = 3 * rng.normal(size=(2000, 3))
+    >>> y = (rng.random((2000, 1)) < np.cumsum(softmax(z), axis=1)).argmax(axis=1)
+    >>> nll_temperatures(2 * z, y).round(1).tolist()                  # twice as overconfident
+    [2.0]
+    >>> nll_temperatures(2 * z, y, weights=np.ones((3, 2000))).shape
+    (3,)
+    """
+    z, lab = _nll_logits(scores, labels)
+    n = z.shape[0]
+    if weights is None:
+        w = np.ones((1, n))
+    else:
+        w = as_float_array(weights, "weights")
+        if w.ndim == 1:
+            w = w[None, :]
+        if w.ndim != 2 or w.shape[1] != n:
+            raise ValueError(f"weights must have shape (B, {n}) (one row of item weights per fit); got {w.shape}.")
+        if not np.isfinite(w).all() or (w < 0).any():
+            raise ValueError("weights must be finite and non-negative.")
+        if (w.sum(axis=1) <= 0).any():
+            raise ValueError("weights has a row summing to 0: every fit needs some weight.")
+    try:
+        lo, hi = bounds
+    except (TypeError, ValueError):
+        raise TypeError(f"bounds must be a pair (low, high); got {bounds!r}.") from None
+    lo = check_scalar_in_range(lo, "bounds[0]", low=0.0, low_inclusive=False)
+    hi = check_scalar_in_range(hi, "bounds[1]", low=lo, low_inclusive=False)
+    z_true = z[np.arange(n), lab]
+
+    def moments(beta: np.ndarray, wr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        # first and second derivative of the weighted NLL in beta: sum_i w_bi (E_p[z_i] - z_iy), sum_i w_bi Var_p(z_i)
+        a = beta[:, None, None] * z[None, :, :]                       # (b, N, K), every entry <= 0
+        p = np.exp(a - a.max(axis=2, keepdims=True))
+        p /= p.sum(axis=2, keepdims=True)
+        mean_z = (p * z[None]).sum(axis=2)                            # (b, N)
+        var_z = (p * z[None] ** 2).sum(axis=2) - mean_z ** 2
+        return ((mean_z - z_true[None, :]) * wr).sum(axis=1), (np.maximum(var_z, 0.0) * wr).sum(axis=1)
+
+    beta_lo, beta_hi = 1.0 / hi, 1.0 / lo
+    out = np.empty(w.shape[0])
+    step = max(1, _TAU_BLOCK // max(1, z.size))
+    for start in range(0, w.shape[0], step):
+        wr = w[start:start + step]
+        m = wr.shape[0]
+        g_lo, _ = moments(np.full(m, beta_lo), wr)
+        g_hi, _ = moments(np.full(m, beta_hi), wr)
+        beta = np.clip(np.ones(m), beta_lo, beta_hi)
+        beta[g_lo >= 0] = beta_lo                                      # rising from the smallest beta: tau = hi
+        beta[g_hi <= 0] = beta_hi                                      # still falling at the largest: tau = lo
+        active = (g_lo < 0) & (g_hi > 0)
+        left, right = np.full(m, beta_lo), np.full(m, beta_hi)
+        for _ in range(_TAU_ITERATIONS):
+            if not active.any():
+                break
+            idx = np.flatnonzero(active)
+            g, h = moments(beta[idx], wr[idx])
+            up = g > 0                                                 # past the minimum: beta too large
+            right[idx] = np.where(up, beta[idx], right[idx])
+            left[idx] = np.where(up, left[idx], beta[idx])
+            with np.errstate(divide="ignore", invalid="ignore"):
+                newton = beta[idx] - g / h
+            inside = np.isfinite(newton) & (newton >= left[idx]) & (newton <= right[idx])
+            new = np.where(inside, newton, np.sqrt(left[idx] * right[idx]))   # else bisect (geometric)
+            # converged: a Newton step below 1e-12 relative, or a bracket that narrow
+            done = (inside & (np.abs(newton - beta[idx]) <= 1e-12 * beta[idx])) | (g == 0) \
+                | (right[idx] - left[idx] <= 1e-12 * right[idx])
+            beta[idx] = np.where(done & ~inside, beta[idx], new)
+            active[idx[done]] = False
+        out[start:start + m] = np.clip(1.0 / beta, lo, hi)
+    return out
+
+
+def temperature_fall_ci(samples: Mapping[float, tuple[Any, Any]], *, n_resamples: int = 1000, seed: Any = None,
+                        bounds: tuple[float, float] = TAU_BOUNDS, level: float = 0.95):
+    r"""How the NLL temperature falls with accuracy, with a bootstrap interval (Si et al. 2022, Table 5).
+
+    With :math:`\tau_a` the NLL temperature (:func:`nll_temperatures`) of the
+    set re-sampled to accuracy :math:`a` and the levels
+    :math:`a_1 < \dots < a_L`,
+
+    .. math:: D = \min_{j} \big(\log\tau_{a_j} - \log\tau_{a_{j+1}}\big)
+
+    is positive iff the temperature falls strictly from each level to the
+    next (the paper's Temp 10.00 / 4.27 / 0.47 at 10 / 50 / 90%). Each
+    level's items are resampled on their own (the levels are independent
+    sets; :func:`calibnb.uncertainty.bootstrap_weights`), every replicate
+    refitted, and the percentile interval of :math:`D^*` returned.
+
+    Parameters
+    ----------
+    samples : mapping accuracy -> (scores, labels)
+        At least two levels; each a form of :func:`nll_temperatures`.
+    n_resamples : int, keyword-only
+    seed : None, int or numpy.random.Generator, keyword-only
+    bounds : (float, float), keyword-only
+        Search interval of :math:`\tau`.
+    level : float in (0, 1), keyword-only
+        Level of the interval.
+
+    Returns
+    -------
+    calibnb.uncertainty.BootstrapResult
+        ``(estimate, low, high)`` of :math:`D`.
+
+    References
+    ----------
+    .. [1] Chenglei Si, Chen Zhao, Sewon Min, Jordan Boyd-Graber. 2022. "Re-Examining Calibration: The Case of Question Answering". Findings of EMNLP. §4.2, Table 5.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> z = 3 * rng.normal(size=(300, 3))
+    >>> y = (rng.random((300, 1)) < np.cumsum(softmax(z), axis=1)).argmax(axis=1)
+    >>> r = temperature_fall_ci({0.2: (4 * z, y), 0.8: (z, y)}, n_resamples=200, seed=0)
+    >>> bool(r.low > 0)                                  # 4x the logits: a 4x temperature
+    True
+    """
+    from ..uncertainty import BootstrapResult, bootstrap_weights, percentile_interval
+
+    if not isinstance(samples, Mapping):
+        raise TypeError(f"samples must be a mapping accuracy -> (scores, labels); got {type(samples).__name__}.")
+    if len(samples) < 2:
+        raise ValueError(f"samples needs at least two accuracy levels; got {len(samples)}.")
+    n_resamples = check_positive_int(n_resamples, "n_resamples")
+    level = check_scalar_in_range(level, "level", low=0.0, high=1.0, low_inclusive=False, high_inclusive=False)
+    rng = as_rng(seed)
+    levels = sorted(samples, key=float)
+    point, draws = [], []
+    for a in levels:
+        try:
+            s, lab = samples[a]
+        except (TypeError, ValueError):
+            raise TypeError(f"samples[{a!r}] must be a pair (scores, labels).") from None
+        point.append(float(nll_temperatures(s, lab, bounds=bounds)[0]))
+        w = np.concatenate(list(bootstrap_weights(len(lab), n_resamples, seed=rng)))
+        draws.append(nll_temperatures(s, lab, weights=w, bounds=bounds))
+    logs, dlogs = np.log(point), np.log(np.vstack(draws))              # (L,), (L, B)
+    estimate = float(np.min(logs[:-1] - logs[1:]))
+    low, high = percentile_interval(np.min(dlogs[:-1] - dlogs[1:], axis=0), level=level)
+    return BootstrapResult(estimate, float(low), float(high))

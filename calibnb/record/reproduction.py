@@ -48,7 +48,7 @@ then :func:`os.replace`, so a reader never sees half a file)::
      "counts": {"reproduces": n, "partly": n, "does-not-reproduce": n, "inconclusive": n,
                 "not-checkable": n, "by-construction": n, "checkable": n},
      "claims": [{"id", "quote", "locator", "kind", "rule", "phrase", "threshold", "threshold_quote",
-                 "paper", "tol", "tol_reason", "refuted_by", "by_construction", "seed_sensitive",
+                 "measure_thresholds", "paper", "tol", "tol_reason", "refuted_by", "by_construction", "seed_sensitive",
                  "expected", "reason", "criterion", "status",
                  "sources": [{"source", "ours", "interval", "outcome"[, "context"]}, ...]}, ...],
      "results": {key: value, ...}}
@@ -103,6 +103,7 @@ __all__ = [
     "rule_target",
     "clopper_pearson",
     "criterion_text",
+    "measure_thresholds_text",
     "decide",
     "did_not_reproduce_markdown",
     "findings_markdown",
@@ -530,8 +531,29 @@ def decide(item: "LedgerClaim", ours: Any, interval: tuple[float, float] | None 
     raise ValueError(f"claim {item.id!r}: rule {rule!r} takes (k, n), not a number.")
 
 
+def measure_thresholds_text(item: "LedgerClaim | dict") -> str:
+    """The numbers that define a claim's measure, each shown as the paper's words or labelled as ours ("" if none).
+
+    >>> measure_thresholds_text({"measure_thresholds": [{"value": 0.02, "defines": "an over-confident network: "
+    ...     "top-1 KS above 2%", "ours": "our reading of several percent"}]})
+    'the measure counts an over-confident network: top-1 KS above 2% (0.02; our threshold: our reading of several percent)'
+    """
+    items = item.get("measure_thresholds") if isinstance(item, dict) else getattr(item, "measure_thresholds", ())
+    parts = []
+    for m in items or ():
+        label = f"the paper's “{m['quote']}”" if m.get("quote") else f"our threshold: {m['ours']}"
+        parts.append(f"{m['defines']} ({_fmt_short(m['value'])}; {label})")
+    return ("the measure counts " + "; ".join(parts)) if parts else ""
+
+
 def criterion_text(item: "LedgerClaim | dict") -> str:
-    """Our criterion in words, labelled as ours (never as the paper's)."""
+    """Our criterion in words, labelled as ours (never as the paper's), with the numbers that define its measure."""
+    text = _criterion_rule_text(item)
+    extra = measure_thresholds_text(item)
+    return f"{text}; {extra}" if text and extra else (text or extra)
+
+
+def _criterion_rule_text(item: "LedgerClaim | dict") -> str:
     get = (lambda k: item.get(k)) if isinstance(item, dict) else (lambda k: getattr(item, k))
     rule, paper, kind = get("rule"), get("paper"), get("kind")
     if rule == "value":
@@ -597,6 +619,7 @@ class LedgerClaim:
     by_construction: str | None = None
     seed_sensitive: dict | None = None
     table: str | None = None
+    measure_thresholds: tuple[dict, ...] = ()
 
     @property
     def checkable(self) -> bool:
@@ -614,6 +637,7 @@ class LedgerClaim:
                             "refuted_by": list(self.refuted_by) if isinstance(self.refuted_by, tuple)
                             else self.refuted_by, "by_construction": self.by_construction,
                             "seed_sensitive": self.seed_sensitive, "table": self.table,
+                            "measure_thresholds": [dict(m) for m in self.measure_thresholds],
                             "expected": self.expected, "reason": self.reason}, f"claim {self.id!r}")
 
 
@@ -718,6 +742,10 @@ def _schema_error_message(error: Any, data: Any, path: Path, schema: dict) -> st
         return f"{where}, field 'sources': lists {', '.join(map(repr, dup))} twice."
     if field == "sources":
         return f"{where}, field 'sources': must be a list of non-empty strings; got {value!r}."
+    if field == "measure_thresholds":
+        return (f"{where}, field 'measure_thresholds': must be a list of mappings with 'value' (a number), "
+                f"'defines' (what it defines) and exactly one of 'quote' (the paper's words) or 'ours' (why, "
+                f"labelled as ours); got {value!r}.")
     if field == "seed_sensitive":
         return (f"{where}, field 'seed_sensitive': must map two or more statuses to the number of seeds that gave "
                 f"them (the measured split); got {value!r}.")
@@ -893,11 +921,19 @@ def _parse_ledger_claim(entry: Any, index: int, path: Path) -> LedgerClaim:
     table = entry.get("table")
     if table is not None:
         table = table.strip()
+    # numbers that define the measure: each the paper's words or labelled ours (issue 26 item 2)
+    measure_thresholds = tuple(
+        {"value": float(m["value"]), "defines": m["defines"].strip(),
+         **({"quote": m["quote"].strip()} if "quote" in m else {"ours": m["ours"].strip()})}
+        for m in entry.get("measure_thresholds") or ())
+    if measure_thresholds and not (kind in _KIND_RULES or by_construction):
+        raise LedgerError(f"{where}, field 'measure_thresholds': only a checked claim has a measure to define "
+                          f"(kind is {kind!r}).")
     item = LedgerClaim(id=cid, quote=quote, locator=locator, kind=kind, paper=paper, tol=tol,
                        tol_reason=None if tol_reason is None else str(tol_reason).strip(), sources=sources,
                        expected=expected, reason=reason, rule=rule, phrase=phrase, threshold=threshold,
                        threshold_quote=threshold_quote, by_construction=by_construction,
-                       seed_sensitive=seed_sensitive, table=table)
+                       seed_sensitive=seed_sensitive, table=table, measure_thresholds=measure_thresholds)
     # refuted_by: what we would have to observe for the claim to be false; the rule must reject it
     refuted = entry.get("refuted_by")
     if kind in _KIND_RULES and not by_construction:
@@ -944,7 +980,9 @@ def load_ledger(path: str | os.PathLike) -> Ledger:
     ``phrase`` (magnitude: a key of :data:`PHRASES`) or ``threshold`` with
     ``threshold_quote`` (a per-claim threshold and the paper's words that
     justify it, verbatim: "..." for an omission, our remarks in [square
-    brackets]), ``tol`` and ``tol_reason`` (number kind: half a unit of the
+    brackets]), ``measure_thresholds`` (numbers that define the measure, each
+    ``{value, defines, quote | ours}``: the paper's words or labelled ours;
+    :func:`criterion_text` prints them), ``tol`` and ``tol_reason`` (number kind: half a unit of the
     paper's last printed digit), ``sources``, ``refuted_by`` (every checked
     claim not by construction: what we would have to observe for the claim to
     be false; the rule must give ``fails`` there), ``by_construction`` (a

@@ -9,7 +9,7 @@ REQUIRED_RESULTS = (
     "table3_trust_trained", "table3_trust_qa", "metric_f1_agreement",
     "ts_trained_runs", "ts_trained_spread", "conscal_threshold",
     "ts_bootstrap", "table4_width_mass", "codex_cut_spread", "table5_tau_on_bound", "conscal_margins",
-    "generalise", "generalise_spearman", "table5_slopes",
+    "generalise", "generalise_spearman", "table5_slopes", "table5_tau_fall",
 )
 
 
@@ -80,7 +80,7 @@ def check_default(results):
     # noisy comparisons are directions with bootstrap intervals, never point comparisons
     for cid in ("ts_squeezes_confidences", "ood_ece_higher_after_ts", "average_baseline_lowest_ece",
                 "conscal_lowest_macroce", "fig5_macroce_flatter_than_ece", "macroce_agrees_with_f1",
-                "resample_ice_pos_falls_ice_neg_rises"):
+                "resample_ice_pos_falls_ice_neg_rises", "resample_tau_falls_with_accuracy"):
         assert claims[cid]["rule"] == "direction", cid
         assert all(s["interval"] is not None and not isinstance(s["ours"], bool) for s in claims[cid]["sources"]), cid
     for name in ("cifar10/resnet20", "cifar100/vgg16_bn"):

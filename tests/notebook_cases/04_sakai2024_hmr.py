@@ -67,6 +67,17 @@ def check_default(results: dict) -> None:
     assert hb["beta"] == 1.0 and math.isclose(hb["X"], t2.loc["HMR", "X"])
     ties = frame(results, "ks_tie_order")
     assert ties["order"].nunique() == 3 and ties["group"].nunique() == 1
+    # issue 26: the KS verdicts under both tie conventions; the record's is the input order (ties="order")
+    conv = results["results"]["ks_tie_conventions"]
+    ks, verdicts = pd.DataFrame(**conv["ks"]).set_index(["example", "system"]), pd.DataFrame(**conv["verdicts"])
+    assert math.isclose(ks.loc[("example 2", "X"), "order"], frame(results, "table5").loc["KS", "X"])
+    assert ours(c["ex1_ks_z_better"], "example1") is bool(verdicts.loc["ex1_ks_z_better: KS(Z) < KS(X)", "order"])
+    assert ours(c["appendix_ks_misses_all"], "example3") is bool(
+        verdicts.loc["appendix_ks_misses_all: KS(Y) = KS(Z) = KS(W) = KS(X)", "order"])
+    # the convention decides the KS part of Example 2's verdict (the ledger says so), and none of the others
+    assert verdicts["order"].to_dict() != verdicts["group"].to_dict()
+    differ = [k for k in verdicts.index if verdicts.loc[k, "order"] != verdicts.loc[k, "group"]]
+    assert differ == ["ex2_ece_mce_ks_y_better (KS): KS(Y) < KS(X)"], differ
 
 
 def check_beta(results: dict, default: dict) -> None:

@@ -572,3 +572,90 @@ def test_resample_source_is_tables_5_and_6_of_the_split_and_the_largest_se():
     assert se == max(ses)
     with pytest.raises(ValueError, match="at least two levels"):
         si2022.resample_source("s", z, lab, accuracies=(0.5,), split_seed=0, seed=0)
+
+
+# ------------------------------------------------ nll_temperatures / temperature_fall_ci (Table 5, issue 26)
+
+def _tau_data(n=240, k=4, scale=2.5, seed=0):
+    from calibnb import softmax
+
+    rng = np.random.default_rng(seed)
+    z = rng.normal(size=(n, k)) * 3.0
+    labels = (rng.random((n, 1)) < np.cumsum(softmax(z), axis=1)).argmax(axis=1)
+    return scale * z, labels
+
+
+@pytest.mark.parametrize("binary", [False, True])
+def test_nll_temperatures_equal_the_scalar_fit_on_each_replicate(binary):
+    """Each row of the vectorised fit equals TemperatureScaling('nll') on the items repeated by that row's weights."""
+    import warnings
+
+    from calibnb import TemperatureScaling, softmax
+    from calibnb.papers.si2022 import TAU_BOUNDS, nll_temperatures
+    from calibnb.uncertainty import bootstrap_weights
+
+    z, labels = _tau_data()
+    if binary:
+        p = softmax(z)
+        scores, lab = p.max(axis=1), p.argmax(axis=1) == labels
+    else:
+        scores, lab = z, labels
+    w = np.concatenate(list(bootstrap_weights(len(lab), 6, seed=1)))
+    ours = nll_temperatures(scores, lab, weights=w)
+    assert ours.shape == (6,) and len(np.unique(ours.round(8))) > 1     # the replicates differ
+    for row, tau in zip(w.astype(int), ours):
+        idx = np.repeat(np.arange(len(lab)), row)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ref = TemperatureScaling(objective="nll", bounds=TAU_BOUNDS, tol=1e-9).fit(scores[idx], lab[idx])
+        assert tau == pytest.approx(ref.temperature_, rel=1e-6)
+    # no weights: one fit with weight 1 on every item; a constant weight does not move it
+    one = nll_temperatures(scores, lab)
+    assert one.shape == (1,)
+    assert nll_temperatures(scores, lab, weights=np.full(len(lab), 3.0))[0] == pytest.approx(one[0], rel=1e-9)
+
+
+def test_nll_temperatures_recover_a_known_scale_and_stop_at_the_bounds():
+    from calibnb.papers.si2022 import nll_temperatures
+
+    z, labels = _tau_data(n=4000, scale=1.0)
+    assert nll_temperatures(3.0 * z, labels)[0] == pytest.approx(3.0, rel=0.1)
+    # labels the logits cannot explain (always the least likely class): the minimiser is beyond the upper bound
+    worst = np.argmin(z, axis=1)
+    assert nll_temperatures(z, worst, bounds=(0.5, 20.0))[0] == 20.0
+    # labels always the arg max: sharpening without end, the lower bound
+    assert nll_temperatures(z, np.argmax(z, axis=1), bounds=(0.5, 20.0))[0] == 0.5
+
+
+def test_nll_temperatures_refuse_bad_weights_and_bounds():
+    from calibnb.papers.si2022 import nll_temperatures
+
+    z, labels = _tau_data(n=20)
+    with pytest.raises(ValueError, match="weights must have shape"):
+        nll_temperatures(z, labels, weights=np.ones((2, 19)))
+    with pytest.raises(ValueError, match="weights must be finite and non-negative"):
+        nll_temperatures(z, labels, weights=-np.ones(20))
+    with pytest.raises(ValueError, match="weights has a row summing to 0"):
+        nll_temperatures(z, labels, weights=np.zeros((1, 20)))
+    with pytest.raises(ValueError, match="bounds"):
+        nll_temperatures(z, labels, bounds=(2.0, 1.0))
+    with pytest.raises(ValueError, match="scores must be finite"):
+        nll_temperatures(np.where(z > 0, -np.inf, z), labels)
+
+
+def test_temperature_fall_ci_signs_the_fall_and_can_fail():
+    from calibnb.papers.si2022 import nll_temperatures, temperature_fall_ci
+
+    z, labels = _tau_data(n=300, scale=1.0)
+    falls = temperature_fall_ci({0.1: (4 * z, labels), 0.5: (2 * z, labels), 0.9: (z, labels)}, n_resamples=300, seed=0)
+    taus = [nll_temperatures(s * z, labels)[0] for s in (4, 2, 1)]
+    assert falls.estimate == pytest.approx(min(np.log(taus[0] / taus[1]), np.log(taus[1] / taus[2])))
+    assert 0 < falls.low <= falls.estimate <= falls.high
+    # the temperature rising with accuracy gives the opposite sign: the direction rule can reject the claim
+    rises = temperature_fall_ci({0.1: (z, labels), 0.9: (4 * z, labels)}, n_resamples=300, seed=0)
+    assert rises.high < 0
+    # the same seed gives the same interval; the order of the mapping does not matter
+    again = temperature_fall_ci({0.9: (z, labels), 0.5: (2 * z, labels), 0.1: (4 * z, labels)}, n_resamples=300, seed=0)
+    assert again.estimate == pytest.approx(falls.estimate)
+    with pytest.raises(ValueError, match="at least two accuracy levels"):
+        temperature_fall_ci({0.1: (z, labels)})

@@ -663,8 +663,8 @@ def test_finish_writes_statuses_and_json(tmp_path, capsys):
     assert {k: c["status"] for k, c in claims.items()} == {c["id"]: c["expected"] for c in BASE_CLAIMS}
     assert {c["status"] for c in data["claims"]} <= set(STATUSES)
     hmr = claims["hmr_x"]
-    assert set(hmr) == {"id", "quote", "locator", "kind", "rule", "phrase", "threshold", "threshold_quote", "paper",
-                        "tol", "tol_reason", "refuted_by", "by_construction", "seed_sensitive", "table", "sources",
+    assert set(hmr) == {"id", "quote", "locator", "kind", "rule", "phrase", "threshold", "threshold_quote",
+                        "measure_thresholds", "paper", "tol", "tol_reason", "refuted_by", "by_construction", "seed_sensitive", "table", "sources",
                         "expected", "reason", "criterion", "status"}
     assert hmr["rule"] == "value" and hmr["refuted_by"] == 0.56 and hmr["criterion"].startswith("our rule (value)")
     assert hmr["sources"] == [{"source": "example1", "ours": 0.5573, "interval": None, "outcome": "holds"},

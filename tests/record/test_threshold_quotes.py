@@ -12,6 +12,7 @@ A threshold without a quote is refused by the loader (tests/record/test_reproduc
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 import re
 from pathlib import Path
@@ -156,3 +157,133 @@ def test_the_tolerance_check_rejects_an_unquoted_wider_tolerance(tmp_path):
         test_a_tolerance_wider_than_the_printed_precision_quotes_the_paper("ledger", item)
     roughly = dataclasses.replace(item, quote="roughly 0.74", tol_reason="'roughly': within 0.01")
     test_a_tolerance_wider_than_the_printed_precision_quotes_the_paper("ledger", roughly)
+
+
+# ------------------------------------------------ numbers that define a measure (issue 26 item 2)
+#
+# A ledger's reason may define its measure with a number of ours ("a network counts when its KS exceeds 2%"). Such
+# a number is allowed only as a bound of the project-wide phrase table, the claim's quoted per-claim threshold, or
+# a declared ``measure_thresholds`` entry: the paper's words (``quote``, checked against the paper below) or
+# labelled ours (``ours``), which the claims table and the generated section print. The scan below finds every
+# comparison with a number in a reason and fails on one that is none of these.
+
+#: A comparison word followed by a number (with its unit): the shape of a threshold in prose.
+THRESHOLD_PATTERN = re.compile(
+    r"(?<![\w-])(>=?|<=?|≥|≤|above|below|exceeds?|exceeding|more than|less than|fewer than|at least|at most|under)"
+    r"\s+(?:±\s*)?(-?\d+(?:\.\d+)?)\s*(%|pp|percentage points?)?", re.I)
+
+#: Comparisons in reasons that are not thresholds of a measure: results we report, facts of the mathematics.
+#: (stem, claim id, the matched text) -> why.
+NOT_THRESHOLDS = {
+    ("01_si2022_macroce_qa", "resample_ice_pos_falls_ice_neg_rises", "< 1"): "tau < 1 is what sharpening means",
+    ("01_si2022_macroce_qa", "ts_lowers_ice", "> 1 "): "tau > 1 is what flattening means",
+    ("01_si2022_macroce_qa", "resample_ece_slope", "at least 0.20 "): "history: the criterion issue 26 replaced",
+    ("01_si2022_macroce_qa", "app_e_n_barely_matters", "less than 1 "): "a result: how far the ConsCal variants move",
+    ("02_baan2022_human_disagreement", "table5_roberta_ts", "above 7%"): "a result: the minimum of classwise-ECE over tau",
+    ("02_baan2022_human_disagreement", "appb_entce_mean_vanilla", "more than 0.01"):
+        "the paper's own spread: Table 1's ±0.02 on |EntCE|",
+    ("02_baan2022_human_disagreement", "appb_entce_median_vanilla", "more than 0.01"):
+        "the paper's own spread: Table 1's ±0.02 on |EntCE|",
+    ("05_jiang2024_scalar_labels", "theorem1_gap_regret_bound", "<= 2 "): "the bound of the paper's theorem",
+}
+
+
+def _threshold_values(number: str, unit: str | None) -> set[float]:
+    v = float(number)
+    return {v, v / 100} if unit else {v}
+
+
+def _allowed_values(item) -> set[float]:
+    allowed = {0.0}
+    if item.phrase is not None:
+        from calibnb.record.reproduction import PHRASES
+
+        allowed |= {b for b in PHRASES[item.phrase][1:] if math.isfinite(b)}
+    if item.threshold is not None:
+        allowed |= {b for b in item.threshold if math.isfinite(b)}
+    if isinstance(item.paper, (int, float)) and not isinstance(item.paper, bool):
+        allowed.add(float(item.paper))
+    allowed |= {float(m["value"]) for m in item.measure_thresholds}
+    return allowed
+
+
+def unlabelled_thresholds(stem: str, item) -> list[str]:
+    """The comparisons of ``item.reason`` whose number is neither the phrase table's, the claim's quoted threshold,
+    the paper's value, a number of the claim's quote, nor a declared measure threshold."""
+    allowed = _allowed_values(item)
+    quoted = {float(x) for x in re.findall(r"\d+(?:\.\d+)?", item.quote)}
+    out = []
+    for m in THRESHOLD_PATTERN.finditer(item.reason):
+        values = _threshold_values(m.group(2), m.group(3))
+        if any(math.isclose(v, a, rel_tol=1e-9, abs_tol=1e-12) for v in values for a in allowed | quoted):
+            continue
+        if (stem, item.id, m.group(0)) in NOT_THRESHOLDS:
+            continue
+        out.append(m.group(0))
+    return out
+
+
+def test_every_number_that_defines_a_measure_is_quoted_ours_or_the_phrase_tables():
+    problems = []
+    for path in LEDGERS:
+        for item in load_ledger(path).claims.values():
+            for text in unlabelled_thresholds(path.stem, item):
+                problems.append(f"{path.stem}: claim {item.id!r}: {text!r} in its reason")
+    assert not problems, ("numbers that define a measure without the paper's words or our label (declare them in "
+                          "measure_thresholds, with quote or ours, or use the phrase table):\n" + "\n".join(problems))
+
+
+def test_the_exemptions_still_match_their_ledgers():
+    for (stem, cid, text), why in NOT_THRESHOLDS.items():
+        item = load_ledger(ROOT / "notebooks" / "claims" / f"{stem}.yaml").claims[cid]
+        assert text in [m.group(0) for m in THRESHOLD_PATTERN.finditer(item.reason)], (stem, cid, text)
+        assert len(why) > 10
+
+
+def test_the_scan_catches_an_unlabelled_threshold_and_accepts_a_declared_one(tmp_path):
+    path = tmp_path / "ledger.yaml"
+    entry = ("paper: P\nnotebook: ledger\nclaims:\n- id: c\n  quote: several percent\n  locator: l\n  kind: count\n"
+             "  rule: magnitude\n  phrase: usually\n  refuted_by: [0, 10]\n  sources: [s]\n  expected: reproduces\n"
+             "  reason: a network counts when its KS exceeds 2%\n")
+    path.write_text(entry)
+    assert unlabelled_thresholds("ledger", load_ledger(path).claims["c"]) == ["exceeds 2%"]
+    path.write_text(entry + "  measure_thresholds:\n  - {value: 0.02, defines: 'an over-confident network', "
+                            "ours: 'our reading of several percent'}\n")
+    item = load_ledger(path).claims["c"]
+    assert unlabelled_thresholds("ledger", item) == []
+    assert "our threshold: our reading of several percent" in criterion_text(item)
+    # a declared threshold carries exactly one of quote and ours
+    path.write_text(entry + "  measure_thresholds:\n  - {value: 0.02, defines: 'an over-confident network'}\n")
+    with pytest.raises(LedgerError, match="field 'measure_thresholds'"):
+        load_ledger(path)
+
+
+def declared_quotes():
+    for path in LEDGERS:
+        for item in load_ledger(path).claims.values():
+            for m in item.measure_thresholds:
+                if m.get("quote"):
+                    yield pytest.param(path.stem, item, m, id=f"{path.stem}:{item.id}:{m['value']:g}")
+
+
+@pytest.mark.parametrize(("stem", "item", "declared"), list(declared_quotes()))
+def test_every_quoted_measure_threshold_is_the_papers_words_and_shown(stem, item, declared):
+    assert f"“{declared['quote']}”" in criterion_text(item)
+    texts = paper_texts()
+    if stem not in texts:
+        pytest.skip("the papers' text is not on this machine (set CALIBNB_PAPERS_DIR)")
+    missing = missing_fragments(declared["quote"], texts[stem])
+    assert not missing, f"{stem}: claim {item.id!r}: the measure threshold's quote is not the paper's words: {missing}"
+
+
+def test_every_measure_threshold_of_ours_is_labelled_ours_in_the_criterion():
+    seen = 0
+    for path in LEDGERS:
+        for item in load_ledger(path).claims.values():
+            for m in item.measure_thresholds:
+                if m.get("ours"):
+                    seen += 1
+                    assert f"our threshold: {m['ours']}" in criterion_text(item), (path.stem, item.id)
+                    # the results JSON's claim (what the report and the generated section read) says the same
+                    assert criterion_text(item.to_dict()) == criterion_text(item), (path.stem, item.id)
+    assert seen >= 5
