@@ -167,6 +167,12 @@ class NotebookRun:
         The executed notebook.
     parameters : dict
         The parameters injected (without ``results_path``).
+    cpu : float or None
+        CPU seconds (user + system) of the run: this process's and the
+        notebook's kernel's (a child process, counted once it has exited), as
+        ``resource.getrusage`` reports them; None where the platform has no
+        ``resource`` module (Windows). It is the notebook's cost without the
+        machine's load, which inflates the wall time.
     """
 
     stem: str
@@ -177,6 +183,7 @@ class NotebookRun:
     results: dict | None
     output_path: Path
     parameters: dict
+    cpu: float | None = None
 
     def claim_counts(self) -> dict[str, int] | None:
         """Claims per status from the results JSON (one count per status and ``checkable``), or None."""
@@ -250,6 +257,7 @@ def run_notebook(
     from ..widgets import STATIC_ENV
 
     start = time.perf_counter()
+    cpu_start = _cpu_seconds()
     error = tb = None
     previous = os.environ.get(STATIC_ENV)
     os.environ[STATIC_ENV] = "static"  # inherited by the kernel
@@ -279,6 +287,8 @@ def run_notebook(
         except Exception as exc:  # the run's own error, if any, says more
             error = error or f"could not rewrite the injected parameters cell: {exc}"
     elapsed = time.perf_counter() - start
+    cpu_end = _cpu_seconds()
+    cpu = None if cpu_start is None or cpu_end is None else cpu_end - cpu_start
     results = None
     if results_path is not None and results_path.exists():
         try:
@@ -286,7 +296,17 @@ def run_notebook(
         except (OSError, ValueError) as exc:
             error = error or f"results JSON unreadable: {exc}"
     return NotebookRun(stem=path.stem, ok=error is None, error=error, traceback=tb, elapsed=elapsed,
-                       results=results, output_path=output_path, parameters=params)
+                       results=results, output_path=output_path, parameters=params, cpu=cpu)
+
+
+def _cpu_seconds() -> float | None:
+    """User + system CPU seconds of this process and of its exited children, or None without ``resource``."""
+    try:
+        import resource
+    except ImportError:  # Windows
+        return None
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
 def _show_reader_parameters(output_path: Path, params: dict, kernel_name: str) -> None:
@@ -776,7 +796,7 @@ def render_index(entries: Sequence[dict], *, generated: str | None = None, prese
             "status": "ok" if e["ok"] else "failed", "stem": e["stem"], "html": e.get("html"),
             "paper": str((results or {}).get("paper") or ""), "title": e.get("title", ""),
             "counts": status_counts(results["claims"]) if _is_ledger_record(results) else None,
-            "elapsed": e["elapsed"], "params": ", ".join(f"{k}={v!r}" for k, v in e.get("parameters", {}).items()),
+            "elapsed": e["elapsed"], "cpu": e.get("cpu"), "params": ", ".join(f"{k}={v!r}" for k, v in e.get("parameters", {}).items()),
             "error": e.get("error") or "",
             # built by calibnb.record.reproduction.claims_table_html, which escapes every value
             "claims": Markup(claims)})
@@ -895,7 +915,7 @@ def build_report(
             tmp_nb, tmp_json = work / f"{stem}.ipynb", work / f"{stem}.results.json"
             run = run_notebook(path, tmp_nb, parameters=params, results_path=tmp_json,
                                kernel_name=kernel_name, timeout=timeout)
-            entry.update(ok=run.ok, error=run.error, traceback=run.traceback, elapsed=run.elapsed,
+            entry.update(ok=run.ok, error=run.error, traceback=run.traceback, elapsed=run.elapsed, cpu=run.cpu,
                          parameters=params, claims=run.claim_counts(), results=run.results)
             name = stem if run.ok else f"{stem}.failed"
             if tmp_nb.exists():

@@ -152,6 +152,23 @@ def test_run_notebook_collects_results_and_errors(nb_dir, tmp_path):
     assert (tmp_path / "out_b.ipynb").exists()  # papermill writes the failed notebook too
 
 
+def test_run_notebook_counts_the_kernels_cpu_time(tmp_path):
+    """The kernel is a child process: a busy loop inside it shows up in ``cpu``, a sleep does not."""
+    busy = ("import time\n"
+            "t0 = time.process_time()\n"
+            "while time.process_time() - t0 < 1.5:\n"
+            "    pass\n")
+    run = report.run_notebook(make_notebook(tmp_path / "nbs", "busy", busy), tmp_path / "busy.ipynb")
+    assert run.ok and run.cpu is not None
+    assert run.cpu >= 1.5  # the kernel's 1.5 s of CPU (not this process's: it only waited)
+    sleepy = report.run_notebook(make_notebook(tmp_path / "nbs", "sleepy", "import time\ntime.sleep(1.5)\n"),
+                                 tmp_path / "sleepy.ipynb")
+    assert sleepy.ok and sleepy.cpu < run.cpu - 1.0  # a wait is wall time, not CPU
+    entry = {"stem": "busy", "title": "t", "ok": True, "error": None, "elapsed": run.elapsed, "cpu": run.cpu,
+             "parameters": {}, "claims": None, "results": None, "html": None}
+    assert f"{run.cpu:.1f} s CPU" in report.render_index([entry], generated="now")
+
+
 # ------------------------------------------------------------------------ CLI
 
 
