@@ -28,6 +28,7 @@ submodule: ``import calibnb.llm`` (it is not re-exported by ``calibnb``).
 
 from __future__ import annotations
 
+from ..validation import check_choice as _check_choice
 from ._common import COLUMNS, CONFIDENCE_SOURCES, exact_match, normalize_answer
 from ._helm import read_helm
 from ._inspect import read_inspect
@@ -115,8 +116,7 @@ def read_log(source, *, format: str, **options):
     >>> df[["item_id", "answer", "confidence", "correct", "confidence_source"]].round(4).values.tolist()
     [['q1', 'Paris', 0.6065, True, 'sequence-probability']]
     """
-    if not isinstance(format, str) or format not in FORMATS:
-        raise ValueError(f"format must be one of {', '.join(FORMATS)}; got {format!r}.")
+    _check_choice(format, tuple(FORMATS), "format")
     return FORMATS[format](source, **options)
 
 

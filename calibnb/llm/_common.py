@@ -12,6 +12,8 @@ from typing import Any, Iterable, Iterator
 
 import numpy as np
 
+from ..validation import check_choice
+
 # What the readers share (this module is private; calibnb.llm re-exports the public names).
 __all__ = [
     "COLUMNS", "CONFIDENCE_SOURCES", "TOKEN_SOURCES", "TOKEN_READOUT", "ON_MISSING", "normalize_answer", "exact_match",
@@ -219,9 +221,7 @@ def check_str(value: Any, name: str, *, allow_none: bool = True) -> str | None:
 
 
 def check_on_missing(on_missing: Any) -> str:
-    if on_missing not in ON_MISSING:
-        raise ValueError(f"on_missing must be one of {', '.join(ON_MISSING)}; got {on_missing!r}.")
-    return on_missing
+    return check_choice(on_missing, ON_MISSING, "on_missing")
 
 
 class Dropped:

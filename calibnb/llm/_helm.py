@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..validation import check_choice
 from ._common import Record, as_path, check_on_missing, check_str, Dropped, finite_float, frame, get, load_json
 
 __all__ = ["read_helm"]
@@ -58,8 +59,7 @@ def read_helm(source, *, method: str | None = None, fractional: str = "raise", o
     """
     path = as_path(source)
     check_str(method, "method")
-    if fractional not in _FRACTIONAL:
-        raise ValueError(f"fractional must be one of {', '.join(_FRACTIONAL)}; got {fractional!r}.")
+    check_choice(fractional, _FRACTIONAL, "fractional")
     on_missing = check_on_missing(on_missing)
     folder = path if path.is_dir() else path.parent
     stats_path = folder / "per_instance_stats.json" if path.is_dir() else path

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from ..validation import check_choice
 from ._common import Record, as_path, check_str, correctness, exact_match, frame, get, iter_jsonl, load_json
 
 __all__ = [
@@ -42,9 +43,7 @@ def check_pattern(pattern: Any, default: str = DEFAULT_PATTERN, group: str = "va
 
 
 def check_scale(scale: Any) -> str:
-    if scale not in _SCALES:
-        raise ValueError(f"scale must be one of {', '.join(_SCALES)}; got {scale!r}.")
-    return scale
+    return check_choice(scale, _SCALES, "scale")
 
 
 def parse_one(text: Any, pattern: re.Pattern, where: Record, field: str) -> tuple[float, bool]:

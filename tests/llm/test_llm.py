@@ -491,7 +491,7 @@ def test_parse_verbalized_confidence_user_pattern_and_errors():
 def test_read_log_dispatch_and_errors():
     a = llm.read_log(DATA / "helm_run", format="helm")
     pd.testing.assert_frame_equal(a, llm.read_helm(DATA / "helm_run"))
-    with pytest.raises(ValueError, match="format must be one of openai, lm-eval, helm, inspect, verbalized"):
+    with pytest.raises(ValueError, match="format must be one of 'openai', 'lm-eval', 'helm', 'inspect', 'verbalized'; got 'csv'"):
         llm.read_log(DATA / "helm_run", format="csv")
     with pytest.raises(TypeError, match="gold"):
         llm.read_log(DATA / "helm_run", format="helm", gold={})
