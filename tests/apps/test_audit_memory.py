@@ -134,3 +134,45 @@ def test_numpy_kernels_change_no_number_of_the_audit(monkeypatch):
         result["warnings"] = []
         out[choice] = audit.audit_json(result)
     assert out["numba"] == out["numpy"]
+
+
+def _band_as_before(conf, correct, w, n_resamples, level, seed):
+    """The consistency band as corp_reliability computed it with the whole (n_resamples, G) matrix of curves."""
+    from calibnb import corp
+
+    grp = corp._Groups(*corp._check_inputs(conf, correct, w))
+    rng = np.random.default_rng(seed)
+    curves = np.empty((n_resamples, grp.g))
+    n, pos = grp.conf.shape[0], np.arange(grp.g)
+    for k in range(n_resamples):
+        idx = rng.integers(0, n, n).astype(np.intp, copy=False)
+        ystar = rng.random(n) < grp.conf[idx]
+        g, wi = grp.group[idx], grp.w[idx]
+        cur = corp._pav(np.bincount(g, weights=wi * ystar, minlength=grp.g), np.bincount(g, weights=wi, minlength=grp.g))
+        have = ~np.isnan(cur)
+        last = np.maximum.accumulate(np.where(have, pos, -1))
+        curves[k] = np.where(last >= 0, cur[np.maximum(last, 0)], cur[np.argmax(have)])
+    alpha = (1.0 - level) / 2.0
+    return np.quantile(curves, [alpha, 1.0 - alpha], axis=0), rng
+
+
+@pytest.mark.parametrize("block", [None, 7 * 50, 1])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_corp_band_in_bounded_blocks_is_the_band_of_the_whole_matrix(monkeypatch, block, weighted):
+    """corp_reliability keeps each resampled curve as its steps and takes the quantiles in blocks of columns:
+    the band (and the generator's state after it) equal the whole matrix's bit for bit, at any block size."""
+    from calibnb import corp
+
+    if block is not None:
+        monkeypatch.setattr(corp, "_BAND_BLOCK", block)
+    rng = np.random.default_rng(4)
+    conf = np.round(rng.beta(5, 2, 3000), 3)  # ties: fewer distinct confidences than rows
+    correct = rng.uniform(size=conf.size) < conf ** 1.5
+    w = rng.uniform(0.2, 3.0, conf.size) if weighted else None
+    gen = np.random.default_rng(9)
+    r = corp.corp_reliability(conf, correct, sample_weight=w, n_resamples=50, level=0.9, seed=gen)
+    (low, high), ref_gen = _band_as_before(conf, correct, w, 50, 0.9, 9)
+    assert r.x.size > 300 and np.isfinite(r.band_low).all()
+    np.testing.assert_array_equal(r.band_low, low, strict=True)
+    np.testing.assert_array_equal(r.band_high, high, strict=True)
+    assert gen.bit_generator.state == ref_gen.bit_generator.state  # the same draws consumed
