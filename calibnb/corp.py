@@ -48,6 +48,9 @@ from .metrics.registry import Metric, register
 __all__ = ["CORPReliability", "corp_reliability", "ScoreDecomposition", "score_decomposition", "corp_miscalibration"]
 
 _EPS = float(np.finfo(np.float64).eps)
+#: Elements of the (resamples x confidences) block over which the consistency band's quantiles are taken at once
+#: (16 MB of float64): the band's memory stays bounded however many distinct confidences there are.
+_BAND_BLOCK = 1 << 21
 
 
 @dataclass(frozen=True)
@@ -260,7 +263,11 @@ def corp_reliability(conf, correct, *, sample_weight=None, n_resamples: int = 10
     low = np.full(grp.g, np.nan)
     high = np.full(grp.g, np.nan)
     if n_resamples > 0:
-        curves = np.empty((n_resamples, grp.g))
+        # Each refitted curve is a step function with few steps (PAV's blocks): it is kept as its steps (first
+        # index and value of each), not as a row of a (n_resamples, G) matrix (160 MB at 200 resamples of 100,000
+        # distinct confidences, and as much again for the quantiles' copy), and the band's quantiles are taken
+        # over blocks of columns rebuilt from the steps: the same values, so the same band bit for bit.
+        starts, values = [], []
         n = grp.conf.shape[0]
         pos = np.arange(grp.g)
         for k in range(n_resamples):
@@ -274,9 +281,19 @@ def corp_reliability(conf, correct, *, sample_weight=None, n_resamples: int = 10
             # confidences absent from the resample: the value at the nearest smaller one present, else larger
             have = ~np.isnan(cur)
             last = np.maximum.accumulate(np.where(have, pos, -1))
-            curves[k] = np.where(last >= 0, cur[np.maximum(last, 0)], cur[np.argmax(have)])
+            curve = np.where(last >= 0, cur[np.maximum(last, 0)], cur[np.argmax(have)])
+            bits = curve.view(np.uint64)  # steps where the bits change (NaN and -0.0 kept exactly)
+            first = np.flatnonzero(np.concatenate(([True], bits[1:] != bits[:-1])))
+            starts.append(first)
+            values.append(curve[first])
         alpha = (1.0 - level) / 2.0
-        low, high = np.quantile(curves, [alpha, 1.0 - alpha], axis=0)
+        step = max(1, _BAND_BLOCK // n_resamples)
+        for j0 in range(0, grp.g, step):
+            cols = pos[j0:j0 + step]
+            block = np.empty((n_resamples, cols.size))
+            for k in range(n_resamples):
+                block[k] = values[k][np.searchsorted(starts[k], cols, side="right") - 1]
+            low[j0:j0 + step], high[j0:j0 + step] = np.quantile(block, [alpha, 1.0 - alpha], axis=0)
     return CORPReliability(x=grp.x, cep=np.asarray(cep, dtype=np.float64), band_low=low, band_high=high,
                            weight=grp.weight, n=int(grp.conf.shape[0]), level=float(level),
                            n_resamples=n_resamples)

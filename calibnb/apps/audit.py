@@ -2239,13 +2239,55 @@ def _hide_code(nb_path: Path, out_path: Path) -> None:
     nbformat.write(nb, str(out_path))
 
 
+#: What the audit's notebook kernel gets in its environment, unless the caller's environment sets the same
+#: variable (issue 27: an audit's peak memory under 1 GiB; measured in benchmarks/README.md).
+_KERNEL_ENVIRONMENT = {
+    # NumPy's path of the metrics: the same numbers bit for bit (tests/test_kernels_inmemory.py), without numba's
+    # compiler and its compiled kernels in the kernel's memory (about 130 MiB at 10^5 rows)
+    "CALIBNB_KERNEL": "numpy",
+    # glibc: every allocation above 128 KiB (the bootstrap's blocks, the metrics' arrays) gets its own mapping,
+    # returned to the system when freed; by default glibc raises this threshold after the first large free and then
+    # keeps the freed arrays in its heaps (about 150 MiB of the audit's peak)
+    "MALLOC_MMAP_THRESHOLD_": "131072",
+}
+
+
+@contextlib.contextmanager
+def _kernel_environment(overrides: dict | None = None):
+    """Set ``_KERNEL_ENVIRONMENT`` (or ``overrides``) in ``os.environ`` for a kernel started inside; restore after.
+
+    A variable already set (by the user) is left as it is.
+
+    Examples
+    --------
+    >>> import os
+    >>> with _kernel_environment({"CALIBNB_DOCTEST_VAR": "1"}):
+    ...     os.environ["CALIBNB_DOCTEST_VAR"]
+    '1'
+    >>> "CALIBNB_DOCTEST_VAR" in os.environ
+    False
+    """
+    env = _KERNEL_ENVIRONMENT if overrides is None else overrides
+    if not isinstance(env, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in env.items()):
+        raise TypeError(f"overrides must be a dict of str to str; got {type(env).__name__}.")
+    added = [k for k in env if k not in os.environ]
+    for k in added:
+        os.environ[k] = env[k]
+    try:
+        yield
+    finally:
+        for k in added:
+            os.environ.pop(k, None)
+
+
 def render_report(params: dict, folder: Path, *, timeout: float = AUDIT_TIMEOUT) -> dict:
     """Run notebook 00 with ``params`` into ``folder``: {"audit.ipynb", "audit.json", "audit.html": path}."""
     from .report import notebook_to_html, run_notebook
 
     folder.mkdir(parents=True, exist_ok=True)
-    run = run_notebook(NOTEBOOK, folder / "audit.ipynb", parameters=params, results_path=folder / "audit.json",
-                       cwd=NOTEBOOK.parent, timeout=timeout)
+    with _kernel_environment():
+        run = run_notebook(NOTEBOOK, folder / "audit.ipynb", parameters=params, results_path=folder / "audit.json",
+                           cwd=NOTEBOOK.parent, timeout=timeout)
     if not run.ok or run.results is None:
         if run.error and run.error.startswith("AuditInputError: "):  # bad input found by the kernel's read
             raise AuditInputError(run.error[len("AuditInputError: "):])
