@@ -49,7 +49,12 @@ def setup_check(*, datasets: Sequence[str] = (), cache_dir: Any = None) -> pd.Da
         download). Each folder's files are looked for on disk (in
         ``cache_dir``, else ``CALIBNB_DATA_DIR``, else the user cache) by name
         and size, without downloading or hashing: the loaders verify every
-        checksum when they read.
+        checksum when they read. In a browser kernel (the site of ``make
+        site``), where files whose licence does not allow serving them are
+        absent, a missing file also shows an upload button
+        (:func:`calibnb.data.upload_widget`) above the table: the student
+        downloads the file from the address the loading cell names and gives
+        it to the button, which verifies it against the manifest.
     cache_dir : path, optional
         As for the loaders of :mod:`calibnb.data`.
 
@@ -69,6 +74,7 @@ def setup_check(*, datasets: Sequence[str] = (), cache_dir: Any = None) -> pd.Da
     import importlib
 
     from .data import data_dir, in_browser, registry
+    from .data._registry import UPLOAD_DIR, _browser_site_file
 
     if isinstance(datasets, str):
         datasets = (datasets,)
@@ -81,16 +87,26 @@ def setup_check(*, datasets: Sequence[str] = (), cache_dir: Any = None) -> pd.Da
         raise ValueError(f"datasets has unknown folder(s) {unknown}; the data manifest has {folders}.")
     root = data_dir(cache_dir)
     rows: dict[str, tuple[str, str]] = {}
+    browser = in_browser()
+
+    def places(f: str) -> list[Path]:
+        if browser:  # the site's copy (under its site name) or the student's upload
+            return [UPLOAD_DIR / f, root / _browser_site_file(f)]
+        return [root / f]
+
+    upload = False
     for name in datasets:
         mine = files[files["file"].str.startswith(name + "/")]
-        present = sum((root / f).is_file() and (root / f).stat().st_size == int(b)
+        present = sum(any(p.is_file() and (browser or p.stat().st_size == int(b)) for p in places(f))
                       for f, b in zip(mine["file"], mine["bytes"]))
         if present == len(mine):
             rows[f"data: {name}"] = ("ok", f"all {len(mine)} files found (checksums are verified when read)")
-        elif in_browser():  # the site carries only files whose licence allows serving them; never a download
+        elif browser:  # the site carries only files whose licence allows serving them; never a download
+            upload = True
             rows[f"data: {name}"] = ("missing", f"{present} of {len(mine)} files are in this browser copy: the "
-                                                "others' licence does not allow serving them (the cells that "
-                                                "read them say so): run this notebook on a local install")
+                                                "others' licence does not allow serving them. A cell that needs "
+                                                "one stops with its name and address: download it there and "
+                                                "give it to the upload button above (checked by sha256)")
         else:
             rows[f"data: {name}"] = ("missing", f"{present} of {len(mine)} files found: set CALIBNB_DATA_DIR to "
                                                 "the data folder, or let the loading cells download them "
@@ -103,6 +119,12 @@ def setup_check(*, datasets: Sequence[str] = (), cache_dir: Any = None) -> pd.Da
         except ImportError:
             rows[module] = ("missing", f"not installed: run `make venv` (or pip install {module})")
     rows["python"] = ("version", sys.version.split()[0])
+    if upload:  # the browser route for files the site may not carry: upload, verified against the manifest
+        from IPython.display import display
+
+        from .data import upload_widget
+
+        display(upload_widget())
     return pd.DataFrame.from_dict(rows, orient="index", columns=["status", "detail"])
 
 

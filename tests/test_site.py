@@ -216,12 +216,22 @@ class _Browser:
         self.context.on("requestfailed", lambda r: self.requests.append(r.url))
         self.base = base
 
-    def run_all(self, notebook: str):
-        """Open ``notebook`` in JupyterLite, Run All, wait for every cell; return (page, notebook JSON, seconds)."""
-        page = self.context.new_page()
-        page.on("worker", lambda w: self.requests.append(w.url))
-        page.goto(f"{self.base}/lab/index.html?path={notebook}")
-        page.locator(".jp-Notebook").wait_for(timeout=120_000)
+    def run_all(self, notebook: str, page=None):
+        """Open ``notebook`` in JupyterLite (or use its open ``page``), Run All, wait for every cell.
+
+        Returns (page, notebook JSON, seconds). A second Run All on the same page keeps the kernel
+        (and what was uploaded to it); the outputs are cleared first.
+        """
+        if page is None:
+            page = self.context.new_page()
+            page.on("worker", lambda w: self.requests.append(w.url))
+            page.goto(f"{self.base}/lab/index.html?path={notebook}")
+            page.locator(".jp-Notebook").wait_for(timeout=120_000)
+        else:
+            page.evaluate("() => window.jupyterapp.commands.execute('notebook:clear-all-cell-outputs')")
+            page.wait_for_function("""() => window.jupyterapp.shell.currentWidget.context.model.toJSON().cells
+                .every(c => c.cell_type !== 'code' || (c.execution_count == null && !(c.outputs || []).length))""",
+                                   timeout=30_000)
         page.locator(".jp-Notebook-ExecutionIndicator[data-status=idle]").first.wait_for(state="attached",
                                                                                            timeout=120_000)
         start = time.monotonic()
@@ -317,6 +327,70 @@ def test_data_notebook_reads_the_site_data_in_the_browser(served_site, notebook,
             _check_ran_clean(nb)  # a file missing from the site would have stopped a cell with an error
             images = sum("image/png" in o.get("data", {}) for c in nb["cells"] for o in c.get("outputs", []))
             assert images >= 1
+        finally:
+            b.close()
+    off = sorted({u for u in b.requests if not _is_local(u)})
+    assert off == [], f"the site asked for off-machine resources: {off}"
+
+
+#: Notebook 05's model outputs (Baan et al.; their repository states no licence, so the site does not
+#: carry them): the files a student downloads and uploads.
+NB05_UPLOADS = [f"chaosnli/predictions/SNLI_{split}_{model}_{seed}.json" for model, seeds in
+                [("roberta-base", (0, 1, 2)), ("bert-base-uncased", (0, 1))] for seed in seeds for split in ("dev", "test")]
+
+
+@pytest.mark.xdist_group("browser")
+def test_notebook_05_runs_in_the_browser_with_the_files_a_student_uploads(served_site, tmp_path):
+    """The route for data the site may not carry: the loading cell names the file and its address, the
+    setup-check cell's upload button takes the student's copy (a wrong one is refused by sha256), and the
+    notebook then runs to the end in the same kernel."""
+    from playwright.sync_api import expect, sync_playwright
+
+    base, summary = served_site
+    notebook = "05_jiang2024_scalar_labels.ipynb"
+    assert set(NB05_UPLOADS) <= set(summary["data_left_out"])  # the site does not carry them
+    assert not any(f.startswith("chaosnli/predictions/") for f in summary["data_files"])
+    if not MIRROR or not all((Path(MIRROR) / f).is_file() for f in NB05_UPLOADS):
+        pytest.skip("CALIBNB_DATA_DIR does not hold Baan et al.'s SNLI prediction files (the student's download)")
+    manifest = {e["file"]: e for e in json.loads((ROOT / "data" / "manifest.json").read_text(encoding="utf-8"))}
+    wrong = tmp_path / NB05_UPLOADS[0].rsplit("/", 1)[-1]  # the right name, other bytes (a truncated download)
+    wrong.write_bytes((Path(MIRROR) / NB05_UPLOADS[0]).read_bytes()[:1000])
+    with sync_playwright() as p:
+        b = _Browser(p, base)
+        try:
+            page, nb, first = b.run_all(notebook)
+            errors = [o for c in nb["cells"] if c["cell_type"] == "code" for o in c.get("outputs", [])
+                      if o.get("output_type") == "error"]
+            assert errors and "DataUnavailableError" in errors[0]["ename"], errors  # Pyodide: "<class '...'>"
+            message = errors[0]["evalue"]
+            # Run All goes on past a failed cell in JupyterLite: let the queue drain before the upload
+            page.wait_for_function("""() => {
+                const w = window.jupyterapp.shell.currentWidget;
+                const busy = [...document.querySelectorAll('.jp-InputPrompt')].some(e => e.textContent.includes('*'));
+                return !busy && w.sessionContext.session.kernel.status === 'idle';
+            }""", timeout=RUN_TIMEOUT_S * 1000, polling=1000)
+            missing = next(f for f in NB05_UPLOADS if repr(f) in message)  # which file, where to get it, how to add it
+            assert manifest[missing]["url"] in message and "upload button" in message and "sha256" in message
+            button = page.locator(".widget-upload")
+            expect(button).to_have_count(1, timeout=60_000)  # the setup-check cell's upload button
+
+            def upload(paths):  # as a student: click the button, pick the files in the file chooser
+                button.scroll_into_view_if_needed()
+                with page.expect_file_chooser() as chooser:
+                    button.click()
+                chooser.value.set_files(paths)
+
+            upload(str(wrong))
+            expect(page.get_by_text("0 of 1 files accepted")).to_have_count(1, timeout=120_000)
+            expect(page.get_by_text(f"{wrong.name}': its sha256 is", exact=False)).to_have_count(1)
+            upload([str(Path(MIRROR) / f) for f in NB05_UPLOADS])
+            expect(page.get_by_text(f"{len(NB05_UPLOADS)} of {len(NB05_UPLOADS)} files accepted")).to_have_count(
+                1, timeout=300_000)
+            page, nb, second = b.run_all(notebook, page)
+            _check_ran_clean(nb)
+            images = sum("image/png" in o.get("data", {}) for c in nb["cells"] for o in c.get("outputs", []))
+            assert images >= 3
+            print(f"[site timing] {notebook}: {first:.0f} s to the missing file, {second:.0f} s after the upload")
         finally:
             b.close()
     off = sorted({u for u in b.requests if not _is_local(u)})
