@@ -73,8 +73,7 @@ def setup_check(*, datasets: Sequence[str] = (), cache_dir: Any = None) -> pd.Da
     """
     import importlib
 
-    from .data import data_dir, in_browser, registry
-    from .data._registry import UPLOAD_DIR, _browser_site_file
+    from .data import browser_file, data_dir, in_browser, registry
 
     if isinstance(datasets, str):
         datasets = (datasets,)
@@ -89,16 +88,15 @@ def setup_check(*, datasets: Sequence[str] = (), cache_dir: Any = None) -> pd.Da
     rows: dict[str, tuple[str, str]] = {}
     browser = in_browser()
 
-    def places(f: str) -> list[Path]:
-        if browser:  # the site's copy (under its site name) or the student's upload
-            return [UPLOAD_DIR / f, root / _browser_site_file(f)]
-        return [root / f]
+    def found(f: str, size: int) -> bool:
+        if browser:  # the student's upload or the site's copy (under its site name)
+            return browser_file(f, cache_dir=cache_dir) is not None
+        return (root / f).is_file() and (root / f).stat().st_size == size
 
     upload = False
     for name in datasets:
         mine = files[files["file"].str.startswith(name + "/")]
-        present = sum(any(p.is_file() and (browser or p.stat().st_size == int(b)) for p in places(f))
-                      for f, b in zip(mine["file"], mine["bytes"]))
+        present = sum(found(f, int(b)) for f, b in zip(mine["file"], mine["bytes"]))
         if present == len(mine):
             rows[f"data: {name}"] = ("ok", f"all {len(mine)} files found (checksums are verified when read)")
         elif browser:  # the site carries only files whose licence allows serving them; never a download

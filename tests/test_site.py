@@ -20,6 +20,7 @@ site``; ``.ci/run`` builds it first) or no Chromium/Playwright is installed.
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import json
 import os
@@ -130,6 +131,7 @@ def browser_kernel(tmp_path, monkeypatch):
     site_data.mkdir(parents=True)
     monkeypatch.setattr(sys, "platform", "emscripten")
     monkeypatch.setattr(_registry, "BROWSER_DATA_DIR", site_data)
+    monkeypatch.setattr(_registry, "UPLOAD_DIR", tmp_path / "kernel-memory" / "calibnb-uploads")
     monkeypatch.delenv("CALIBNB_DATA_DIR", raising=False)
     return site_data
 
@@ -163,6 +165,112 @@ def test_browser_kernel_reads_the_site_data_with_checksums_and_never_downloads(b
         target.write_bytes(real.read_bytes())
         assert data.fetch(entry["file"], downloader=downloader) == target
     assert downloads == []
+
+
+def test_site_stores_files_named_json_under_another_name_and_the_kernel_reads_them_there(browser_kernel):
+    """JupyterLite parses files named *json* as JSON (a .jsonl read then never returns): the site renames them."""
+    import calibnb.data as data
+    from calibnb.data._registry import _browser_site_file
+
+    name = "chaosnli/chaosNLI_snli.jsonl"
+    site_name = _browser_site_file(name)
+    assert "json" not in site_name.rsplit("/", 1)[-1] and site_name.startswith("chaosnli/")
+    manifest = json.loads((ROOT / "data" / "manifest.json").read_text(encoding="utf-8"))
+    for entry in manifest:  # every carried file's site name is distinct and free of "json"
+        assert "json" not in _browser_site_file(entry["file"]).rsplit("/", 1)[-1]
+    assert len({_browser_site_file(e["file"]) for e in manifest}) == len(manifest)
+    if not MIRROR or not (Path(MIRROR) / name).is_file():
+        pytest.skip("CALIBNB_DATA_DIR does not hold ChaosNLI")
+    (browser_kernel / "chaosnli").mkdir()
+    (browser_kernel / site_name).write_bytes((Path(MIRROR) / name).read_bytes())
+    assert data.fetch(name) == browser_kernel / site_name
+    assert len(data.load_chaosnli("snli")) == 1514
+
+
+def test_a_file_the_site_does_not_carry_is_named_with_its_address_and_an_upload_is_verified(browser_kernel):
+    """The student's route: the error says where to get the file and how to add it; add_data_file checks it."""
+    import calibnb.data as data
+    from calibnb.data import _registry
+
+    name = "qa/codex_triviaqa_16shot.log"
+    entry = data.manifest_entry(name)
+    with pytest.raises(data.DataUnavailableError) as err:
+        data.fetch(name)
+    message = str(err.value)
+    for part in (repr(name), entry["url"], "upload button", "sha256", "triviaqa_probs_code002_16shot.log"):
+        assert part in message, part
+    assert str(browser_kernel) not in message  # no machine path
+    # unknown files, wrong bytes under a registered name: refused, nothing kept
+    with pytest.raises(ValueError, match="not a file of the data manifest"):
+        data.add_data_file("holiday.jpg", b"\xff\xd8")
+    with pytest.raises(data.ChecksumMismatchError, match=f"its sha256 is .* {entry['sha256']}"):
+        data.add_data_file("triviaqa_probs_code002_16shot.log", b"a truncated download")
+    assert not _registry.UPLOAD_DIR.exists() or not any(p.is_file() for p in _registry.UPLOAD_DIR.rglob("*"))
+    with pytest.raises(TypeError, match="content must be bytes"):
+        data.add_data_file("x.log", "text")
+    with pytest.raises(TypeError, match="filename must be"):
+        data.add_data_file(3, b"")
+    if not MIRROR or not (Path(MIRROR) / name).is_file():
+        pytest.skip("CALIBNB_DATA_DIR does not hold the QA files")
+    raw = (Path(MIRROR) / name).read_bytes()
+    # the upstream name (as downloaded) or the mirror's: both map to the registered file
+    for upload_name in ("triviaqa_probs_code002_16shot.log", "codex_triviaqa_16shot.log"):
+        kept = data.add_data_file(upload_name, memoryview(raw))
+        assert kept == _registry.UPLOAD_DIR / name and kept.read_bytes() == raw
+        assert data.fetch(name) == kept
+    assert len(data.load_codex_triviaqa()) > 0
+
+
+def test_setup_check_in_the_browser_shows_the_upload_button_when_files_are_missing(browser_kernel, monkeypatch):
+    import calibnb.data as data
+    from calibnb import teaching
+
+    shown = []
+    monkeypatch.setattr("IPython.display.display", lambda obj: shown.append(obj))
+    table = teaching.setup_check(datasets=["qa"])
+    assert table.loc["data: qa", "status"] == "missing"
+    assert "upload button" in table.loc["data: qa", "detail"] and str(browser_kernel) not in table.to_string()
+    assert len(shown) == 1 and type(shown[0]).__name__ == "VBox"
+    assert type(shown[0].children[0]).__name__ == "FileUpload"
+    if MIRROR and all((Path(MIRROR) / f).is_file() for f in data.registry()["file"] if f.startswith("qa/")):
+        for f in [f for f in data.registry()["file"] if f.startswith("qa/")]:
+            data.add_data_file(f.rsplit("/", 1)[-1], (Path(MIRROR) / f).read_bytes())
+        assert teaching.setup_check(datasets=["qa"]).loc["data: qa", "status"] == "ok"
+        assert len(shown) == 1  # nothing missing: no button
+
+
+def test_an_uploaded_upstream_pickle_is_converted_and_verified_as_on_a_desktop(browser_kernel, monkeypatch):
+    import pickle
+
+    import numpy as np
+
+    import calibnb.data as data
+    from calibnb.data import _registry
+    from calibnb.data._arrays import arrays_digest
+
+    name = "cifar/cifar10_resnet20.npz"
+    if not MIRROR or not (Path(MIRROR) / name).is_file():
+        pytest.skip("CALIBNB_DATA_DIR does not hold the CIFAR outputs")
+    entry = data.manifest_entry(name)
+    with np.load(Path(MIRROR) / name) as z:
+        logits, labels = z["logits"], z["labels"]
+    upstream = pickle.dumps((logits, labels.astype(np.uint8).reshape(-1, 1)), protocol=4)  # the upstream's layout
+    fake = dict(entry, upstream_sha256=hashlib.sha256(upstream).hexdigest())
+    monkeypatch.setattr(_registry, "_manifest", lambda: (fake,))
+    kept = data.add_data_file(entry["path"].rsplit("/", 1)[-1], upstream)  # logits_cifar10_resnet20_pretrainedcy.p
+    assert kept == _registry.UPLOAD_DIR / name
+    with np.load(kept) as z:
+        assert arrays_digest({k: z[k] for k in z.files}) == entry["arrays_sha256"]
+    assert data.fetch(name) == kept
+    # a pickle of other arrays under the upstream hash's name: its conversion fails verification, nothing kept
+    kept.unlink()
+    changed = logits.copy()
+    changed[17, 3] += 1e-3  # one value differs: converted fine, caught by the arrays' checksum
+    other = pickle.dumps((changed, labels.astype(np.uint8).reshape(-1, 1)), protocol=4)
+    monkeypatch.setattr(_registry, "_manifest", lambda: (dict(fake, upstream_sha256=hashlib.sha256(other).hexdigest()),))
+    with pytest.raises(data.ChecksumMismatchError):
+        data.add_data_file("logits_cifar10_resnet20_pretrainedcy.p", other)
+    assert not any(p.is_file() for p in _registry.UPLOAD_DIR.rglob("*"))
 
 
 def test_project_files_are_found_in_the_site_when_not_in_a_source_tree(browser_kernel, monkeypatch):

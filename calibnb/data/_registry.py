@@ -60,6 +60,7 @@ __all__ = [
     "fetch",
     "urllib_downloader",
     "UPLOAD_DIR",
+    "browser_file",
     "add_data_file",
     "upload_widget",
 ]
@@ -262,6 +263,24 @@ def _browser_site_file(name: str) -> str:
     if "json" not in base:
         return name
     return (folder + "/" if folder else "") + base.replace("json", "jsn") + ".bin"
+
+
+def browser_file(name: str, *, cache_dir: str | os.PathLike | None = None) -> Path | None:
+    """Where a browser kernel has the registered file ``name``, or None (not checked, not downloaded).
+
+    First the student's verified upload (:data:`UPLOAD_DIR`, see :func:`add_data_file`),
+    then the site's copy in the data folder (:func:`data_dir`) under its site name (a
+    name containing "json" is stored without it: JupyterLite parses such files as JSON).
+    :func:`fetch` reads from here in a browser kernel and verifies the checksum.
+
+    >>> browser_file("qa/gpt_preds.json") is None  # not in a browser kernel here
+    True
+    """
+    entry = manifest_entry(name)
+    for path in (UPLOAD_DIR / entry["file"], data_dir(cache_dir) / _browser_site_file(entry["file"])):
+        if path.is_file():
+            return path
+    return None
 
 
 def _upstream_name(entry: dict[str, Any]) -> str:
@@ -533,11 +552,11 @@ def fetch(name: str, *, cache_dir: str | os.PathLike | None = None, downloader: 
     if in_browser():
         # A browser kernel reads what the site carries (under its site name) or what the student
         # uploaded (add_data_file): never a download.
-        for path in (UPLOAD_DIR / entry["file"], root / _browser_site_file(entry["file"])):
-            if path.is_file():
-                _verify(path, entry)
-                return path
-        raise DataUnavailableError(_missing_in_browser(entry))
+        path = browser_file(name, cache_dir=cache_dir)
+        if path is None:
+            raise DataUnavailableError(_missing_in_browser(entry))
+        _verify(path, entry)
+        return path
     if dest.is_file():
         _verify(dest, entry)
         return dest
