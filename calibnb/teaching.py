@@ -647,17 +647,34 @@ def _answer_01_4(seed: int, cache_dir: Any) -> Answer:
 
 
 def _answer_01_5(seed: int, cache_dir: Any) -> Answer:
+    import dataclasses
+
     import numpy as np
     from scipy import stats
 
     from . import AverageBaseline, BinaryBaseline, ConsCal, CorrectnessClassifier, TemperatureScaling, ece, macro_ce
     from .data import calibration_test_split, load_qa_confidences
-    from .papers.si2022 import expert_features, normalize_answer, trust_scores
+    from .papers.si2022 import expert_features, normalize_answer, table7_methods, training_dynamics, trust_scores
 
-    # Notebook 01's §5.1 methods on the QA data at its defaults (nq, factual; its cell 'fc09b107'), each fitted on
-    # dev and applied to dev and test; the reader of §5.4 trusts an answer iff its confidence >= t, with t = 0.5 or
-    # t tuned per method to the best dev F1 (over the method's distinct dev confidences). The trained model's
-    # methods (notebook 01's §5.2) are not recomputed here: they need its training runs.
+    # §5.4's two sources, each method fitted on dev and applied to dev and test; the reader of §5.4 trusts an answer
+    # iff its confidence >= t, with t = 0.5 or t tuned per method to the best dev F1 (over the method's distinct dev
+    # confidences, the smallest on a tie).
+    # 1. The trained model of §5.2 at notebook 01's defaults (its cells '395a8199'/'1c1d4a53': 5 checkpoints every
+    #    12 epochs, 32 tanh units, step 0.02, and the label-smoothed twin): paper.table7_methods's 11 methods. Their
+    #    dev confidences are the same fitted methods applied to dev: table7_methods on a copy of the runs whose
+    #    "test" split is the dev split (every method is fitted on dev only, so the fits are the same).
+    train = dict(n_checkpoints=5, n_seeds=5, seed=seed, hidden=32, epochs_per_checkpoint=12, learning_rate=0.02)
+    dyn, dyn_ls = training_dynamics(**train), training_dynamics(label_smoothing=0.1, **train)
+
+    def dev_as_test(d):
+        fields = {f.name: getattr(d, f.name) for f in dataclasses.fields(d)}
+        return dataclasses.replace(d, **{k: {**v, "test": v["dev"]} for k, v in fields.items()
+                                         if isinstance(v, dict) and set(v) >= {"dev", "test"}})
+
+    on_test = table7_methods(dyn, dyn_ls, n_bins=10)
+    on_dev = table7_methods(dev_as_test(dyn), dev_as_test(dyn_ls), n_bins=10)
+    sources = {"trained model": {m: (*on_dev[m], *on_test[m]) for m in on_test}}
+    # 2. The QA data at notebook 01's defaults (nq, factual; its cell 'fc09b107'): §5.1's ten methods.
     experts = ["factual", "multihop", "math", "commonsense"]
     dq = load_qa_confidences("nq", "factual", cache_dir=cache_dir)
     dev, test = calibration_test_split(len(dq), seed=seed, frac=0.5)
@@ -678,44 +695,55 @@ def _answer_01_5(seed: int, cache_dir: Any) -> Answer:
     for mode in ("binary", "frequency", "classifier"):
         cc = ConsCal(mode=mode).fit(table_[dev], y[dev])
         fitted[f"Expert agreement ({mode})"] = lambda idx, cc=cc: cc.transform(table_[idx])
-    rows = {}
-    for name, f in fitted.items():
-        c_dev, c_test = f(dev), f(test)
-        candidates = np.unique(c_dev)
-        f1_dev = [trust_scores(c_dev, y[dev], threshold=float(t)).f1 for t in candidates]
-        t_best = float(candidates[int(np.argmax(f1_dev))])  # the smallest threshold with the best dev F1
-        rows[name] = {"ECE (%)": 100 * ece(c_test, y[test], n_bins=10), "MacroCE (%)": 100 * macro_ce(c_test, y[test]),
-                      "F1 at 0.5": trust_scores(c_test, y[test]).f1, "tuned t (dev)": t_best,
-                      "F1 at tuned t": trust_scores(c_test, y[test], threshold=t_best).f1,
-                      "share trusted at tuned t": float(np.mean(c_test >= t_best))}
-    table = pd.DataFrame.from_dict(rows, orient="index").rename_axis("method")
-    rho = {}
-    for f1 in ("F1 at 0.5", "F1 at tuned t"):
-        rho[f1] = {m: float(stats.spearmanr(-table[m], table[f1]).statistic) for m in ("ECE (%)", "MacroCE (%)")}
-    order_change = float(stats.spearmanr(table["F1 at 0.5"], table["F1 at tuned t"]).statistic)
-    facts = {"rho": rho, "f1_rank_agreement": order_change,
-             "macro_better": {k: v["MacroCE (%)"] > v["ECE (%)"] for k, v in rho.items()}}
-    def top(col):
-        best = table[col].max()
-        return f"{best:.3f} ({', '.join(table.index[np.isclose(table[col], best)])})"
+    sources["QA nq/factual"] = {m: (f(dev), y[dev], f(test), y[test]) for m, f in fitted.items()}
 
-    mb = facts["macro_better"]
-    text = ("On the QA data (nq, factual expert, test half), tuning each method's trust threshold to its best dev F1 "
-            + ("changes" if order_change < 1 else "keeps")
-            + f" the ranking of the {len(table)} methods by F1 (Spearman correlation of the two F1 columns "
-            f"{order_change:+.2f}); the highest F1 is {top('F1 at 0.5')} at 0.5 and {top('F1 at tuned t')} at the "
-            "tuned thresholds. Spearman(−metric, F1) across the methods is "
-            + "; ".join(f"{r['MacroCE (%)']:+.2f} for MacroCE and {r['ECE (%)']:+.2f} for ECE with {k}" for k, r in rho.items())
-            + ". "
-            + {(True, True): "MacroCE agrees with F1 better than ECE under both rules.",
-               (True, False): "MacroCE agrees with F1 better than ECE at 0.5 but no longer after tuning.",
-               (False, True): "ECE agrees better at 0.5 on these data, MacroCE after tuning.",
-               (False, False): "On these QA data ECE agrees with F1 better than MacroCE already at 0.5 (the notebook "
-                               "§5.4 gives the bootstrap interval of that difference), and after tuning as well."}[
-                (mb["F1 at 0.5"], mb["F1 at tuned t"])]
+    rows = {}
+    for source, methods in sources.items():
+        for name, (c_dev, y_dev, c_test, y_test) in methods.items():
+            candidates = np.unique(c_dev)
+            f1_dev = [trust_scores(c_dev, y_dev, threshold=float(t)).f1 for t in candidates]
+            t_best = float(candidates[int(np.argmax(f1_dev))])  # the smallest threshold with the best dev F1
+            rows[(source, name)] = {
+                "ECE (%)": 100 * ece(c_test, y_test, n_bins=10), "MacroCE (%)": 100 * macro_ce(c_test, y_test),
+                "F1 at 0.5": trust_scores(c_test, y_test).f1, "tuned t (dev)": t_best,
+                "F1 at tuned t": trust_scores(c_test, y_test, threshold=t_best).f1,
+                "share trusted at tuned t": float(np.mean(c_test >= t_best))}
+    table = pd.DataFrame.from_dict(rows, orient="index").rename_axis(["source", "method"])
+    rho, order_change, macro_better = {}, {}, {}
+    for source in sources:
+        t = table.xs(source)
+        rho[source] = {f1: {m: float(stats.spearmanr(-t[m], t[f1]).statistic) for m in ("ECE (%)", "MacroCE (%)")}
+                       for f1 in ("F1 at 0.5", "F1 at tuned t")}
+        order_change[source] = float(stats.spearmanr(t["F1 at 0.5"], t["F1 at tuned t"]).statistic)
+        macro_better[source] = {k: v["MacroCE (%)"] > v["ECE (%)"] for k, v in rho[source].items()}
+    facts = {"rho": rho, "f1_rank_agreement": order_change, "macro_better": macro_better,
+             "methods": {s: len(m) for s, m in sources.items()}}
+
+    def top(t, col):
+        best = t[col].max()
+        return f"{best:.3f} ({', '.join(t.index[np.isclose(t[col], best)])})"
+
+    verdict = {(True, True): "MacroCE agrees with F1 better than ECE under both rules",
+               (True, False): "MacroCE agrees with F1 better than ECE at 0.5 but no longer after tuning",
+               (False, True): "ECE agrees better at 0.5, MacroCE after tuning",
+               (False, False): "ECE agrees with F1 better than MacroCE already at 0.5, and after tuning as well"}
+    parts = []
+    for source in sources:
+        t, mb = table.xs(source), macro_better[source]
+        parts.append(
+            f"On the {source} (test half, {len(t)} methods), tuning each method's trust threshold to its best dev F1 "
+            + ("changes" if order_change[source] < 1 else "keeps")
+            + f" the ranking by F1 (Spearman correlation of the two F1 columns {order_change[source]:+.2f}); the "
+            f"highest F1 is {top(t, 'F1 at 0.5')} at 0.5 and {top(t, 'F1 at tuned t')} at the tuned thresholds. "
+            "Spearman(−metric, F1) across the methods is "
+            + "; ".join(f"{r['MacroCE (%)']:+.2f} for MacroCE and {r['ECE (%)']:+.2f} for ECE with {k}"
+                        for k, r in rho[source].items())
+            + f": {verdict[(mb['F1 at 0.5'], mb['F1 at tuned t'])]}.")
+    text = (" ".join(parts)
             + " At 0.5 a method is also judged on where its confidences fall around 0.5, which is what calibration "
             "moves; with a threshold tuned per method only the order of its confidences on dev counts. One split "
-            "and these 10 methods; the trained model of §5.2 is not recomputed here (it needs its training runs).")
+            "and one training seed; notebook 01's §5.4 gives the bootstrap interval of the two correlations' "
+            "difference at 0.5.")
     return Answer("01", 5, table, text, facts)
 
 

@@ -687,16 +687,30 @@ def test_answer_05_5_tuned_cutoffs_and_the_rankings_match_the_table():
 def test_answer_01_5_tuned_thresholds_and_correlations_match_the_table():
     from scipy import stats
 
+    from calibnb.papers.si2022 import table7_methods, training_dynamics, trust_scores
+
     a = answer_key("01", 5)
     t = a.table
-    assert len(t) == 10 and (t["F1 at tuned t"].between(0, 1)).all()
-    assert t.loc["Average baseline", "F1 at 0.5"] == 0.0  # every confidence is the dev accuracy, below 0.5: none trusted
-    for f1, r in a.facts["rho"].items():
-        for m, v in r.items():
-            assert v == pytest.approx(stats.spearmanr(-t[m], t[f1]).statistic)
-        assert f"{r['MacroCE (%)']:+.2f} for MacroCE and {r['ECE (%)']:+.2f} for ECE with {f1}" in a.text
-        assert a.facts["macro_better"][f1] == (r["MacroCE (%)"] > r["ECE (%)"])
-    assert f"{a.facts['f1_rank_agreement']:+.2f}" in a.text
+    assert a.facts["methods"] == {"trained model": 11, "QA nq/factual": 10} and len(t) == 21
+    assert (t["F1 at tuned t"].between(0, 1)).all()
+    assert t.loc[("QA nq/factual", "Average baseline"), "F1 at 0.5"] == 0.0  # every confidence the dev accuracy < 0.5
+    for source in ("trained model", "QA nq/factual"):
+        ts = t.xs(source)
+        for f1, r in a.facts["rho"][source].items():
+            for m, v in r.items():
+                assert v == pytest.approx(stats.spearmanr(-ts[m], ts[f1]).statistic)
+            assert f"{r['MacroCE (%)']:+.2f} for MacroCE and {r['ECE (%)']:+.2f} for ECE with {f1}" in a.text
+            assert a.facts["macro_better"][source][f1] == (r["MacroCE (%)"] > r["ECE (%)"])
+        assert f"{a.facts['f1_rank_agreement'][source]:+.2f}" in a.text
+    # the trained model's rows are notebook 01's §5.2 methods at its defaults (recomputed independently here)
+    train = dict(n_checkpoints=5, n_seeds=5, seed=0, hidden=32, epochs_per_checkpoint=12, learning_rate=0.02)
+    methods7 = table7_methods(training_dynamics(**train), training_dynamics(label_smoothing=0.1, **train), n_bins=10)
+    assert list(t.xs("trained model").index) == list(methods7)
+    for m, (c, y) in methods7.items():
+        row = t.loc[("trained model", m)]
+        assert row["F1 at 0.5"] == pytest.approx(trust_scores(c, y).f1)
+        assert row["F1 at tuned t"] == pytest.approx(trust_scores(c, y, threshold=row["tuned t (dev)"]).f1)
+        assert row["share trusted at tuned t"] == pytest.approx(np.mean(c >= row["tuned t (dev)"]))
 
 
 @needs_mirror
