@@ -715,19 +715,42 @@ def test_answer_01_5_tuned_thresholds_and_correlations_match_the_table():
 
 @needs_mirror
 def test_answer_03_4_rankings_by_ece_and_ks_match_the_per_network_scores():
+    from calibnb.data import calibration_test_split, load_cifar
+    from calibnb.papers.gupta2021 import STUDY_METHODS, evaluate_split, network_scores
     from calibnb.papers.jiang2024 import ranking_agreement
 
     a = answer_key("03", 4)
     t, f = a.table, a.facts
-    assert len(t) == f["networks"] == 18
+    assert len(t) == f["networks"] == 18 and f["n_splits"] == 5
+
+    def same(x, y):
+        return bool((x.rank(method="min") == y.rank(method="min")).all())
+
     for name, scores in f["per_network"].items():
-        assert len(scores) == 6
+        assert len(scores) == 6 and len(f["per_split"][name]) == 5
+        # the network's scores are the medians over the five splits
+        stacked = {m: [s.loc[m] for s in f["per_split"][name].values()] for m in scores.index}
+        for m, vals in stacked.items():
+            assert scores.loc[m, "KS"] == pytest.approx(np.median([v["KS"] for v in vals]))
+            assert scores.loc[m, "ECE-15"] == pytest.approx(np.median([v["ECE-15"] for v in vals]))
         assert t.loc[name, "best by ECE-15"] == scores["ECE-15"].idxmin() and t.loc[name, "best by KS"] == scores["KS"].idxmin()
         assert t.loc[name, "Kendall τ(ECE-15, KS) over the six"] == pytest.approx(ranking_agreement(scores["ECE-15"], scores["KS"]))
-        same = (scores["ECE-15"].rank(method="min") == scores["KS"].rank(method="min")).all()
-        assert (name in f["differ"]) == (not same)
+        assert (name in f["differ"]) == (not same(scores["ECE-15"], scores["KS"]))
+        splits = f["per_split"][name].values()
+        assert t.loc[name, "splits: rankings differ"] == sum(not same(s["ECE-15"], s["KS"]) for s in splits)
+        assert t.loc[name, "splits: best differs"] == sum(s["ECE-15"].idxmin() != s["KS"].idxmin() for s in splits)
         assert scores.loc["uncalibrated", "KS"] > scores["KS"].min()  # some method improves on the raw scores
+    # one split recomputed independently: split i uses seed + i, as notebook 03
+    out = load_cifar("cifar10", "lenet_5")
+    cal, test = calibration_test_split(len(out.labels), seed=3, frac=0.5)
+    res = evaluate_split(network_scores(out.logits, out.labels), cal, test, n_knots_ece=6, n_bins_ece=15, r_max=1,
+                         within=(), all_ranks=False)
+    s3 = f["per_split"]["cifar10/lenet_5"]["split3"]
+    for m in STUDY_METHODS:
+        assert s3.loc[m, "KS"] == pytest.approx(res[m]["ks_top1"]) and s3.loc[m, "ECE-15"] == pytest.approx(res[m]["ece"])
     assert f"differs from their ranking by KS on {len(f['differ'])} of" in a.text
     assert f"best method differs on {len(f['best_differ'])}" in a.text
+    assert f"for {len(f['differ_every_split'])} networks" in a.text
+    assert f"at least one split for {len(f['best_differs_some_split'])}" in a.text
     h = f["histogram_best"]
     assert h["ECE-15"] == (t["best by ECE-15"] == "histogram").sum() and h["KS"] == (t["best by KS"] == "histogram").sum()
