@@ -290,7 +290,9 @@ def test_setup_check_in_the_browser_says_licence_not_download(tmp_path, monkeypa
     monkeypatch.setattr(calibnb.data, "in_browser", lambda: True)
     table = setup_check(datasets=["qa"], cache_dir=tmp_path)
     detail = table.loc["data: qa", "detail"]
-    assert "licence" in detail and "download" not in detail
+    # the browser route (upload what the loading cell names), not the desktop's (CALIBNB_DATA_DIR, cells downloading)
+    assert "licence" in detail and "upload button" in detail
+    assert "CALIBNB_DATA_DIR" not in detail and "let the loading cells download" not in detail
 
 
 # --------------------------------------------------------------------------- student view
