@@ -519,7 +519,7 @@ def test_data_notebook_runs_in_the_browser_with_the_files_a_student_uploads(serv
             page, nb, second = b.run_all(notebook, page)
             _check_ran_clean(nb)
             images = sum("image/png" in o.get("data", {}) for c in nb["cells"] for o in c.get("outputs", []))
-            assert images >= 3
+            assert images >= 2  # figures in the notebook's outputs (the panels' figures live in their widgets)
             print(f"[site timing] {notebook}: {first:.0f} s to the missing file, {second:.0f} s after the upload")
         finally:
             b.close()
