@@ -49,7 +49,12 @@ def setup_check(*, datasets: Sequence[str] = (), cache_dir: Any = None) -> pd.Da
         download). Each folder's files are looked for on disk (in
         ``cache_dir``, else ``CALIBNB_DATA_DIR``, else the user cache) by name
         and size, without downloading or hashing: the loaders verify every
-        checksum when they read.
+        checksum when they read. In a browser kernel (the site of ``make
+        site``), where files whose licence does not allow serving them are
+        absent, a missing file also shows an upload button
+        (:func:`calibnb.data.upload_widget`) above the table: the student
+        downloads the file from the address the loading cell names and gives
+        it to the button, which verifies it against the manifest.
     cache_dir : path, optional
         As for the loaders of :mod:`calibnb.data`.
 
@@ -68,7 +73,7 @@ def setup_check(*, datasets: Sequence[str] = (), cache_dir: Any = None) -> pd.Da
     """
     import importlib
 
-    from .data import data_dir, in_browser, registry
+    from .data import browser_file, data_dir, in_browser, registry
 
     if isinstance(datasets, str):
         datasets = (datasets,)
@@ -81,16 +86,25 @@ def setup_check(*, datasets: Sequence[str] = (), cache_dir: Any = None) -> pd.Da
         raise ValueError(f"datasets has unknown folder(s) {unknown}; the data manifest has {folders}.")
     root = data_dir(cache_dir)
     rows: dict[str, tuple[str, str]] = {}
+    browser = in_browser()
+
+    def found(f: str, size: int) -> bool:
+        if browser:  # the student's upload or the site's copy (under its site name)
+            return browser_file(f, cache_dir=cache_dir) is not None
+        return (root / f).is_file() and (root / f).stat().st_size == size
+
+    upload = False
     for name in datasets:
         mine = files[files["file"].str.startswith(name + "/")]
-        present = sum((root / f).is_file() and (root / f).stat().st_size == int(b)
-                      for f, b in zip(mine["file"], mine["bytes"]))
+        present = sum(found(f, int(b)) for f, b in zip(mine["file"], mine["bytes"]))
         if present == len(mine):
             rows[f"data: {name}"] = ("ok", f"all {len(mine)} files found (checksums are verified when read)")
-        elif in_browser():  # the site carries only files whose licence allows serving them; never a download
+        elif browser:  # the site carries only files whose licence allows serving them; never a download
+            upload = True
             rows[f"data: {name}"] = ("missing", f"{present} of {len(mine)} files are in this browser copy: the "
-                                                "others' licence does not allow serving them (the cells that "
-                                                "read them say so): run this notebook on a local install")
+                                                "others' licence does not allow serving them. A cell that needs "
+                                                "one stops with its name and address: download it there and "
+                                                "give it to the upload button above (checked by sha256)")
         else:
             rows[f"data: {name}"] = ("missing", f"{present} of {len(mine)} files found: set CALIBNB_DATA_DIR to "
                                                 "the data folder, or let the loading cells download them "
@@ -103,6 +117,12 @@ def setup_check(*, datasets: Sequence[str] = (), cache_dir: Any = None) -> pd.Da
         except ImportError:
             rows[module] = ("missing", f"not installed: run `make venv` (or pip install {module})")
     rows["python"] = ("version", sys.version.split()[0])
+    if upload:  # the browser route for files the site may not carry: upload, verified against the manifest
+        from IPython.display import display
+
+        from .data import upload_widget
+
+        display(upload_widget())
     return pd.DataFrame.from_dict(rows, orient="index", columns=["status", "detail"])
 
 
@@ -627,17 +647,34 @@ def _answer_01_4(seed: int, cache_dir: Any) -> Answer:
 
 
 def _answer_01_5(seed: int, cache_dir: Any) -> Answer:
+    import dataclasses
+
     import numpy as np
     from scipy import stats
 
     from . import AverageBaseline, BinaryBaseline, ConsCal, CorrectnessClassifier, TemperatureScaling, ece, macro_ce
     from .data import calibration_test_split, load_qa_confidences
-    from .papers.si2022 import expert_features, normalize_answer, trust_scores
+    from .papers.si2022 import expert_features, normalize_answer, table7_methods, training_dynamics, trust_scores
 
-    # Notebook 01's §5.1 methods on the QA data at its defaults (nq, factual; its cell 'fc09b107'), each fitted on
-    # dev and applied to dev and test; the reader of §5.4 trusts an answer iff its confidence >= t, with t = 0.5 or
-    # t tuned per method to the best dev F1 (over the method's distinct dev confidences). The trained model's
-    # methods (notebook 01's §5.2) are not recomputed here: they need its training runs.
+    # §5.4's two sources, each method fitted on dev and applied to dev and test; the reader of §5.4 trusts an answer
+    # iff its confidence >= t, with t = 0.5 or t tuned per method to the best dev F1 (over the method's distinct dev
+    # confidences, the smallest on a tie).
+    # 1. The trained model of §5.2 at notebook 01's defaults (its cells '395a8199'/'1c1d4a53': 5 checkpoints every
+    #    12 epochs, 32 tanh units, step 0.02, and the label-smoothed twin): paper.table7_methods's 11 methods. Their
+    #    dev confidences are the same fitted methods applied to dev: table7_methods on a copy of the runs whose
+    #    "test" split is the dev split (every method is fitted on dev only, so the fits are the same).
+    train = dict(n_checkpoints=5, n_seeds=5, seed=seed, hidden=32, epochs_per_checkpoint=12, learning_rate=0.02)
+    dyn, dyn_ls = training_dynamics(**train), training_dynamics(label_smoothing=0.1, **train)
+
+    def dev_as_test(d):
+        fields = {f.name: getattr(d, f.name) for f in dataclasses.fields(d)}
+        return dataclasses.replace(d, **{k: {**v, "test": v["dev"]} for k, v in fields.items()
+                                         if isinstance(v, dict) and set(v) >= {"dev", "test"}})
+
+    on_test = table7_methods(dyn, dyn_ls, n_bins=10)
+    on_dev = table7_methods(dev_as_test(dyn), dev_as_test(dyn_ls), n_bins=10)
+    sources = {"trained model": {m: (*on_dev[m], *on_test[m]) for m in on_test}}
+    # 2. The QA data at notebook 01's defaults (nq, factual; its cell 'fc09b107'): §5.1's ten methods.
     experts = ["factual", "multihop", "math", "commonsense"]
     dq = load_qa_confidences("nq", "factual", cache_dir=cache_dir)
     dev, test = calibration_test_split(len(dq), seed=seed, frac=0.5)
@@ -658,44 +695,55 @@ def _answer_01_5(seed: int, cache_dir: Any) -> Answer:
     for mode in ("binary", "frequency", "classifier"):
         cc = ConsCal(mode=mode).fit(table_[dev], y[dev])
         fitted[f"Expert agreement ({mode})"] = lambda idx, cc=cc: cc.transform(table_[idx])
-    rows = {}
-    for name, f in fitted.items():
-        c_dev, c_test = f(dev), f(test)
-        candidates = np.unique(c_dev)
-        f1_dev = [trust_scores(c_dev, y[dev], threshold=float(t)).f1 for t in candidates]
-        t_best = float(candidates[int(np.argmax(f1_dev))])  # the smallest threshold with the best dev F1
-        rows[name] = {"ECE (%)": 100 * ece(c_test, y[test], n_bins=10), "MacroCE (%)": 100 * macro_ce(c_test, y[test]),
-                      "F1 at 0.5": trust_scores(c_test, y[test]).f1, "tuned t (dev)": t_best,
-                      "F1 at tuned t": trust_scores(c_test, y[test], threshold=t_best).f1,
-                      "share trusted at tuned t": float(np.mean(c_test >= t_best))}
-    table = pd.DataFrame.from_dict(rows, orient="index").rename_axis("method")
-    rho = {}
-    for f1 in ("F1 at 0.5", "F1 at tuned t"):
-        rho[f1] = {m: float(stats.spearmanr(-table[m], table[f1]).statistic) for m in ("ECE (%)", "MacroCE (%)")}
-    order_change = float(stats.spearmanr(table["F1 at 0.5"], table["F1 at tuned t"]).statistic)
-    facts = {"rho": rho, "f1_rank_agreement": order_change,
-             "macro_better": {k: v["MacroCE (%)"] > v["ECE (%)"] for k, v in rho.items()}}
-    def top(col):
-        best = table[col].max()
-        return f"{best:.3f} ({', '.join(table.index[np.isclose(table[col], best)])})"
+    sources["QA nq/factual"] = {m: (f(dev), y[dev], f(test), y[test]) for m, f in fitted.items()}
 
-    mb = facts["macro_better"]
-    text = ("On the QA data (nq, factual expert, test half), tuning each method's trust threshold to its best dev F1 "
-            + ("changes" if order_change < 1 else "keeps")
-            + f" the ranking of the {len(table)} methods by F1 (Spearman correlation of the two F1 columns "
-            f"{order_change:+.2f}); the highest F1 is {top('F1 at 0.5')} at 0.5 and {top('F1 at tuned t')} at the "
-            "tuned thresholds. Spearman(−metric, F1) across the methods is "
-            + "; ".join(f"{r['MacroCE (%)']:+.2f} for MacroCE and {r['ECE (%)']:+.2f} for ECE with {k}" for k, r in rho.items())
-            + ". "
-            + {(True, True): "MacroCE agrees with F1 better than ECE under both rules.",
-               (True, False): "MacroCE agrees with F1 better than ECE at 0.5 but no longer after tuning.",
-               (False, True): "ECE agrees better at 0.5 on these data, MacroCE after tuning.",
-               (False, False): "On these QA data ECE agrees with F1 better than MacroCE already at 0.5 (the notebook "
-                               "§5.4 gives the bootstrap interval of that difference), and after tuning as well."}[
-                (mb["F1 at 0.5"], mb["F1 at tuned t"])]
+    rows = {}
+    for source, methods in sources.items():
+        for name, (c_dev, y_dev, c_test, y_test) in methods.items():
+            candidates = np.unique(c_dev)
+            f1_dev = [trust_scores(c_dev, y_dev, threshold=float(t)).f1 for t in candidates]
+            t_best = float(candidates[int(np.argmax(f1_dev))])  # the smallest threshold with the best dev F1
+            rows[(source, name)] = {
+                "ECE (%)": 100 * ece(c_test, y_test, n_bins=10), "MacroCE (%)": 100 * macro_ce(c_test, y_test),
+                "F1 at 0.5": trust_scores(c_test, y_test).f1, "tuned t (dev)": t_best,
+                "F1 at tuned t": trust_scores(c_test, y_test, threshold=t_best).f1,
+                "share trusted at tuned t": float(np.mean(c_test >= t_best))}
+    table = pd.DataFrame.from_dict(rows, orient="index").rename_axis(["source", "method"])
+    rho, order_change, macro_better = {}, {}, {}
+    for source in sources:
+        t = table.xs(source)
+        rho[source] = {f1: {m: float(stats.spearmanr(-t[m], t[f1]).statistic) for m in ("ECE (%)", "MacroCE (%)")}
+                       for f1 in ("F1 at 0.5", "F1 at tuned t")}
+        order_change[source] = float(stats.spearmanr(t["F1 at 0.5"], t["F1 at tuned t"]).statistic)
+        macro_better[source] = {k: v["MacroCE (%)"] > v["ECE (%)"] for k, v in rho[source].items()}
+    facts = {"rho": rho, "f1_rank_agreement": order_change, "macro_better": macro_better,
+             "methods": {s: len(m) for s, m in sources.items()}}
+
+    def top(t, col):
+        best = t[col].max()
+        return f"{best:.3f} ({', '.join(t.index[np.isclose(t[col], best)])})"
+
+    verdict = {(True, True): "MacroCE agrees with F1 better than ECE under both rules",
+               (True, False): "MacroCE agrees with F1 better than ECE at 0.5 but no longer after tuning",
+               (False, True): "ECE agrees better at 0.5, MacroCE after tuning",
+               (False, False): "ECE agrees with F1 better than MacroCE already at 0.5, and after tuning as well"}
+    parts = []
+    for source in sources:
+        t, mb = table.xs(source), macro_better[source]
+        parts.append(
+            f"On the {source} (test half, {len(t)} methods), tuning each method's trust threshold to its best dev F1 "
+            + ("changes" if order_change[source] < 1 else "keeps")
+            + f" the ranking by F1 (Spearman correlation of the two F1 columns {order_change[source]:+.2f}); the "
+            f"highest F1 is {top(t, 'F1 at 0.5')} at 0.5 and {top(t, 'F1 at tuned t')} at the tuned thresholds. "
+            "Spearman(−metric, F1) across the methods is "
+            + "; ".join(f"{r['MacroCE (%)']:+.2f} for MacroCE and {r['ECE (%)']:+.2f} for ECE with {k}"
+                        for k, r in rho[source].items())
+            + f": {verdict[(mb['F1 at 0.5'], mb['F1 at tuned t'])]}.")
+    text = (" ".join(parts)
             + " At 0.5 a method is also judged on where its confidences fall around 0.5, which is what calibration "
             "moves; with a threshold tuned per method only the order of its confidences on dev counts. One split "
-            "and these 10 methods; the trained model of §5.2 is not recomputed here (it needs its training runs).")
+            "and one training seed; notebook 01's §5.4 gives the bootstrap interval of the two correlations' "
+            "difference at 0.5.")
     return Answer("01", 5, table, text, facts)
 
 
@@ -1340,34 +1388,56 @@ def _answer_03_4(seed: int, cache_dir: Any) -> Answer:
     from .papers.gupta2021 import STUDY_METHODS, evaluate_split, network_scores
     from .papers.jiang2024 import ranking_agreement
 
-    # Notebook 03's §5 study (paper.evaluate_split) on split0 only, top-1: the six methods fitted on the calibration
-    # half, ECE with 15 equal-width bins (the spline with the same 6 knots as for KS) and the KS error on the test half.
-    rows, per = {}, {}
+    # Notebook 03's §5 study (paper.evaluate_split) on its five calibration/test splits (split i: seed + i, as its
+    # cell 'gupta-05'), top-1: the six methods fitted on the calibration half, ECE with 15 equal-width bins (the
+    # spline with the same 6 knots as for KS) and the KS error on the test half. A network's ranking is read from
+    # the median score over the splits (as the notebook's tables) and, split by split, counted.
+    n_splits = 5
+
+    def same(a: pd.Series, b: pd.Series) -> bool:
+        return bool((a.rank(method="min") == b.rank(method="min")).all())
+
+    rows, per, per_split = {}, {}, {}
     for ds, model in cifar_models():
         out = load_cifar(ds, model, cache_dir=cache_dir)
-        cal, test = calibration_test_split(len(out.labels), seed=seed, frac=0.5)
-        res = evaluate_split(network_scores(out.logits, out.labels), cal, test, n_knots_ece=6, n_bins_ece=15, r_max=1,
-                             within=(), all_ranks=False)
+        scores = network_scores(out.logits, out.labels)
         name = f"{ds}/{model}"
-        ece = pd.Series({m: res[m]["ece"] for m in STUDY_METHODS})
-        ks = pd.Series({m: res[m]["ks_top1"] for m in STUDY_METHODS})
-        per[name] = pd.DataFrame({"ECE-15": ece, "KS": ks})
+        per_split[name] = {}
+        for i in range(n_splits):
+            cal, test = calibration_test_split(len(out.labels), seed=seed + i, frac=0.5)
+            res = evaluate_split(scores, cal, test, n_knots_ece=6, n_bins_ece=15, r_max=1, within=(), all_ranks=False)
+            per_split[name][f"split{i}"] = pd.DataFrame({"ECE-15": {m: res[m]["ece"] for m in STUDY_METHODS},
+                                                         "KS": {m: res[m]["ks_top1"] for m in STUDY_METHODS}})
+        med = pd.concat(per_split[name].values()).groupby(level=0).median().reindex(list(STUDY_METHODS))
+        per[name] = med
+        ece, ks = med["ECE-15"], med["KS"]
+        splits = per_split[name].values()
         rows[name] = {"best by ECE-15": ece.idxmin(), "best by KS": ks.idxmin(),
                       "Kendall τ(ECE-15, KS) over the six": ranking_agreement(ece.to_numpy(), ks.to_numpy()),
-                      "same ranking": bool((ece.rank(method="min") == ks.rank(method="min")).all())}
-    table = pd.DataFrame.from_dict(rows, orient="index").rename_axis("network (split0)")
+                      "same ranking": same(ece, ks),
+                      "splits: rankings differ": sum(not same(t["ECE-15"], t["KS"]) for t in splits),
+                      "splits: best differs": sum(t["ECE-15"].idxmin() != t["KS"].idxmin() for t in splits)}
+    table = pd.DataFrame.from_dict(rows, orient="index").rename_axis(f"network (median of {n_splits} splits)")
     differ = [k for k, r in rows.items() if not r["same ranking"]]
     best_differ = [k for k, r in rows.items() if r["best by ECE-15"] != r["best by KS"]]
+    every_split = [k for k, r in rows.items() if r["splits: rankings differ"] == n_splits]
+    best_some_split = [k for k, r in rows.items() if r["splits: best differs"] > 0]
     hist_ece = int((table["best by ECE-15"] == "histogram").sum())
     hist_ks = int((table["best by KS"] == "histogram").sum())
     facts = {"differ": differ, "best_differ": best_differ, "networks": len(table), "per_network": per,
+             "per_split": per_split, "n_splits": n_splits, "differ_every_split": every_split,
+             "best_differs_some_split": best_some_split,
              "histogram_best": {"ECE-15": hist_ece, "KS": hist_ks},
              "median_tau": float(table["Kendall τ(ECE-15, KS) over the six"].median())}
-    text = (f"On split0, the ranking of the six methods by ECE-15 differs from their ranking by KS on {len(differ)} of "
-            f"the {len(table)} networks (median Kendall τ between the two rankings "
-            f"{facts['median_tau']:.2f}), and the best method differs on {len(best_differ)}"
+    text = (f"On the median scores of the {n_splits} splits, the ranking of the six methods by ECE-15 differs from "
+            f"their ranking by KS on {len(differ)} of the {len(table)} networks (median Kendall τ between the two "
+            f"rankings {facts['median_tau']:.2f}), and the best method differs on {len(best_differ)}"
             + (f" ({', '.join(best_differ)})" if 0 < len(best_differ) <= 6 else "")
-            + f". Histogram binning is best by ECE-15 on {hist_ece} networks and by KS on {hist_ks}"
+            + f". Split by split, the rankings differ on every one of the {n_splits} splits for {len(every_split)} "
+            f"networks, and the best method differs on at least one split for {len(best_some_split)}"
+            + (": which method wins by a small margin moves with the split, so read a single split's winner with "
+               "care. " if len(best_some_split) > len(best_differ) else ". ")
+            + f"Histogram binning is best by ECE-15 on {hist_ece} networks and by KS on {hist_ks}"
             + (": it is fitted with the same 15 equal-width bins ECE-15 scores with, so on the test half its "
                "outputs sit at bin means that ECE-15 rewards. " if hist_ece > hist_ks else ". ")
             + "To pick a method we would trust KS: it needs no bin count (ECE's value and ranking move with the "

@@ -75,6 +75,10 @@ EXCLUDED = {
        "bad files tested in tests/apps/test_audit_inputs.py and tests/scale/test_reader.py"
        for n in ("parquet_file", "parquet_batches", "read_chunks", "file_shape", "check_header")},
     "calibnb.data.project_data_path": "reads a project file by name (browser site too); tested in tests/test_site.py",
+    "calibnb.data.add_data_file": "keeps an uploaded data file after verifying it against the manifest; its bad "
+                                  "names, types and bytes are tested in tests/test_site.py",
+    "calibnb.data.browser_file": "looks a data file up by name in a browser kernel's folders; tested in tests/test_site.py",
+    "calibnb.data.upload_widget": "widget (the browser site's upload button), no arguments; tested in tests/test_site.py",
     **{f"calibnb.widgets.{n}": "takes a live figure or ipywidgets control; tested in tests/test_widgets.py"
        for n in ("figure_png", "sweep_values", "rounded_readout")},
     **{f"calibnb.metrics.registry.{n}": "the metric registry: takes Metric declarations and keys; tested in "

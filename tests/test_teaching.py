@@ -290,7 +290,9 @@ def test_setup_check_in_the_browser_says_licence_not_download(tmp_path, monkeypa
     monkeypatch.setattr(calibnb.data, "in_browser", lambda: True)
     table = setup_check(datasets=["qa"], cache_dir=tmp_path)
     detail = table.loc["data: qa", "detail"]
-    assert "licence" in detail and "download" not in detail
+    # the browser route (upload what the loading cell names), not the desktop's (CALIBNB_DATA_DIR, cells downloading)
+    assert "licence" in detail and "upload button" in detail
+    assert "CALIBNB_DATA_DIR" not in detail and "let the loading cells download" not in detail
 
 
 # --------------------------------------------------------------------------- student view
@@ -687,33 +689,70 @@ def test_answer_05_5_tuned_cutoffs_and_the_rankings_match_the_table():
 def test_answer_01_5_tuned_thresholds_and_correlations_match_the_table():
     from scipy import stats
 
+    from calibnb.papers.si2022 import table7_methods, training_dynamics, trust_scores
+
     a = answer_key("01", 5)
     t = a.table
-    assert len(t) == 10 and (t["F1 at tuned t"].between(0, 1)).all()
-    assert t.loc["Average baseline", "F1 at 0.5"] == 0.0  # every confidence is the dev accuracy, below 0.5: none trusted
-    for f1, r in a.facts["rho"].items():
-        for m, v in r.items():
-            assert v == pytest.approx(stats.spearmanr(-t[m], t[f1]).statistic)
-        assert f"{r['MacroCE (%)']:+.2f} for MacroCE and {r['ECE (%)']:+.2f} for ECE with {f1}" in a.text
-        assert a.facts["macro_better"][f1] == (r["MacroCE (%)"] > r["ECE (%)"])
-    assert f"{a.facts['f1_rank_agreement']:+.2f}" in a.text
+    assert a.facts["methods"] == {"trained model": 11, "QA nq/factual": 10} and len(t) == 21
+    assert (t["F1 at tuned t"].between(0, 1)).all()
+    assert t.loc[("QA nq/factual", "Average baseline"), "F1 at 0.5"] == 0.0  # every confidence the dev accuracy < 0.5
+    for source in ("trained model", "QA nq/factual"):
+        ts = t.xs(source)
+        for f1, r in a.facts["rho"][source].items():
+            for m, v in r.items():
+                assert v == pytest.approx(stats.spearmanr(-ts[m], ts[f1]).statistic)
+            assert f"{r['MacroCE (%)']:+.2f} for MacroCE and {r['ECE (%)']:+.2f} for ECE with {f1}" in a.text
+            assert a.facts["macro_better"][source][f1] == (r["MacroCE (%)"] > r["ECE (%)"])
+        assert f"{a.facts['f1_rank_agreement'][source]:+.2f}" in a.text
+    # the trained model's rows are notebook 01's §5.2 methods at its defaults (recomputed independently here)
+    train = dict(n_checkpoints=5, n_seeds=5, seed=0, hidden=32, epochs_per_checkpoint=12, learning_rate=0.02)
+    methods7 = table7_methods(training_dynamics(**train), training_dynamics(label_smoothing=0.1, **train), n_bins=10)
+    assert list(t.xs("trained model").index) == list(methods7)
+    for m, (c, y) in methods7.items():
+        row = t.loc[("trained model", m)]
+        assert row["F1 at 0.5"] == pytest.approx(trust_scores(c, y).f1)
+        assert row["F1 at tuned t"] == pytest.approx(trust_scores(c, y, threshold=row["tuned t (dev)"]).f1)
+        assert row["share trusted at tuned t"] == pytest.approx(np.mean(c >= row["tuned t (dev)"]))
 
 
 @needs_mirror
 def test_answer_03_4_rankings_by_ece_and_ks_match_the_per_network_scores():
+    from calibnb.data import calibration_test_split, load_cifar
+    from calibnb.papers.gupta2021 import STUDY_METHODS, evaluate_split, network_scores
     from calibnb.papers.jiang2024 import ranking_agreement
 
     a = answer_key("03", 4)
     t, f = a.table, a.facts
-    assert len(t) == f["networks"] == 18
+    assert len(t) == f["networks"] == 18 and f["n_splits"] == 5
+
+    def same(x, y):
+        return bool((x.rank(method="min") == y.rank(method="min")).all())
+
     for name, scores in f["per_network"].items():
-        assert len(scores) == 6
+        assert len(scores) == 6 and len(f["per_split"][name]) == 5
+        # the network's scores are the medians over the five splits
+        stacked = {m: [s.loc[m] for s in f["per_split"][name].values()] for m in scores.index}
+        for m, vals in stacked.items():
+            assert scores.loc[m, "KS"] == pytest.approx(np.median([v["KS"] for v in vals]))
+            assert scores.loc[m, "ECE-15"] == pytest.approx(np.median([v["ECE-15"] for v in vals]))
         assert t.loc[name, "best by ECE-15"] == scores["ECE-15"].idxmin() and t.loc[name, "best by KS"] == scores["KS"].idxmin()
         assert t.loc[name, "Kendall τ(ECE-15, KS) over the six"] == pytest.approx(ranking_agreement(scores["ECE-15"], scores["KS"]))
-        same = (scores["ECE-15"].rank(method="min") == scores["KS"].rank(method="min")).all()
-        assert (name in f["differ"]) == (not same)
+        assert (name in f["differ"]) == (not same(scores["ECE-15"], scores["KS"]))
+        splits = f["per_split"][name].values()
+        assert t.loc[name, "splits: rankings differ"] == sum(not same(s["ECE-15"], s["KS"]) for s in splits)
+        assert t.loc[name, "splits: best differs"] == sum(s["ECE-15"].idxmin() != s["KS"].idxmin() for s in splits)
         assert scores.loc["uncalibrated", "KS"] > scores["KS"].min()  # some method improves on the raw scores
+    # one split recomputed independently: split i uses seed + i, as notebook 03
+    out = load_cifar("cifar10", "lenet_5")
+    cal, test = calibration_test_split(len(out.labels), seed=3, frac=0.5)
+    res = evaluate_split(network_scores(out.logits, out.labels), cal, test, n_knots_ece=6, n_bins_ece=15, r_max=1,
+                         within=(), all_ranks=False)
+    s3 = f["per_split"]["cifar10/lenet_5"]["split3"]
+    for m in STUDY_METHODS:
+        assert s3.loc[m, "KS"] == pytest.approx(res[m]["ks_top1"]) and s3.loc[m, "ECE-15"] == pytest.approx(res[m]["ece"])
     assert f"differs from their ranking by KS on {len(f['differ'])} of" in a.text
     assert f"best method differs on {len(f['best_differ'])}" in a.text
+    assert f"for {len(f['differ_every_split'])} networks" in a.text
+    assert f"at least one split for {len(f['best_differs_some_split'])}" in a.text
     h = f["histogram_best"]
     assert h["ECE-15"] == (t["best by ECE-15"] == "histogram").sum() and h["KS"] == (t["best by KS"] == "histogram").sum()

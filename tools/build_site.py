@@ -34,7 +34,11 @@ comes from the package registries (PyPI and npm), cached in ``~/.cache/calibnb-s
    verified against the manifest's sha256 (``calibnb.data`` verifies it again when
    it reads it in the browser). Files whose licence does not allow redistribution
    are left out, listed in ``data/README.md`` of the site and at the top of each
-   notebook that needs them.
+   notebook that needs them; a student adds them with the setup-check cell's upload
+   button (``calibnb.data.upload_widget``), verified against the manifest. A data file
+   whose name contains "json" is stored under a name without it
+   (``calibnb.data._registry._browser_site_file``): JupyterLite parses such files as
+   JSON, which changes their bytes and hangs the kernel's read of a ``.jsonl``.
 
 Nothing downloaded here is committed: ``site/`` and ``build/`` are git-ignored.
 Run ``python tools/build_site.py --help`` for the options.
@@ -61,6 +65,8 @@ import zipfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # this tree's calibnb (the site-name rule below is the kernel's own)
+from calibnb.data._registry import _browser_site_file  # noqa: E402
 CACHE = Path(os.environ.get("CALIBNB_SITE_CACHE", Path.home() / ".cache" / "calibnb-site"))
 
 PYODIDE_VERSION = "0.27.7"
@@ -398,7 +404,7 @@ def stage_data(dest: Path, mirror: Path | None) -> dict:
         got = sha256_file(src)
         if got != entry["sha256"]:
             raise BuildError(f"data file {entry['file']}: sha256 {got}, the manifest says {entry['sha256']}")
-        target = dest / entry["file"]
+        target = dest / _browser_site_file(entry["file"])  # JupyterLite re-writes files named *json*
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(src, target)
         carried.append((entry, why))
@@ -411,10 +417,15 @@ def stage_data(dest: Path, mirror: Path | None) -> dict:
              "Each file is verified against the sha256 in `manifest.json` when calibnb reads it.",
              "Upstream sources and citations: the calibnb repository's `data/README.md`.", "",
              "| file | bytes | licence |", "| --- | ---: | --- |"]
-    lines += [f"| {e['file']} | {e['bytes']:,} | {why} |" for e, why in carried]
+    lines += [f"| {e['file']}" + (f" (stored as {_browser_site_file(e['file']).rsplit('/', 1)[-1]}: JupyterLite "
+                                   "re-writes files named *json*)" if _browser_site_file(e["file"]) != e["file"] else "")
+              + f" | {e['bytes']:,} | {why} |" for e, why in carried]
     lines += ["", "## Left out (the licence does not allow serving them)", "",
-              "| file | licence |", "| --- | --- |"]
-    lines += [f"| {e['file']} | {e['licence']} |" for e in left_out]
+              "A notebook that needs one stops at its loading cell with the file's upstream address: download it "
+              "there and give it to the upload button of the notebook's setup-check cell, which verifies it "
+              "against the manifest's sha256 (upstream pickles are converted as on a desktop).", "",
+              "| file | licence | upstream |", "| --- | --- | --- |"]
+    lines += [f"| {e['file']} | {e['licence']} | {e['url']} |" for e in left_out]
     if missing:
         lines += ["", "## Not in the data folder this site was built from", ""]
         lines += [f"- {e['file']}" for e in missing]
@@ -495,8 +506,10 @@ def stage_notebooks(dest: Path, preset: dict, data: dict) -> dict:
             shown = [f"`{d}` ({len(fs)} files)" if len(fs) > 3 else ", ".join(f"`{f}`" for f in fs)
                      for d, fs in folders.items()]
             note.append("This site does not carry " + ", ".join(shown) +
-                        ": they state no licence that allows serving them, so the cells that load them stop with a "
-                        "message saying so. Run the notebook on a desktop install (see the calibnb README) for those parts.")
+                        ": they state no licence that allows serving them. The cell that loads one stops with the "
+                        "file's upstream address: download it from there, give it to the upload button of the "
+                        "setup-check cell (it checks the file against the manifest's sha256), and run the cell "
+                        "again. Or run the notebook on a desktop install (see the calibnb README).")
         first_code = next(i for i, c in enumerate(nb.cells) if c.cell_type == "code")
         install_cell = nbformat.v4.new_code_cell(install)
         install_cell.id = INSTALL_CELL_ID

@@ -14,7 +14,7 @@ from ._arrays import UnsafePickleError
 from ._registry import (
     ChecksumMismatchError, DataUnavailableError, data_dir, fetch, manifest_entry, registry,
 )
-from ._registry import BROWSER_DATA_DIR, in_browser, project_data_path
+from ._registry import BROWSER_DATA_DIR, UPLOAD_DIR, add_data_file, browser_file, in_browser, project_data_path, upload_widget
 from ._loaders import (
     NLI_CLASSES, QA_EXPERTS, ChaosNLI, ChaosNLIPredictions, CifarOutputs, calibration_test_split,
     chaosnli_prediction_models, cifar_models, load_chaosnli, load_chaosnli_predictions, load_cifar,
@@ -30,6 +30,8 @@ __all__ = [
     "UnsafePickleError", "read_text",
     # the browser kernel (the JupyterLite site of `make site`): the site's data folder
     "BROWSER_DATA_DIR", "in_browser", "project_data_path",
+    # files the site may not carry, uploaded by the student and verified against the manifest
+    "UPLOAD_DIR", "browser_file", "add_data_file", "upload_widget",
     # loaders of real data
     "NLI_CLASSES", "QA_EXPERTS", "ChaosNLI", "ChaosNLIPredictions", "CifarOutputs", "load_chaosnli",
     "chaosnli_prediction_models", "load_chaosnli_predictions", "cifar_models", "load_cifar",

@@ -59,6 +59,10 @@ __all__ = [
     "manifest_entry",
     "fetch",
     "urllib_downloader",
+    "UPLOAD_DIR",
+    "browser_file",
+    "add_data_file",
+    "upload_widget",
 ]
 
 #: The committed manifest (``data/manifest.json`` at the project root).
@@ -68,6 +72,11 @@ MANIFEST_PATH = Path(__file__).resolve().parents[2] / "data" / "manifest.json"
 #: site's files at ``/drive``, and ``make site`` puts the data (with data/manifest.json) in
 #: its ``data/`` folder.
 BROWSER_DATA_DIR = Path("/drive/data")
+
+#: Where a browser kernel keeps the files a student uploads (:func:`upload_widget`,
+#: :func:`add_data_file`): the kernel's own memory file system, so the site's folder is never
+#: written; a kernel restart forgets them (upload again).
+UPLOAD_DIR = Path(tempfile.gettempdir()) / "calibnb-uploads"
 
 _ENV = "CALIBNB_DATA_DIR"
 _CHUNK = 1 << 16
@@ -238,6 +247,184 @@ def _verify(path: Path, entry: dict[str, Any]) -> None:
     _VERIFIED[key] = _fingerprint(st)
 
 
+def _browser_site_file(name: str) -> str:
+    """The name under which the browser site stores the manifest file ``name``.
+
+    JupyterLite's contents service parses every file whose name contains "json" as one
+    JSON document and hands the kernel ``JSON.stringify`` of it: other bytes than the
+    file's, and for a JSON-lines file a parse error after which the kernel's read never
+    returns. So the site stores such files (ChaosNLI's ``.jsonl``) as opaque bytes under a
+    name without "json": ``chaosnli/chaosNLI_snli.jsonl`` -> ``chaosnli/chaosNLI_snli.jsnl.bin``.
+
+    >>> _browser_site_file("chaosnli/chaosNLI_snli.jsonl"), _browser_site_file("cifar10h/LICENSE.txt")
+    ('chaosnli/chaosNLI_snli.jsnl.bin', 'cifar10h/LICENSE.txt')
+    """
+    folder, _, base = name.rpartition("/")
+    if "json" not in base:
+        return name
+    return (folder + "/" if folder else "") + base.replace("json", "jsn") + ".bin"
+
+
+def browser_file(name: str, *, cache_dir: str | os.PathLike | None = None) -> Path | None:
+    """Where a browser kernel has the registered file ``name``, or None (not checked, not downloaded).
+
+    First the student's verified upload (:data:`UPLOAD_DIR`, see :func:`add_data_file`),
+    then the site's copy in the data folder (:func:`data_dir`) under its site name (a
+    name containing "json" is stored without it: JupyterLite parses such files as JSON).
+    :func:`fetch` reads from here in a browser kernel and verifies the checksum.
+
+    >>> browser_file("qa/gpt_preds.json") is None  # not in a browser kernel here
+    True
+    """
+    entry = manifest_entry(name)
+    for path in (UPLOAD_DIR / entry["file"], data_dir(cache_dir) / _browser_site_file(entry["file"])):
+        if path.is_file():
+            return path
+    return None
+
+
+def _upstream_name(entry: dict[str, Any]) -> str:
+    return entry["path"].rsplit("/", 1)[-1]
+
+
+def _missing_in_browser(entry: dict[str, Any]) -> str:
+    """What a student reads when a file is not in the browser site: where to get it and how to add it."""
+    upstream = _upstream_name(entry)
+    return (
+        f"data file {entry['file']!r} is not in this browser copy of calibnb: the site carries only files whose "
+        f"licence allows serving them, and this one's is {entry['licence']!r}. Nothing was downloaded. "
+        f"To use it here: (1) download {upstream!r} from {entry['url']} ({entry['bytes']:,} bytes"
+        + (", a pickle that calibnb converts to arrays" if entry.get("converted") else "")
+        + "); (2) give it to this notebook with the upload button of its setup-check cell (the `setup_check` "
+        "cell near the top; or run `calibnb.data.upload_widget()` in any cell), which checks it against the "
+        "manifest's sha256; (3) run this cell again. Do not drop it into the file browser instead: JupyterLite "
+        "re-writes .json files stored there, so their checksums no longer match. An upload lasts until the "
+        "kernel restarts."
+    )
+
+
+def add_data_file(filename: str, content: bytes) -> Path:
+    """Verify an uploaded copy of a registered data file and keep it for the loaders (browser site).
+
+    The file is matched to the data manifest by its name (the mirror's name, e.g.
+    ``SNLI_dev_roberta-base_0.json``, or the upstream one, e.g.
+    ``logits_cifar10_resnet20_pretrainedcy.p``), else by its sha256. Bytes equal to the
+    manifest's ``sha256`` are kept as they are; an upstream pickle (a ``converted`` entry)
+    must match ``upstream_sha256`` and is converted to ``.npz`` by the arrays-only
+    unpickler, whose result is verified like a download's (``sha256`` or
+    ``arrays_sha256``). The file is written atomically under :data:`UPLOAD_DIR`, where
+    :func:`fetch` looks first in a browser kernel.
+
+    Parameters
+    ----------
+    filename : str
+        The uploaded file's name (no folder needed).
+    content : bytes-like
+        Its bytes.
+
+    Returns
+    -------
+    pathlib.Path
+        Where the verified file now is.
+
+    Raises
+    ------
+    ValueError
+        The name and the bytes match no registered file.
+    ChecksumMismatchError
+        The name is a registered file's but the bytes are not its (a wrong version,
+        a truncated download, or a file re-written by a browser).
+
+    Examples
+    --------
+    >>> add_data_file("notes.txt", b"not a data file")
+    Traceback (most recent call last):
+    ...
+    ValueError: filename 'notes.txt' is not a file of the data manifest (by name or sha256); the loading cell's message names the file it needs and its address.
+    """
+    if not isinstance(filename, str) or not filename:
+        raise TypeError(f"filename must be a non-empty str (the uploaded file's name); got {filename!r}.")
+    if not isinstance(content, (bytes, bytearray, memoryview)):
+        raise TypeError(f"content must be bytes (the uploaded file's content); got {type(content).__name__}.")
+    data = bytes(content)
+    base = filename.replace("\\", "/").rsplit("/", 1)[-1]
+    digest = hashlib.sha256(data).hexdigest()
+    entries = _manifest()
+    by_name = [e for e in entries if base in (e["file"].rsplit("/", 1)[-1], _upstream_name(e))]
+    by_hash = [e for e in entries if digest in (e["sha256"], e["upstream_sha256"])]
+    entry = (by_hash or by_name or [None])[0]
+    if entry is None:
+        raise ValueError(
+            f"filename {filename!r} is not a file of the data manifest (by name or sha256); "
+            "the loading cell's message names the file it needs and its address."
+        )
+    if digest == entry["sha256"]:
+        out = data
+    elif entry.get("converted") and digest == entry["upstream_sha256"]:
+        out = pickle_to_npz_bytes(data, list(entry["arrays"]), entry["arrays"], entry["dtypes"])
+    else:
+        raise ChecksumMismatchError(
+            f"{filename!r} is not the registered {entry['file']!r}: its sha256 is {digest}, the manifest expects "
+            + (f"{entry['upstream_sha256']} (the upstream pickle) or {entry['sha256']}"
+               if entry.get("converted") else entry["sha256"])
+            + f" ({entry['bytes']:,} bytes; got {len(data):,}). Download it again from {entry['url']} and upload "
+            "that file unchanged. Nothing was kept."
+        )
+    dest = UPLOAD_DIR / entry["file"]
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".part")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(out)
+        _verify(Path(tmp), entry)  # a converted pickle: sha256 or arrays_sha256, as for a download
+        os.replace(tmp, dest)
+    finally:
+        _remove(tmp)
+    _VERIFIED.pop((str(dest), entry["sha256"]), None)
+    return dest
+
+
+def upload_widget():
+    """An upload button for data files the browser site does not carry (ipywidgets ``FileUpload``).
+
+    Each uploaded file goes through :func:`add_data_file` (matched to the manifest,
+    verified, converted if it is an upstream pickle); the line under the button says,
+    per file, which registered file it became or why it was refused. Meant for the
+    browser site; on a desktop install the loaders read ``CALIBNB_DATA_DIR`` instead.
+
+    Returns
+    -------
+    ipywidgets.VBox
+        The button and its status line.
+    """
+    import html
+
+    import ipywidgets as widgets
+
+    button = widgets.FileUpload(multiple=True, description="Upload data files",
+                                layout=widgets.Layout(width="auto"))
+    status = widgets.HTML("Files the loading cells ask for (each is checked against the manifest's sha256).")
+
+    def on_upload(change):
+        lines = []
+        for item in change["new"]:
+            name = item["name"]
+            try:
+                path = add_data_file(name, item["content"])
+                lines.append(f"✔ {html.escape(name)}: verified, read as "
+                             f"<code>{html.escape(path.relative_to(UPLOAD_DIR).as_posix())}</code>")
+            except (ValueError, TypeError, OSError) as exc:
+                lines.append(f"✘ {html.escape(name)}: {html.escape(str(exc))}")
+        if lines:
+            accepted = sum(line.startswith("✔") for line in lines)
+            status.value = (f"<b>{accepted} of {len(lines)} files accepted.</b> Run the loading cell again.<br>"
+                            + "<br>".join(lines))
+            button.value = ()  # free the uploaded bytes held by the widget
+
+    button.observe(on_upload, names="value")
+    return widgets.VBox([button, status])
+
+
 def _progress(label: str, done: int, total: int | None) -> None:
     if total:
         frac = min(done / total, 1.0)
@@ -362,16 +549,17 @@ def fetch(name: str, *, cache_dir: str | os.PathLike | None = None, downloader: 
     entry = manifest_entry(name)
     root = data_dir(cache_dir)
     dest = root / entry["file"]
+    if in_browser():
+        # A browser kernel reads what the site carries (under its site name) or what the student
+        # uploaded (add_data_file): never a download.
+        path = browser_file(name, cache_dir=cache_dir)
+        if path is None:
+            raise DataUnavailableError(_missing_in_browser(entry))
+        _verify(path, entry)
+        return path
     if dest.is_file():
         _verify(dest, entry)
         return dest
-    if in_browser():
-        # A browser kernel reads only what the site carries: never a download.
-        raise DataUnavailableError(
-            f"data file {entry['file']!r} is not in this browser copy of calibnb ({dest} is missing): the site "
-            f"carries only files whose licence allows redistribution, and this one's is {entry['licence']!r}. "
-            "Nothing was downloaded. Run this notebook on a desktop install (see the README) to use it."
-        )
     env = os.environ.get(_ENV)
     if cache_dir is None and env and not root.is_dir():
         # A mistyped CALIBNB_DATA_DIR must not become a fresh download folder.

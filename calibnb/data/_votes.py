@@ -67,9 +67,11 @@ def subsample_votes(human: Any, n_votes: int, *, n_groups: int = 2, seed: Any = 
                                    else f"n_groups * n_votes = {need}")
     rng = as_rng(seed)
     n_items, n_classes = c.shape
-    # One entry per vote: its item and its class, items in order.
+    # One entry per vote: its item and its class, items in order. Counts as np.intp: np.repeat and
+    # np.bincount cast to it "safely", and on a 32-bit platform (the browser site's Pyodide) int64 is not.
+    totals = np.asarray(totals).astype(np.intp)
     item = np.repeat(np.arange(n_items), totals)
-    cls = np.repeat(np.tile(np.arange(n_classes), n_items), c.ravel())
+    cls = np.repeat(np.tile(np.arange(n_classes), n_items), c.ravel().astype(np.intp))
     # Shuffle within each item: sort by (item, random key).
     order = np.lexsort((rng.random(item.size), item))
     cls = cls[order]
@@ -77,6 +79,6 @@ def subsample_votes(human: Any, n_votes: int, *, n_groups: int = 2, seed: Any = 
     position = np.arange(item.size) - np.repeat(starts, totals)
     group = position // n_votes
     keep = group < n_groups
-    flat = (group[keep] * n_items + item[keep]) * n_classes + cls[keep]
+    flat = ((group[keep] * n_items + item[keep]) * n_classes + cls[keep]).astype(np.intp)
     out = np.bincount(flat, minlength=n_groups * n_items * n_classes)
     return out.reshape(n_groups, n_items, n_classes).astype(np.int64)
