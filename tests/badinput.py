@@ -254,6 +254,7 @@ GENERATORS: dict[str, Gen] = {
     "outcomes": _g("opaque", ["holds", "fails"]),
     "interval": _g("opaque", (0.1, 0.2)),
     "kind": _g("str", "range"),
+    "scaling_fit:method": _g("str", "temperature"),
     # calibnb.papers.sakai2024 (notebook 04): a worked example, a system, a measure, an axiom
     "example": _g("opaque", lambda: importlib.import_module("calibnb.papers.sakai2024").load_sakai_example(1)),
     "measure": _g("str", "HMR"),
