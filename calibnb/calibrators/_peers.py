@@ -114,7 +114,7 @@ class VectorScaling(Calibrator):
         lam = check_scalar_in_range(self.l2, "l2", low=0.0)
         tol = check_scalar_in_range(self.tol, "tol", low=0.0, low_inclusive=False)
         max_iter = check_positive_int(self.max_iter, "max_iter")
-        z = _finite_logits(logits)
+        z = np.ascontiguousarray(_finite_logits(logits))  # one memory order: the same sums for any input layout
         n, k = z.shape
         y = check_labels(labels, n, k, other="logits")
         t = _temperature_start(z, y)
