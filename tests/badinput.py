@@ -256,6 +256,7 @@ GENERATORS: dict[str, Gen] = {
     "outcomes": _g("opaque", ["holds", "fails"]),
     "interval": _g("opaque", (0.1, 0.2)),
     "kind": _g("str", "range"),
+    "scaling_fit:method": _g("str", "temperature"),
     # calibnb.papers.sakai2024 (notebook 04): a worked example, a system, a measure, an axiom
     "example": _g("opaque", lambda: importlib.import_module("calibnb.papers.sakai2024").load_sakai_example(1)),
     "measure": _g("str", "HMR"),
@@ -405,6 +406,13 @@ BASE_OPTIONS: dict[str, dict[str, Any]] = {
     "metric_agreement": dict(n_resamples=5),
     "like_for_like_cost_study": dict(budgets=(1, 3), n_draws=2),
     "evaluate_split": dict(methods=("uncalibrated", "temperature"), all_ranks=False),
+    # the audit's tables: a few resamples and two folds (their sizes are fuzzed like any option)
+    "recalibration_comparison": dict(n_folds=2, n_resamples=20, heavy_resamples=5),
+    "metric_summary": dict(n_resamples=20, heavy_resamples=5),
+    # CORP's consistency bands: 50 resamples instead of 1000 (the resample count is fuzzed like any option)
+    "corp_reliability": dict(n_resamples=50),
+    "score_decomposition": dict(n_resamples=50),
+    "corp_reliability_data": dict(n_resamples=50),
 }
 
 #: Pairs of arguments whose lengths must match: a shorter second one must be an error.

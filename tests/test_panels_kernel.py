@@ -186,6 +186,7 @@ def _shown(msgs: list[dict]) -> tuple[list[str], list[str]]:
     return images, texts
 
 
+@pytest.mark.xdist_group("panels_kernel")  # one worker starts the module's kernel once (issue 31)
 def test_a_panel_asks_the_client_for_nothing_while_its_cell_runs(kernel):
     """No output capture (msg_id) on the panel's Output: a headless client would answer it on the shell.
 
@@ -203,6 +204,7 @@ def test_a_panel_asks_the_client_for_nothing_while_its_cell_runs(kernel):
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
+@pytest.mark.xdist_group("panels_kernel")  # one worker starts the module's kernel once (issue 31)
 def test_panel_in_a_kernel_shows_the_figure_of_the_value_just_set(kernel, case):
     build, control, new = CASES[case]
     kernel.execute(f"panel = {build}\nfresh = {build}")

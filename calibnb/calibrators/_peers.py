@@ -114,7 +114,7 @@ class VectorScaling(Calibrator):
         lam = check_scalar_in_range(self.l2, "l2", low=0.0)
         tol = check_scalar_in_range(self.tol, "tol", low=0.0, low_inclusive=False)
         max_iter = check_positive_int(self.max_iter, "max_iter")
-        z = _finite_logits(logits)
+        z = np.ascontiguousarray(_finite_logits(logits))  # one memory order: the same sums for any input layout
         n, k = z.shape
         y = check_labels(labels, n, k, other="logits")
         t = _temperature_start(z, y)
@@ -172,21 +172,23 @@ class VectorScaling(Calibrator):
         return softmax(z * self.weights_ + self.bias_)
 
 def _vs_objective(theta: np.ndarray, z: np.ndarray, y: np.ndarray, lam: float):
-    """Penalised vector-scaling NLL, its gradient and the softmax, from one shifted exp."""
+    """Penalised vector-scaling NLL, its gradient and the softmax, from one shifted exp (in one (N, K) buffer).
+
+    The gradient's one-hot part is a per-class sum over the labels (``bincount``), so no (N, K) residual is formed.
+    """
     n, k = z.shape
     w, b = theta[:k], theta[k:]
-    s = z * w + b
-    m = s.max(axis=1)
-    s -= m[:, None]
-    e = np.exp(s)
-    total = e.sum(axis=1)
     rows = np.arange(n)
-    f = float(np.mean(np.log(total) - s[rows, y]))
-    p = e / total[:, None]
-    r = p.copy()
-    r[rows, y] -= 1.0
-    gw = np.einsum("ij,ij->j", r, z) / n
-    gb = r.sum(axis=0) / n
+    s = z * w
+    s += b
+    s -= s.max(axis=1)[:, None]
+    s_true = s[rows, y]
+    p = np.exp(s, out=s)
+    total = p.sum(axis=1)
+    f = float(np.mean(np.log(total) - s_true))
+    p /= total[:, None]
+    gw = (np.einsum("ij,ij->j", p, z) - np.bincount(y, weights=z[rows, y], minlength=k)) / n
+    gb = (p.sum(axis=0) - np.bincount(y, minlength=k)) / n
     f += lam * (float(np.sum((w - 1.0) ** 2)) + float(np.sum(b**2)))
     grad = np.concatenate([gw + 2.0 * lam * (w - 1.0), gb + 2.0 * lam * b])
     return f, grad, p
@@ -214,9 +216,12 @@ def _temperature_start(z: np.ndarray, y: np.ndarray) -> float:
     zc = z - z.max(axis=1, keepdims=True)  # shift once; scaling keeps the max at 0
     zy = zc[rows, y]
 
+    buf = np.empty_like(zc)  # one (N, K) buffer for every evaluation
+
     def nll(log_t: float) -> float:
-        s = zc * np.exp(-log_t)
-        return float(np.mean(np.log(np.exp(s).sum(axis=1)) - zy * np.exp(-log_t)))
+        np.multiply(zc, np.exp(-log_t), out=buf)
+        np.exp(buf, out=buf)
+        return float(np.mean(np.log(buf.sum(axis=1)) - zy * np.exp(-log_t)))
 
     res = optimize.minimize_scalar(nll, bounds=(-7.0, 7.0), method="bounded", options={"xatol": 1e-4})
     return float(np.exp(res.x))

@@ -67,6 +67,7 @@ __all__ = [
     "NetworkScores",
     "network_scores",
     "evaluate_split",
+    "scaling_fit",
     "spline_columns",
     "isotonic_columns",
     "histogram_columns",
@@ -564,6 +565,58 @@ class NetworkScores:
     # stable per-column sort orders over all N items, computed on first use and shared by every split
     # (see _column_orders); not part of the value
     _orders: dict = dataclasses.field(default_factory=dict, compare=False, repr=False)
+    # temperature- and vector-scaling models fitted on a calibration split (see scaling_fit); not part of the value
+    _fits: dict = dataclasses.field(default_factory=dict, compare=False, repr=False)
+
+
+_SCALING = ("temperature", "vector")
+
+
+def scaling_fit(net: NetworkScores, calibration_index: Any, method: str = "temperature") -> Any:
+    r"""Temperature or vector scaling of ``net`` fitted on the calibration rows, fitted once per split (Gupta et al. 2021, §6).
+
+    Both rescale the logits :math:`z_i` and are fitted by the calibration NLL:
+    temperature scaling :math:`\mathrm{softmax}(z_i / T)`, vector scaling
+    :math:`\mathrm{softmax}(w \odot z_i + b)` (:class:`calibnb.TemperatureScaling`,
+    :class:`calibnb.VectorScaling`). The fit is deterministic, so it is kept on
+    ``net`` and the same model is returned for the same ``method`` and
+    calibration rows: :func:`evaluate_split` and a later cell that needs the
+    same model's outputs share one fit. Treat the returned model as read-only.
+
+    Parameters
+    ----------
+    net : NetworkScores
+        From :func:`network_scores`.
+    calibration_index : array-like of int
+        Rows the model is fitted on.
+    method : {"temperature", "vector"}, default "temperature"
+
+    Returns
+    -------
+    calibnb.TemperatureScaling or calibnb.VectorScaling
+        Fitted.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> net = network_scores(rng.normal(size=(200, 3)) * 3, rng.integers(0, 3, 200))
+    >>> ts = scaling_fit(net, np.arange(100))
+    >>> ts is scaling_fit(net, np.arange(100))   # fitted once
+    True
+    >>> ts.transform(net.logits[100:]).shape
+    (100, 3)
+    """
+    from .. import calibrators
+
+    if not isinstance(net, NetworkScores):
+        raise TypeError(f"net must be a NetworkScores (from network_scores); got {type(net).__name__}.")
+    cal = _check_index(calibration_index, net.probs.shape[0], "calibration_index")
+    method = check_choice(method, _SCALING, "method")
+    key = (method, cal.tobytes())
+    if key not in net._fits:
+        model = calibrators.TemperatureScaling() if method == "temperature" else calibrators.VectorScaling()
+        net._fits[key] = model.fit(net.logits[cal], net.labels[cal])
+    return net._fits[key]
 
 
 def _column_orders(net: NetworkScores, key: tuple, columns, correct) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -1038,7 +1091,7 @@ def evaluate_split(
     >>> res["spline"]["accuracy"] == res["uncalibrated"]["accuracy"]
     True
     """
-    from .. import calibrators, metrics
+    from .. import metrics
 
     if not isinstance(net, NetworkScores):
         raise TypeError(f"net must be a NetworkScores (from network_scores); got {type(net).__name__}.")
@@ -1075,8 +1128,7 @@ def evaluate_split(
         if method == "uncalibrated":
             q_test, st, sc = net.probs[test], s_test, s_cal[:, 0]
         elif method in ("temperature", "vector"):
-            model = (calibrators.TemperatureScaling() if method == "temperature" else calibrators.VectorScaling())
-            model.fit(net.logits[cal], y_cal)
+            model = scaling_fit(net, cal, method)
             q_cal, q_test = model.transform(net.logits[cal]), model.transform(net.logits[test])
             st, ct = _rank_scores(q_test, y_test, _top_order(q_test, r_max), within)
             sc = np.max(q_cal, axis=1)
@@ -1116,7 +1168,11 @@ def evaluate_split(
                                             lambda: net.labels[:, None] == np.arange(k), cal, test))
                 q_test = _per_score(method, net.probs[cal], onehot_cal, net.probs[test], n_knots=n_knots,
                                     n_bins_histogram=n_bins_histogram, sorted_split=by_class)
-            if q_test is not None:
+            by_class = (_SortedSplit.of(net, ("class",), lambda: net.probs, lambda: net.labels[:, None] == np.arange(k),
+                                        cal, test) if method == "uncalibrated" else None)
+            if by_class is not None:  # the softmax's class columns are sorted already: classwise_ks without a sort
+                row["classwise_ks"] = float(_ks_sorted(by_class.s_test, by_class.c_test).mean())
+            elif q_test is not None:
                 row["classwise_ks"] = metrics.classwise_ks(q_test, y_test)
         if method == "spline" and all_ranks:
             ranks = k if all_ranks_max is None else min(k, check_positive_int(all_ranks_max, "all_ranks_max"))

@@ -62,6 +62,7 @@ def multiclass_run(tmp_path_factory):
     return d, path, proc
 
 
+@pytest.mark.xdist_group("audit_multiclass_run")  # one worker runs the command once (issue 31)
 def test_multiclass_csv_with_votes_and_weights(multiclass_run):
     d, path, proc = multiclass_run
     assert proc.returncode == 0, proc.stderr
@@ -99,6 +100,7 @@ def test_multiclass_csv_with_votes_and_weights(multiclass_run):
     assert not [src for src in re.findall(r'<script[^>]*src="([^"]*)"', page) if "://" in src]  # offline
 
 
+@pytest.mark.xdist_group("audit_multiclass_run")  # one worker runs the command once (issue 31)
 def test_notebook_and_command_give_the_same_json(multiclass_run, tmp_path):
     from calibnb.apps.report import run_notebook
 

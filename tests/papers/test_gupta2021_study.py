@@ -262,3 +262,33 @@ def test_evaluate_split_with_shared_orders_equals_sorting_each_time(monkeypatch)
     monkeypatch.setattr(g._SortedSplit, "of", classmethod(lambda cls, *a: None))  # every fit sorts its own columns
     fresh = [g.evaluate_split(g.network_scores(net.logits, net.labels), cal, test, **kw) for cal, test in splits]
     assert shared == fresh
+
+
+def test_scaling_fit_is_fitted_once_per_split_and_equals_a_fresh_fit(monkeypatch):
+    net = _tied_network()
+    cal, test = np.arange(0, 3000, 2), np.arange(1, 3000, 2)
+    for method, cls in (("temperature", cn.TemperatureScaling), ("vector", cn.VectorScaling)):
+        model = paper.scaling_fit(net, cal, method)
+        fresh = cls().fit(net.logits[cal], net.labels[cal])
+        np.testing.assert_array_equal(model.transform(net.logits[test]), fresh.transform(net.logits[test]))
+        assert paper.scaling_fit(net, list(cal), method) is model  # same rows: the same fitted model
+        other = paper.scaling_fit(net, test, method)
+        assert other is not model
+        np.testing.assert_array_equal(other.transform(net.logits[cal]),
+                                      cls().fit(net.logits[test], net.labels[test]).transform(net.logits[cal]))
+    # evaluate_split fits through it: a second call on the same split fits nothing
+    fits = []
+    for cls in (cn.TemperatureScaling, cn.VectorScaling):
+        original = cls.fit
+        monkeypatch.setattr(cls, "fit", lambda self, *a, _f=original, **kw: fits.append(type(self)) or _f(self, *a, **kw))
+    first = paper.evaluate_split(net, cal, test, methods=("temperature", "vector"), all_ranks=False)
+    assert fits == []  # fitted above already
+    fresh_net = paper.network_scores(net.logits, net.labels)
+    assert paper.evaluate_split(fresh_net, cal, test, methods=("temperature", "vector"), all_ranks=False) == first
+    assert fits == [cn.TemperatureScaling, cn.VectorScaling]
+    paper.evaluate_split(fresh_net, cal, test, methods=("temperature", "vector"), all_ranks=False)
+    assert len(fits) == 2
+    with pytest.raises(ValueError, match="method"):
+        paper.scaling_fit(net, cal, "spline")
+    with pytest.raises(TypeError, match="net"):
+        paper.scaling_fit(net.logits, cal)
