@@ -116,7 +116,9 @@ class VectorScaling(Calibrator):
         max_iter = check_positive_int(self.max_iter, "max_iter")
         z = np.ascontiguousarray(_finite_logits(logits))  # one memory order: the same sums for any input layout
         n, k = z.shape
-        y = check_labels(labels, n, k, other="logits")
+        # np.intp: the gradient's np.bincount casts its labels to it "safely", and on a 32-bit platform (the
+        # browser site's Pyodide) int64 is not.
+        y = check_labels(labels, n, k, other="logits").astype(np.intp)
         t = _temperature_start(z, y)
         theta = np.concatenate([np.full(k, 1.0 / t), np.zeros(k)])
         f, g, p = _vs_objective(theta, z, y, lam)
