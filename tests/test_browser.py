@@ -111,6 +111,19 @@ def _img_png(locator) -> bytes:
     return base64.b64decode(src.split(",", 1)[1])
 
 
+def _open_in_lab(browser, base: str, name: str):
+    """A 1366x768 page of JupyterLab showing notebook ``name`` with its kernel idle (Lab's kernel dialog answered)."""
+    page = browser.new_page(viewport={"width": 1366, "height": 768})
+    page.goto(f"{base}/lab/tree/{name}")
+    page.locator(".jp-Notebook").wait_for(timeout=60_000)
+    select = page.get_by_role("button", name="Select", exact=True)  # kernel dialog, if Lab asks
+    page.get_by_text("Python 3 (ipykernel) | Idle").or_(select).first.wait_for(timeout=60_000)
+    if select.is_visible():
+        select.click()
+    page.get_by_text("Python 3 (ipykernel) | Idle").wait_for(timeout=60_000)
+    return page
+
+
 def test_notebook_04_in_jupyterlab_panel_follows_the_keyboard(lab):
     from playwright.sync_api import expect, sync_playwright
 
@@ -118,14 +131,7 @@ def test_notebook_04_in_jupyterlab_panel_follows_the_keyboard(lab):
     with sync_playwright() as p:
         browser = launch(p)
         try:
-            page = browser.new_page(viewport={"width": 1366, "height": 768})
-            page.goto(f"{base}/lab/tree/{NOTEBOOK}")
-            page.locator(".jp-Notebook").wait_for(timeout=60_000)
-            select = page.get_by_role("button", name="Select", exact=True)  # kernel dialog, if Lab asks
-            page.get_by_text("Python 3 (ipykernel) | Idle").or_(select).first.wait_for(timeout=60_000)
-            if select.is_visible():
-                select.click()
-            page.get_by_text("Python 3 (ipykernel) | Idle").wait_for(timeout=60_000)
+            page = _open_in_lab(browser, base, NOTEBOOK)
 
             page.get_by_role("menuitem", name="Run", exact=True).click()
             page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
@@ -368,14 +374,7 @@ def test_every_paper_panel_fits_a_projector(lab):
     with sync_playwright() as p:
         browser = launch(p)
         try:
-            page = browser.new_page(viewport={"width": 1366, "height": 768})
-            page.goto(f"{base}/lab/tree/panels.ipynb")
-            page.locator(".jp-Notebook").wait_for(timeout=60_000)
-            select = page.get_by_role("button", name="Select", exact=True)
-            page.get_by_text("Python 3 (ipykernel) | Idle").or_(select).first.wait_for(timeout=60_000)
-            if select.is_visible():
-                select.click()
-            page.get_by_text("Python 3 (ipykernel) | Idle").wait_for(timeout=60_000)
+            page = _open_in_lab(browser, base, "panels.ipynb")
             page.get_by_role("menuitem", name="Run", exact=True).click()
             page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
             page.wait_for_function("() => [...document.querySelectorAll('.jp-CodeCell .jp-InputPrompt')]"
