@@ -34,6 +34,7 @@ import os
 import subprocess
 import sys
 import time
+import warnings
 from pathlib import Path
 
 import pytest
@@ -44,6 +45,10 @@ ROOT = Path(__file__).resolve().parents[1]
 SITE = ROOT / "site"
 MIRROR = os.environ.get("CALIBNB_DATA_DIR")  # read before any test unsets it
 RUN_TIMEOUT_S = 900  # a notebook's Run All in Pyodide on a loaded 2-core machine (about 2 min when idle)
+#: A first Run All in a new page that has not finished after this long has stalled (seen in about one CI run
+#: of three in 2026-11: the page idle, no CPU used, cause not found); it is retried once in a new page, with
+#: a warning in the test report, and a second stall fails the test.
+STALL_S = 300
 
 
 def _build_module():
@@ -332,6 +337,21 @@ class _Browser:
         self.base = base
 
     def run_all(self, notebook: str, page=None):
+        """Run All, once more in a new page and kernel if a first run in a new page stalls (see STALL_S)."""
+        from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+        if page is not None:
+            return self._run_all(notebook, page)
+        try:
+            return self._run_all(notebook, None, timeout_s=STALL_S)
+        except PlaywrightTimeout:
+            warnings.warn(f"{notebook}: Run All in a new JupyterLite page did not finish in {STALL_S} s (a stall "
+                          "seen about once in three CI runs, cause not found); retried once in a new page")
+            for stalled in self.context.pages:  # its kernel (a web worker) goes with it
+                stalled.close()
+            return self._run_all(notebook, None)
+
+    def _run_all(self, notebook: str, page=None, timeout_s: float = RUN_TIMEOUT_S):
         """Open ``notebook`` in JupyterLite (or use its open ``page``), Run All, wait for every cell.
 
         Returns (page, notebook JSON, seconds). A second Run All on the same page keeps the kernel
@@ -361,7 +381,7 @@ class _Browser:
             const code = w.context.model.toJSON().cells.filter(c => c.cell_type === 'code');
             const failed = code.some(c => (c.outputs || []).some(o => o.output_type === 'error'));
             return failed || (code.length > 0 && code.every(c => Number.isInteger(c.execution_count)));
-        }""", timeout=RUN_TIMEOUT_S * 1000, polling=1000)
+        }""", timeout=timeout_s * 1000, polling=1000)
         seconds = time.monotonic() - start
         nb = page.evaluate("() => window.jupyterapp.shell.currentWidget.context.model.toJSON()")
         print(f"\n[site timing] {notebook}: Run All {seconds:.0f} s in the browser")
