@@ -193,22 +193,50 @@ def stable_row_sort(rows: np.ndarray, *, hint=None) -> tuple[np.ndarray, np.ndar
         raise ValueError("rows holds NaN or infinite values; they have no place in a sort order.")
     if hint is None:
         order = np.argsort(rows, axis=1)
-        s = np.take_along_axis(rows, order, axis=1)
+        s = _take_rows(rows, order)
     else:
         hint = _check_row_permutations(hint, rows.shape)
         v = _take_rows(rows, hint)
         perm = np.argsort(v, axis=1, kind="stable")  # adaptive (timsort): fast on nearly sorted rows
         order, s = _take_rows(hint, perm), _take_rows(v, perm)
-    step = s[:, 1:] != s[:, :-1]
+    return _order_ties_by_position(np.ascontiguousarray(order), s), s
+
+
+def _order_ties_by_position(order: np.ndarray, s: np.ndarray) -> np.ndarray:
+    """``order`` (m, n) sorting each row to ``s``, with every run of equal values put in increasing position.
+
+    That is the stable order, whatever order the sort left ties in. Few tied items (the usual case for
+    probabilities: a few equal values per row) are re-sorted alone, by one sort of (group, position) keys;
+    many (a recalibrator's few distinct outputs) by a stable radix sort of each tied row's dense ranks.
+    """
+    m, n = s.shape
+    same = s[:, 1:] == s[:, :-1]
+    n_same = int(np.count_nonzero(same))
+    if n_same == 0:
+        return order
+    if 8 * n_same < same.size and m * n * n < 2**62:
+        member = np.zeros((m, n), dtype=bool)  # items in a run of equal values
+        member[:, 1:] = same
+        member[:, :-1] |= same
+        f = np.flatnonzero(member)
+        col = f % n
+        cont = np.zeros(f.size, dtype=bool)  # f continues the run of f - 1
+        inner = col > 0
+        cont[inner] = same.reshape(-1)[(f[inner] // n) * (n - 1) + col[inner] - 1]
+        group = np.cumsum(~cont)
+        flat = order.reshape(-1)  # a view: order is C-contiguous
+        keys = group * n + flat[f]
+        keys.sort()
+        flat[f] = keys - group * n
+        return order
+    step = ~same
     tied = ~np.all(step, axis=1)
-    if tied.any():
-        n = rows.shape[1]
-        dense_sorted = np.zeros((int(tied.sum()), n), dtype=np.uint16 if n <= 65535 else np.uint32)
-        np.cumsum(step[tied], axis=1, out=dense_sorted[:, 1:])
-        dense = np.empty_like(dense_sorted)
-        np.put_along_axis(dense, order[tied], dense_sorted, axis=1)
-        order[tied] = np.argsort(dense, axis=1, kind="stable")
-    return order, s
+    dense_sorted = np.zeros((int(tied.sum()), n), dtype=np.uint16 if n <= 65535 else np.uint32)
+    np.cumsum(step[tied], axis=1, out=dense_sorted[:, 1:])
+    dense = np.empty_like(dense_sorted)
+    np.put_along_axis(dense, order[tied], dense_sorted, axis=1)
+    order[tied] = np.argsort(dense, axis=1, kind="stable")
+    return order
 
 
 def _take_rows(a: np.ndarray, idx: np.ndarray) -> np.ndarray:
