@@ -270,7 +270,7 @@ def _check_index(index: Any, n: int, name: str) -> np.ndarray:
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         raise ValueError(f"{name} has {int(bad.sum())} indices outside [0, {n}); first at position {i}: {int(idx[i])}.")
-    if np.unique(idx).size != idx.size:
+    if not _increasing(idx) and np.unique(idx).size != idx.size:  # increasing: distinct without a sort
         raise ValueError(f"{name} has repeated indices.")
     return idx.astype(np.int64)
 
@@ -1102,7 +1102,9 @@ def evaluate_split(
     n, k = net.probs.shape
     cal = _check_index(calibration_index, n, "calibration_index")
     test = _check_index(test_index, n, "test_index")
-    if np.intersect1d(cal, test).size:
+    in_cal = np.zeros(n, dtype=bool)
+    in_cal[cal] = True
+    if in_cal[test].any():
         raise ValueError("calibration_index and test_index overlap; the splits must be disjoint.")
     methods = tuple(check_choice(m, STUDY_METHODS, "methods") for m in ((methods,) if isinstance(methods, str) else methods))
     r_max = min(check_positive_int(r_max, "r_max"), k)
