@@ -702,13 +702,25 @@ def _increasing(index: np.ndarray) -> bool:
     return bool(np.all(index[1:] > index[:-1]))
 
 
-def _top_order(probs: np.ndarray, r: int) -> np.ndarray:
+def _top_order(probs: np.ndarray, r: int, hint: np.ndarray | None = None) -> np.ndarray:
     """The r most probable classes of each row, as ``argsort(-probs, stable)[:, :r]`` but without a full sort.
 
     Rows whose r-th and (r+1)-th largest probabilities tie fall back to the full stable sort, so the result is
-    exactly that of the full sort.
+    exactly that of the full sort. ``hint``: (n, >= r) classes believed to be each row's top r in that order
+    (temperature scaling keeps each row's order of the softmax); a row where they provably are (decreasing,
+    ties by class index, every other class strictly below the r-th) keeps them, the others are found as above.
     """
     n, k = probs.shape
+    if hint is not None and r < k:
+        cand = np.ascontiguousarray(hint[:, :r])
+        v = np.take_along_axis(probs, cand, axis=1)
+        ok = np.all((v[:, :-1] > v[:, 1:]) | ((v[:, :-1] == v[:, 1:]) & (cand[:, :-1] < cand[:, 1:])), axis=1)
+        rest = probs.copy()
+        np.put_along_axis(rest, cand, -np.inf, axis=1)
+        ok &= rest.max(axis=1) < v[:, -1]
+        if not ok.all():
+            cand[~ok] = _top_order(probs[~ok], r)
+        return cand
     if r >= k:
         return np.argsort(-probs, axis=1, kind="stable")[:, :r]
     part = np.argpartition(-probs, r, axis=1)[:, : r + 1]
@@ -1144,7 +1156,9 @@ def evaluate_split(
         elif method in ("temperature", "vector"):
             model = scaling_fit(net, cal, method)
             q_cal, q_test = model.transform(net.logits[cal]), model.transform(net.logits[test])
-            st, ct = _rank_scores(q_test, y_test, _top_order(q_test, r_max), within)
+            # softmax(z / T) keeps each row's order of softmax(z): the network's own top classes are the guess
+            top_hint = net.order[test, :r_max] if method == "temperature" else None
+            st, ct = _rank_scores(q_test, y_test, _top_order(q_test, r_max, top_hint), within)
             sc = np.max(q_cal, axis=1)
             sc_correct = np.argmax(q_cal, axis=1) == y_cal
         else:
