@@ -712,7 +712,7 @@ def _top_order(probs: np.ndarray, r: int, hint: np.ndarray | None = None) -> np.
     """
     n, k = probs.shape
     if hint is not None and r < k:
-        cand = np.ascontiguousarray(hint[:, :r])
+        cand = np.array(hint[:, :r], dtype=np.intp)  # a copy: rows are replaced below
         v = np.take_along_axis(probs, cand, axis=1)
         ok = np.all((v[:, :-1] > v[:, 1:]) | ((v[:, :-1] == v[:, 1:]) & (cand[:, :-1] < cand[:, 1:])), axis=1)
         rest = probs.copy()
