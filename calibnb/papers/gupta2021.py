@@ -270,7 +270,7 @@ def _check_index(index: Any, n: int, name: str) -> np.ndarray:
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         raise ValueError(f"{name} has {int(bad.sum())} indices outside [0, {n}); first at position {i}: {int(idx[i])}.")
-    if np.unique(idx).size != idx.size:
+    if not _increasing(idx) and np.unique(idx).size != idx.size:  # increasing: distinct without a sort
         raise ValueError(f"{name} has repeated indices.")
     return idx.astype(np.int64)
 
@@ -702,13 +702,25 @@ def _increasing(index: np.ndarray) -> bool:
     return bool(np.all(index[1:] > index[:-1]))
 
 
-def _top_order(probs: np.ndarray, r: int) -> np.ndarray:
+def _top_order(probs: np.ndarray, r: int, hint: np.ndarray | None = None) -> np.ndarray:
     """The r most probable classes of each row, as ``argsort(-probs, stable)[:, :r]`` but without a full sort.
 
     Rows whose r-th and (r+1)-th largest probabilities tie fall back to the full stable sort, so the result is
-    exactly that of the full sort.
+    exactly that of the full sort. ``hint``: (n, >= r) classes believed to be each row's top r in that order
+    (temperature scaling keeps each row's order of the softmax); a row where they provably are (decreasing,
+    ties by class index, every other class strictly below the r-th) keeps them, the others are found as above.
     """
     n, k = probs.shape
+    if hint is not None and r < k:
+        cand = np.array(hint[:, :r], dtype=np.intp)  # a copy: rows are replaced below
+        v = np.take_along_axis(probs, cand, axis=1)
+        ok = np.all((v[:, :-1] > v[:, 1:]) | ((v[:, :-1] == v[:, 1:]) & (cand[:, :-1] < cand[:, 1:])), axis=1)
+        rest = probs.copy()
+        np.put_along_axis(rest, cand, -np.inf, axis=1)
+        ok &= rest.max(axis=1) < v[:, -1]
+        if not ok.all():
+            cand[~ok] = _top_order(probs[~ok], r)
+        return cand
     if r >= k:
         return np.argsort(-probs, axis=1, kind="stable")[:, :r]
     part = np.argpartition(-probs, r, axis=1)[:, : r + 1]
@@ -752,11 +764,12 @@ def network_scores(logits: Any, labels: Any) -> NetworkScores:
 # ---------------------------------------------------------------------------
 
 
-def _sort_rows(xt: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Stable argsort of each row of an (m, n) array and the sorted rows (see ``stable_row_sort``)."""
+def _sort_rows(xt: np.ndarray, hint: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Stable argsort of each row of an (m, n) array and the sorted rows (see ``stable_row_sort``; ``hint``: a
+    guess at the order, which makes the sort faster when close and never changes the result)."""
     from ..metrics.multiclass import stable_row_sort
 
-    return stable_row_sort(xt)
+    return stable_row_sort(xt, hint=hint)
 
 @lru_cache(maxsize=16)
 def _spline_design(n: int, n_knots: int) -> tuple[np.ndarray, np.ndarray]:
@@ -989,9 +1002,12 @@ def histogram_columns(s_cal: Any, c_cal: Any, s_new: Any, *, n_bins: int = 15) -
 # ---------------------------------------------------------------------------
 
 
-def _ks_columns(s: np.ndarray, c: np.ndarray) -> np.ndarray:
-    """KS error (Eq. 12, stable sort) of every column of (n, m) scores against 0/1 correctness."""
-    order, ss = _sort_rows(np.ascontiguousarray(s.T))
+def _ks_columns(s: np.ndarray, c: np.ndarray, hint: np.ndarray | None = None) -> np.ndarray:
+    """KS error (Eq. 12, stable sort) of every column of (n, m) scores against 0/1 correctness.
+
+    ``hint``: (m, n) rows, a guess at each column's stable order (see :func:`_sort_rows`); the result is the same.
+    """
+    order, ss = _sort_rows(np.ascontiguousarray(s.T), hint)
     return _ks_sorted(ss, np.take_along_axis(np.ascontiguousarray(c.T), order, axis=1))
 
 
@@ -1098,7 +1114,9 @@ def evaluate_split(
     n, k = net.probs.shape
     cal = _check_index(calibration_index, n, "calibration_index")
     test = _check_index(test_index, n, "test_index")
-    if np.intersect1d(cal, test).size:
+    in_cal = np.zeros(n, dtype=bool)
+    in_cal[cal] = True
+    if in_cal[test].any():
         raise ValueError("calibration_index and test_index overlap; the splits must be disjoint.")
     methods = tuple(check_choice(m, STUDY_METHODS, "methods") for m in ((methods,) if isinstance(methods, str) else methods))
     r_max = min(check_positive_int(r_max, "r_max"), k)
@@ -1121,6 +1139,14 @@ def evaluate_split(
 
     def cols(idx):
         return None if split is None else split.rows(idx)
+
+    class_splits = []  # the class columns' split (every class's probability sorted), built once, on first use
+
+    def by_class():
+        if not class_splits:
+            class_splits.append(_SortedSplit.of(net, ("class",), lambda: net.probs,
+                                                lambda: net.labels[:, None] == np.arange(k), cal, test))
+        return class_splits[0]
     out = {}
     for method in methods:
         row: dict[str, float] = {}
@@ -1130,7 +1156,9 @@ def evaluate_split(
         elif method in ("temperature", "vector"):
             model = scaling_fit(net, cal, method)
             q_cal, q_test = model.transform(net.logits[cal]), model.transform(net.logits[test])
-            st, ct = _rank_scores(q_test, y_test, _top_order(q_test, r_max), within)
+            # softmax(z / T) keeps each row's order of softmax(z): the network's own top classes are the guess
+            top_hint = net.order[test, :r_max] if method == "temperature" else None
+            st, ct = _rank_scores(q_test, y_test, _top_order(q_test, r_max, top_hint), within)
             sc = np.max(q_cal, axis=1)
             sc_correct = np.argmax(q_cal, axis=1) == y_cal
         else:
@@ -1142,8 +1170,11 @@ def evaluate_split(
             sc = _per_score(method, s_cal[:, :1], c_cal[:, :1], s_cal[:, :1], n_knots=n_knots,
                             n_bins_histogram=n_bins_histogram, sorted_split=cols([0]), new="cal")[:, 0]
         ct_use = ct if method in ("temperature", "vector") else c_test
+        # a per-score method maps each test score by a nearly monotone function: the column's own stable order is
+        # a close guess at the order of the recalibrated scores (it only speeds up their sort)
+        hint = split.o_test if split is not None and method in ("isotonic", "histogram", "spline") else None
         ks = (_ks_sorted(split.s_test, split.c_test) if method == "uncalibrated" and split is not None
-              else _ks_columns(st, ct_use))
+              else _ks_columns(st, ct_use, hint))
         for name, v in zip(names, ks):
             row[name] = float(v)
         cal_correct = sc_correct if method in ("temperature", "vector") else c_cal[:, 0]
@@ -1161,19 +1192,24 @@ def evaluate_split(
         if classwise:
             if q_test is None and not classwise_fits:
                 row["classwise_ks"] = float("nan")
-            elif q_test is None:  # per-score method: one calibrator per class, fitted to P(k) against label == k
-                onehot_cal = net.labels[cal][:, None] == np.arange(k)
-                by_class = (None if method == "histogram" else  # histogram binning needs no order
-                            _SortedSplit.of(net, ("class",), lambda: net.probs,
-                                            lambda: net.labels[:, None] == np.arange(k), cal, test))
-                q_test = _per_score(method, net.probs[cal], onehot_cal, net.probs[test], n_knots=n_knots,
-                                    n_bins_histogram=n_bins_histogram, sorted_split=by_class)
-            by_class = (_SortedSplit.of(net, ("class",), lambda: net.probs, lambda: net.labels[:, None] == np.arange(k),
-                                        cal, test) if method == "uncalibrated" else None)
-            if by_class is not None:  # the softmax's class columns are sorted already: classwise_ks without a sort
-                row["classwise_ks"] = float(_ks_sorted(by_class.s_test, by_class.c_test).mean())
-            elif q_test is not None:
-                row["classwise_ks"] = metrics.classwise_ks(q_test, y_test)
+            elif method == "uncalibrated" and by_class() is not None:
+                # the softmax's class columns are sorted already: classwise_ks without a sort
+                row["classwise_ks"] = float(_ks_sorted(by_class().s_test, by_class().c_test).mean())
+            else:
+                hint = None
+                if q_test is None:  # per-score method: one calibrator per class, fitted to P(k) against label == k
+                    onehot_cal = net.labels[cal][:, None] == np.arange(k)
+                    q_test = _per_score(method, net.probs[cal], onehot_cal, net.probs[test], n_knots=n_knots,
+                                        n_bins_histogram=n_bins_histogram,
+                                        sorted_split=None if method == "histogram" else by_class())  # binning: no order
+                    # each class's recalibrated probability is a nearly monotone map of its probability, whose
+                    # stable order is a close guess at its own (the guess only speeds up the sort)
+                    hint = None if by_class() is None else by_class().o_test
+                if hint is None:
+                    row["classwise_ks"] = metrics.classwise_ks(q_test, y_test)
+                else:  # classwise_ks(q_test, y_test), the same floats
+                    order, q_sorted = _sort_rows(np.ascontiguousarray(q_test.T), hint)
+                    row["classwise_ks"] = float(_ks_sorted(q_sorted, y_test[order] == np.arange(k)[:, None]).mean())
         if method == "spline" and all_ranks:
             ranks = k if all_ranks_max is None else min(k, check_positive_int(all_ranks_max, "all_ranks_max"))
             row["accuracy_all_ranks"] = _all_ranks_accuracy(net, cal, test, n_knots, ranks)

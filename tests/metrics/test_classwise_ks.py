@@ -93,15 +93,64 @@ def test_bad_options():
         cn.classwise_ks([[0.2, 0.8]], [1], per_class="yes")
 
 
-@pytest.mark.parametrize("levels", [None, 3, 50])
+@pytest.mark.parametrize("levels", [None, 3, 50, "few"])
 def test_stable_row_sort_is_the_stable_argsort(levels):
     from calibnb.metrics.multiclass import stable_row_sort
 
     rng = np.random.default_rng(9)
     x = rng.random((7, 600))
-    if levels:
-        x = np.round(x * levels) / levels  # many ties
-    x[0] = 0.25  # a constant row
+    if levels == "few":  # a few ties per row (re-sorted alone), among them runs of three and runs at both ends
+        x[:, 10:13] = x[:, [5]]
+        x[:, 40] = x[:, 300]
+        x[2, [0, 599]] = x[2, 100]
+        x[3, :3] = -1.0
+        x[4, -2:] = 2.0
+        assert 8 * np.count_nonzero(np.diff(np.sort(x, axis=1), axis=1) == 0) < x.size  # few: the sparse path
+    else:
+        if levels:
+            x = np.round(x * levels) / levels  # many ties (each tied row re-sorted by its dense ranks)
+        x[0] = 0.25  # a constant row
     order, s = stable_row_sort(x)
     np.testing.assert_array_equal(order, np.argsort(x, axis=1, kind="stable"))
     np.testing.assert_array_equal(s, np.sort(x, axis=1))
+
+
+@pytest.mark.parametrize("levels", [None, 3, 50, 100_000])
+def test_stable_row_sort_with_a_hint_is_the_stable_argsort_for_any_hint(levels):
+    """issue 31: a hint (a guess at the order) only speeds the sort up; good, poor and adversarial guesses."""
+    from calibnb.metrics.multiclass import stable_row_sort
+
+    rng = np.random.default_rng(11)
+    base = rng.random((7, 600))
+    x = np.round(base * levels) / levels if levels else base.copy()  # a monotone map of base (with ties)
+    if levels != 100_000:  # 100,000 levels: a few ties only
+        x[0] = 0.25  # a constant row
+    x[1, ::7] = 1.0 - x[1, ::7]  # a row the map does not keep in order
+    expected = np.argsort(x, axis=1, kind="stable")
+    close = np.argsort(base, axis=1, kind="stable")  # the order of the scores x was made from
+    hints = {"close": close, "exact": expected, "identity": np.tile(np.arange(600), (7, 1)),
+             "reversed": close[:, ::-1], "random": np.argsort(rng.random((7, 600)), axis=1),
+             "int32": close.astype(np.int32)}
+    for name, hint in hints.items():
+        order, s = stable_row_sort(x, hint=hint)
+        np.testing.assert_array_equal(order, expected, err_msg=name)
+        np.testing.assert_array_equal(s, np.sort(x, axis=1), err_msg=name)
+        assert order.dtype == np.intp
+    float32 = x.astype(np.float32)
+    np.testing.assert_array_equal(stable_row_sort(float32, hint=close)[0], np.argsort(float32, axis=1, kind="stable"))
+
+
+def test_stable_row_sort_refuses_a_hint_that_is_not_a_permutation_per_row():
+    from calibnb.metrics.multiclass import stable_row_sort
+
+    x = np.array([[0.5, 0.2, 0.5], [0.1, 0.3, 0.2]])
+    with pytest.raises(ValueError, match="hint must have the shape of rows"):
+        stable_row_sort(x, hint=[[0, 1, 2]])
+    with pytest.raises(TypeError, match="hint must hold integer positions"):
+        stable_row_sort(x, hint=[[0.0, 1.0, 2.0], [0.0, 1.0, 2.0]])
+    with pytest.raises(ValueError, match="hint must hold positions in 0..2"):
+        stable_row_sort(x, hint=[[0, 1, 3], [0, 1, 2]])
+    with pytest.raises(ValueError, match="hint must hold positions in 0..2"):
+        stable_row_sort(x, hint=[[0, 1, 2], [-1, 1, 2]])
+    with pytest.raises(ValueError, match="row 1 repeats a position"):
+        stable_row_sort(x, hint=[[2, 1, 0], [0, 0, 2]])

@@ -187,6 +187,11 @@ def test_spline_knot_parameters_act_on_their_columns():
     "kwargs,error,match",
     [
         ({"calibration_index": np.arange(10), "test_index": np.arange(5, 20)}, ValueError, "overlap"),
+        ({"calibration_index": np.arange(10), "test_index": np.arange(19, 9, -1)[[0, 1, 2, 0]]}, ValueError,
+         "test_index has repeated indices"),
+        ({"calibration_index": np.array([3, 4, 4, 5]), "test_index": np.arange(10, 20)}, ValueError,
+         "calibration_index has repeated indices"),
+        ({"calibration_index": np.array([5, 30, 2]), "test_index": np.array([40, 2, 7])}, ValueError, "overlap"),
         ({"calibration_index": np.array([0, 99999]), "test_index": np.arange(10, 20)}, ValueError,
          "calibration_index has 1 indices outside"),
         ({"calibration_index": np.array([0.5]), "test_index": np.arange(10, 20)}, TypeError, "must hold integers"),

@@ -72,6 +72,17 @@ def test_top_order_is_the_stable_full_sort(quantise):
     full = np.argsort(-p, axis=1, kind="stable")
     for r in (1, 3, 5, 6):
         np.testing.assert_array_equal(_top_order(p, r), full[:, :r])
+    # a hint (issue 31: the softmax's own order for temperature scaling) never changes the result: right, wrong
+    # and partly right guesses, on tied and untied probabilities
+    q = np.exp((z - z.max(1, keepdims=True)) / 1.7)
+    q /= q.sum(1, keepdims=True)
+    full_q = np.argsort(-q, axis=1, kind="stable")
+    rng = np.random.default_rng(4)
+    guesses = {"softmax order": full, "exact": full_q, "random": np.argsort(rng.random(q.shape), axis=1),
+               "reversed": full_q[:, ::-1], "ties reversed": np.where(rng.random(q.shape) < 0.5, full, full_q)}
+    for name, hint in guesses.items():
+        for r in (1, 3, 5):
+            np.testing.assert_array_equal(_top_order(q, r, hint), full_q[:, :r], err_msg=f"{name}, r={r}")
 
 
 @pytest.mark.parametrize("quantise", [None, 20])
