@@ -223,7 +223,7 @@ def _order_ties_by_position(order: np.ndarray, s: np.ndarray) -> np.ndarray:
         cont = np.zeros(f.size, dtype=bool)  # f continues the run of f - 1
         inner = col > 0
         cont[inner] = same.reshape(-1)[(f[inner] // n) * (n - 1) + col[inner] - 1]
-        group = np.cumsum(~cont)
+        group = np.cumsum(~cont, dtype=np.int64)  # int64 keys also where intp is 32-bit (Pyodide)
         flat = order.reshape(-1)  # a view: order is C-contiguous
         keys = group * n + flat[f]
         keys.sort()
