@@ -147,14 +147,33 @@ def check_other_qa(results, default):
 
 
 def check_more_bins(results, default):
-    # more ECE buckets: ECE changes, the bucket-free metrics (ICE, MacroCE) of the raw sources do not.
-    # Only the raw rows of Table 1 (point estimates on all test items) are compared, so the case runs with few
-    # bootstrap resamples and a coarse Figure 5 grid (MORE_BINS_COST), which no compared number depends on.
+    # more ECE buckets: ECE changes, the bucket-free metrics (ICE, MacroCE) of the raw sources do not
     t, d = _table(results, "table1_raw_sources"), _table(default, "table1_raw_sources")
     raw_t, raw_d = t[t["method"] == "raw"], d[d["method"] == "raw"]
     assert (raw_t["macro_ce"].to_numpy() == raw_d["macro_ce"].to_numpy()).all()
     assert (raw_t["ice"].to_numpy() == raw_d["ice"].to_numpy()).all()
     assert (raw_t["ece_width"].to_numpy() != raw_d["ece_width"].to_numpy()).any()
+
+
+def check_other_qa_more_bins(results, default):
+    """Another data set / expert and 15 ECE buckets in one run (the cases triviaqa_commonsense and more_bins of old).
+
+    The QA data set does not enter the raw sources, so check_more_bins holds whole: the raw rows of Table 1 keep
+    their bucket-free MacroCE and ICE, their ECE moves. Of check_other_qa, every check holds except the bit-identity
+    of the TS fits and margins with the default run (TS is tuned on the dev ECE, which the buckets move): that
+    identity is checked by the case hotpotqa_multihop; here the bucket-free columns of Table 8 (ConsCal, no TS and
+    no bucket) stand in for it.
+    """
+    check_default(results)
+    assert results["results"]["table1_qa_confidences"] != default["results"]["table1_qa_confidences"]
+    assert results["results"]["table2_qa_baselines"] != default["results"]["table2_qa_baselines"]
+    t = _table(results, "table1_qa_confidences")
+    assert any("(in-domain)" in s for s in t["source"])
+    check_more_bins(results, default)
+    bucket_free = ["source", "method", "accuracy", "ice", "ice_pos", "ice_neg", "macro_ce", "n"]
+    t8, d8 = _table(results, "table8_checkpoints"), _table(default, "table8_checkpoints")
+    assert t8[bucket_free].equals(d8[bucket_free])
+    assert not t8["ece_width"].equals(d8["ece_width"])
 
 
 def check_other_seed(results, default):
@@ -178,13 +197,11 @@ def check_other_seed(results, default):
 
 #: Bootstrap resamples of the QA cases (the default run uses 1,000; about half of its CPU is the bootstrap).
 QA_BOOT = 50
-#: The cost parameters of the more_bins case: its check reads Table 1's raw rows only.
-MORE_BINS_COST = {"n_boot": 20, "n_temperatures": 5}
 
 CASES = [
     Case("hotpotqa_multihop", {"dataset": "hotpotqa", "expert": "multihop", "n_boot": QA_BOOT}, check_other_qa),
-    Case("triviaqa_commonsense", {"dataset": "triviaqa", "expert": "commonsense", "n_boot": QA_BOOT},
-         check_other_qa),
-    Case("more_bins", {"n_bins": 15, **MORE_BINS_COST}, check_more_bins),
+    # two cases of old (triviaqa_commonsense, more_bins) in one run: see check_other_qa_more_bins
+    Case("triviaqa_commonsense+more_bins", {"dataset": "triviaqa", "expert": "commonsense", "n_bins": 15,
+                                            "n_boot": QA_BOOT}, check_other_qa_more_bins),
     Case("seed_1", {"seed": 1}, check_other_seed),
 ]
