@@ -22,8 +22,9 @@ must define ``check_default(results)`` and ``CASES`` (at least two
    where that case also shrinks sizes (03, 04: fewer networks or systems, so a
    status may move for another reason), the five seeds of the committed table
    ``data/seed_stability.json`` carry the check (tests/record/test_seed_stability.py).
-   A case run's kernel builds every figure but renders none to an image (``CASE_KERNEL_CONFIG``, issue 31: the
-   rendering was a fifth to a third of a case run's CPU and no check reads it); a case may lower the notebook's
+   A case run's kernel builds every figure but renders none to an image (``CASE_KERNEL_CONFIG``) and animates each
+   static panel on ``CASE_PANEL_FRAMES`` frames (issue 31: the rendering was a fifth to a third of a case run's CPU
+   and no check reads it); a case may lower the notebook's
    cost parameters (bootstrap resamples, draws) where its check compares only what does not depend on them, and
    two cases may share a run where their parameters are independent (see each case file).
 
@@ -121,6 +122,9 @@ CASE_PARAMS = [
 #: it twice). No result depends on the rendering, so every check, and the seed cases' status comparison, is what it
 #: was; the default run renders every figure (its outputs are checked for the student view, assert_clean_outputs).
 CASE_KERNEL_CONFIG = "c.InlineBackend.figure_formats = set()  # tests/test_notebooks.py: case runs render no figure\n"
+#: Frames of each static panel animation in a case run (calibnb.widgets.FRAMES_ENV; the default run keeps all, up to
+#: calibnb.widgets.MAX_FRAMES): the panel is still built, updated and rendered, at the ends of its slider and its start.
+CASE_PANEL_FRAMES = 2
 _FIGURE_REPR = re.compile(r"^<Figure size \d+x\d+ with \d+ Axes>$")
 
 
@@ -166,11 +170,13 @@ class NotebookRunner:
         profile.mkdir(parents=True, exist_ok=True)
         (profile / "ipython_kernel_config.py").write_text(CASE_KERNEL_CONFIG, encoding="utf-8")
 
-    def run(self, stem: str, label: str, params: dict, *, render_figures: bool = True) -> NotebookRun:
-        """Execute ``stem`` with ``params``; ``render_figures=False`` runs it with CASE_KERNEL_CONFIG."""
+    def run(self, stem: str, label: str, params: dict, *, case_run: bool = False) -> NotebookRun:
+        """Execute ``stem`` with ``params``; a case run's kernel has CASE_KERNEL_CONFIG and CASE_PANEL_FRAMES."""
+        from calibnb.widgets import FRAMES_ENV
+
         out = self.folder / f"{stem}.{label}"
-        ipython_dir = os.environ.get("IPYTHONDIR") if render_figures else str(self.case_ipython_dir)
-        with _environ(IPYTHONDIR=ipython_dir):
+        lean = {"IPYTHONDIR": str(self.case_ipython_dir), FRAMES_ENV: str(CASE_PANEL_FRAMES)}
+        with _environ(**(lean if case_run else {k: os.environ.get(k) for k in lean})):
             return run_notebook(NOTEBOOKS_DIR / f"{stem}.ipynb", f"{out}.ipynb", parameters=params,
                                 results_path=f"{out}.json", kernel_name="python3", cwd=NOTEBOOKS_DIR,
                                 timeout=CELL_TIMEOUT)
@@ -235,7 +241,7 @@ def test_notebook_default(stem, runner):
 @pytest.mark.parametrize(("stem", "case"), CASE_PARAMS)
 def test_notebook_case(stem, case, runner):
     default = results_of(runner.default(stem), "defaults")
-    run = runner.run(stem, case.id, case.params, render_figures=False)
+    run = runner.run(stem, case.id, case.params, case_run=True)
     results = results_of(run, f"case {case.id} {case.params}")
     if rendered_figures(run.output_path):  # a speed matter only (issue 31): warn, as for a slow default run
         warnings.warn(f"{stem} case {case.id} rendered figures although its kernel was configured not to "
@@ -297,6 +303,26 @@ def test_rendered_figures_counts_images_of_figures_only():
     assert rendered_figures(nb_with({"image/png": "iVBORw0KGgo=", "text/plain": figure})) == 1
     assert rendered_figures(nb_with({"text/plain": figure})) == 0  # CASE_KERNEL_CONFIG: the repr only
     assert rendered_figures(nb_with({"image/png": "iVBORw0KGgo=", "text/plain": "<IPython.core.display.Image>"})) == 0
+
+
+def test_case_runs_cap_the_frames_of_static_panels(monkeypatch):
+    """CASE_PANEL_FRAMES reaches sweep_values through the environment (a kernel inherits it); a bad value is refused."""
+    import ipywidgets as w
+
+    from calibnb.widgets import FRAMES_ENV, MAX_FRAMES, sweep_values
+
+    slider = w.FloatSlider(value=0.37, min=0.0, max=1.0, step=0.01)
+    monkeypatch.delenv(FRAMES_ENV, raising=False)
+    full = sweep_values(slider)
+    assert CASE_PANEL_FRAMES + 1 < len(full) <= MAX_FRAMES + 1  # round values every 0.2, the start value
+    monkeypatch.setenv(FRAMES_ENV, str(CASE_PANEL_FRAMES))
+    capped = sweep_values(slider)
+    assert capped == [0.0, 0.37, 1.0]  # the ends of the slider and its start value
+    assert sweep_values(w.IntSlider(value=3, min=1, max=100)) == [1, 3, 100]
+    for bad in ("1", "two", "-3"):
+        monkeypatch.setenv(FRAMES_ENV, bad)
+        with pytest.raises(ValueError, match=FRAMES_ENV):
+            sweep_values(slider)
 
 
 def test_an_unmarked_flip_between_seeds_fails(tmp_path):
