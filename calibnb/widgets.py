@@ -59,6 +59,11 @@ CONTROL_WIDTH = "680px"
 #: Most frames in the static animation of a panel's slider (each costs a redraw and a PNG).
 MAX_FRAMES = 9
 
+#: Environment variable that caps the frames of every static animation below MAX_FRAMES (an integer of at least 2;
+#: unset or empty: MAX_FRAMES). The notebook tests' case runs set it (tests/test_notebooks.py, issue 31): no check
+#: reads a frame, and the default run of each notebook keeps every frame.
+FRAMES_ENV = "CALIBNB_PANEL_FRAMES"
+
 #: Resolution (dots per inch) of the frames of a report page's animations: readable on a
 #: projector (the inline backend draws at 72).
 FRAME_DPI = 100.0
@@ -129,17 +134,33 @@ def _digits_for(readout: pd.DataFrame, digits: int) -> int:
     return 12
 
 
-def sweep_values(control: Any, max_frames: int = MAX_FRAMES) -> list:
+def _frames_cap() -> int:
+    """MAX_FRAMES, or the cap of ``CALIBNB_PANEL_FRAMES`` (read at each call: a kernel inherits it)."""
+    import os
+
+    raw = os.environ.get(FRAMES_ENV, "").strip()
+    if not raw:
+        return MAX_FRAMES
+    if not raw.isdigit() or int(raw) < 2:
+        raise ValueError(f"{FRAMES_ENV} must be an integer of at least 2 (frames of a static panel); got {raw!r}.")
+    return min(int(raw), MAX_FRAMES)
+
+
+def sweep_values(control: Any, max_frames: int | None = None) -> list:
     """The values a static animation of ``control`` steps through: its whole range, start value included.
 
     Integer controls give every integer if there are at most ``max_frames``,
     else ``max_frames`` evenly spaced ones; float sliders every 1, 2 or 5 x
     10^j steps, at most ``max_frames`` round values and the end (logarithmically
     spaced for a log slider);
-    option controls (toggle buttons, drop-downs) every option.
+    option controls (toggle buttons, drop-downs) every option. ``max_frames``
+    None: :data:`MAX_FRAMES`, or fewer where the environment variable
+    ``CALIBNB_PANEL_FRAMES`` says so.
     """
     import ipywidgets as w
 
+    if max_frames is None:
+        max_frames = _frames_cap()
     start = control.value
     if _is_option_control(control):
         return [value for _, value in _options(control)]

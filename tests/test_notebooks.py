@@ -22,6 +22,11 @@ must define ``check_default(results)`` and ``CASES`` (at least two
    where that case also shrinks sizes (03, 04: fewer networks or systems, so a
    status may move for another reason), the five seeds of the committed table
    ``data/seed_stability.json`` carry the check (tests/record/test_seed_stability.py).
+   A case run's kernel builds every figure but renders none to an image (``CASE_KERNEL_CONFIG``) and animates each
+   static panel on ``CASE_PANEL_FRAMES`` frames (issue 31: the rendering was a fifth to a third of a case run's CPU
+   and no check reads it); a case may lower the notebook's
+   cost parameters (bootstrap resamples, draws) where its check compares only what does not depend on them, and
+   two cases may share a run where their parameters are independent (see each case file).
 
 The kernel is ``python3`` (the Makefile installs it into the venv) and runs in
 the ``notebooks/`` folder, as in Jupyter and nbval; data are found through
@@ -32,8 +37,11 @@ by the cases.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import json
+import os
+import re
 import sys
 import warnings
 from pathlib import Path
@@ -108,18 +116,70 @@ CASE_PARAMS = [
 ]
 
 
+#: IPython configuration of the kernels of the case runs (issue 31): ``%matplotlib inline`` keeps no image format, so
+#: every figure is still built by the notebook's plotting code (a ``plot_*`` that raises fails the case) but is shown
+#: as its text repr, ``<Figure size ... with N Axes>``, instead of being rendered to a PNG (a tight bounding box draws
+#: it twice). No result depends on the rendering, so every check, and the seed cases' status comparison, is what it
+#: was; the default run renders every figure (its outputs are checked for the student view, assert_clean_outputs).
+CASE_KERNEL_CONFIG = "c.InlineBackend.figure_formats = set()  # tests/test_notebooks.py: case runs render no figure\n"
+#: Frames of each static panel animation in a case run (calibnb.widgets.FRAMES_ENV; the default run keeps all, up to
+#: calibnb.widgets.MAX_FRAMES): the panel is still built, updated and rendered, at the ends of its slider and its start.
+CASE_PANEL_FRAMES = 2
+_FIGURE_REPR = re.compile(r"^<Figure size \d+x\d+ with \d+ Axes>$")
+
+
+def rendered_figures(notebook) -> int:
+    """Outputs of an executed notebook that are a matplotlib figure rendered as an image (path or nbformat node)."""
+    import nbformat
+
+    nb = notebook if hasattr(notebook, "cells") else nbformat.read(str(notebook), as_version=4)
+    return sum(1 for cell in nb.cells if cell.get("cell_type") == "code" for out in cell.get("outputs", [])
+               if out.get("output_type") in ("display_data", "execute_result")
+               and any(m.startswith("image/") for m in out.get("data", {}))
+               and _FIGURE_REPR.match(str(out.get("data", {}).get("text/plain", "")).strip()))
+
+
+@contextlib.contextmanager
+def _environ(**values: str | None):
+    """Set (str) or unset (None) environment variables for the block; the kernel started inside inherits them."""
+    old = {k: os.environ.get(k) for k in values}
+    try:
+        for k, v in values.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+        yield
+    finally:
+        for k, v in old.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
 class NotebookRunner:
     """Runs notebooks into a temporary folder; caches each default run."""
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
         self._defaults: dict[str, NotebookRun] = {}
+        # an IPython directory of its own for the case runs' kernels (CASE_KERNEL_CONFIG)
+        self.case_ipython_dir = folder / "ipython_case_runs"
+        profile = self.case_ipython_dir / "profile_default"
+        profile.mkdir(parents=True, exist_ok=True)
+        (profile / "ipython_kernel_config.py").write_text(CASE_KERNEL_CONFIG, encoding="utf-8")
 
-    def run(self, stem: str, label: str, params: dict) -> NotebookRun:
+    def run(self, stem: str, label: str, params: dict, *, case_run: bool = False) -> NotebookRun:
+        """Execute ``stem`` with ``params``; a case run's kernel has CASE_KERNEL_CONFIG and CASE_PANEL_FRAMES."""
+        from calibnb.widgets import FRAMES_ENV
+
         out = self.folder / f"{stem}.{label}"
-        return run_notebook(NOTEBOOKS_DIR / f"{stem}.ipynb", f"{out}.ipynb", parameters=params,
-                            results_path=f"{out}.json", kernel_name="python3", cwd=NOTEBOOKS_DIR,
-                            timeout=CELL_TIMEOUT)
+        lean = {"IPYTHONDIR": str(self.case_ipython_dir), FRAMES_ENV: str(CASE_PANEL_FRAMES)}
+        with _environ(**(lean if case_run else {k: os.environ.get(k) for k in lean})):
+            return run_notebook(NOTEBOOKS_DIR / f"{stem}.ipynb", f"{out}.ipynb", parameters=params,
+                                results_path=f"{out}.json", kernel_name="python3", cwd=NOTEBOOKS_DIR,
+                                timeout=CELL_TIMEOUT)
 
     def default(self, stem: str) -> NotebookRun:
         if stem not in self._defaults:
@@ -181,8 +241,11 @@ def test_notebook_default(stem, runner):
 @pytest.mark.parametrize(("stem", "case"), CASE_PARAMS)
 def test_notebook_case(stem, case, runner):
     default = results_of(runner.default(stem), "defaults")
-    run = runner.run(stem, case.id, case.params)
+    run = runner.run(stem, case.id, case.params, case_run=True)
     results = results_of(run, f"case {case.id} {case.params}")
+    if rendered_figures(run.output_path):  # a speed matter only (issue 31): warn, as for a slow default run
+        warnings.warn(f"{stem} case {case.id} rendered figures although its kernel was configured not to "
+                      f"(CASE_KERNEL_CONFIG); the case runs cost more CPU than they need", stacklevel=1)
     ledger = ledger_path(stem)
     if stem in NO_LEDGER:
         pass
@@ -225,6 +288,41 @@ def test_every_paper_notebook_has_a_seed_case(stem):
     assert any("seed" in c.params and c.params["seed"] != 0 for c in cases), (
         f"{stem}: declare a Case that sets another seed (quick sizes are fine), so that an unmarked status flip "
         "between seeds fails the suite")
+
+
+def test_rendered_figures_counts_images_of_figures_only():
+    """The speed guard of the case runs, without a kernel: a figure shown as an image counts, its text repr does not."""
+    import nbformat
+
+    def nb_with(*outputs):
+        cell = nbformat.v4.new_code_cell("plt.show()")
+        cell.outputs = [nbformat.v4.new_output("display_data", data=d) for d in outputs]
+        return nbformat.v4.new_notebook(cells=[cell])
+
+    figure = "<Figure size 640x480 with 1 Axes>"
+    assert rendered_figures(nb_with({"image/png": "iVBORw0KGgo=", "text/plain": figure})) == 1
+    assert rendered_figures(nb_with({"text/plain": figure})) == 0  # CASE_KERNEL_CONFIG: the repr only
+    assert rendered_figures(nb_with({"image/png": "iVBORw0KGgo=", "text/plain": "<IPython.core.display.Image>"})) == 0
+
+
+def test_case_runs_cap_the_frames_of_static_panels(monkeypatch):
+    """CASE_PANEL_FRAMES reaches sweep_values through the environment (a kernel inherits it); a bad value is refused."""
+    import ipywidgets as w
+
+    from calibnb.widgets import FRAMES_ENV, MAX_FRAMES, sweep_values
+
+    slider = w.FloatSlider(value=0.37, min=0.0, max=1.0, step=0.01)
+    monkeypatch.delenv(FRAMES_ENV, raising=False)
+    full = sweep_values(slider)
+    assert CASE_PANEL_FRAMES + 1 < len(full) <= MAX_FRAMES + 1  # round values every 0.2, the start value
+    monkeypatch.setenv(FRAMES_ENV, str(CASE_PANEL_FRAMES))
+    capped = sweep_values(slider)
+    assert capped == [0.0, 0.37, 1.0]  # the ends of the slider and its start value
+    assert sweep_values(w.IntSlider(value=3, min=1, max=100)) == [1, 3, 100]
+    for bad in ("1", "two", "-3"):
+        monkeypatch.setenv(FRAMES_ENV, bad)
+        with pytest.raises(ValueError, match=FRAMES_ENV):
+            sweep_values(slider)
 
 
 def test_an_unmarked_flip_between_seeds_fails(tmp_path):
