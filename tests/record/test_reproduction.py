@@ -887,3 +887,19 @@ def test_ledger_schema_check_without_jsonschema(tmp_path, monkeypatch):
     monkeypatch.setattr(module, "in_browser", lambda: True)
     ledger = load_ledger(path)
     assert len(ledger) == len(BASE_CLAIMS) and module.LEDGER_SCHEMA_CHECKED is False
+
+
+@pytest.mark.parametrize("ledger", sorted((Path(__file__).resolve().parents[2] / "notebooks" / "claims").glob("*.yaml")),
+                         ids=lambda p: p.stem)
+def test_ledger_reads_the_same_with_libyaml_and_without(ledger, monkeypatch):
+    """load_ledger parses with libyaml's CSafeLoader where PyYAML has it: the same ledger as the pure-Python loader."""
+    import yaml
+
+    from calibnb.record.reproduction import load_ledger
+
+    text = ledger.read_text(encoding="utf-8")
+    if getattr(yaml, "CSafeLoader", None) is not None:
+        assert yaml.load(text, Loader=yaml.CSafeLoader) == yaml.safe_load(text)
+    fast = load_ledger(ledger)
+    monkeypatch.delattr(yaml, "CSafeLoader", raising=False)  # a PyYAML without libyaml (e.g. a browser kernel)
+    assert load_ledger(ledger) == fast
