@@ -47,8 +47,10 @@ MIRROR = os.environ.get("CALIBNB_DATA_DIR")  # read before any test unsets it
 RUN_TIMEOUT_S = 900  # a notebook's Run All in Pyodide on a loaded 2-core machine (about 2 min when idle)
 #: A first Run All in a new page that has not finished after this long has stalled (seen in about one CI run
 #: of three in 2026-11: the page idle, no CPU used, cause not found); it is retried once in a new page, with
-#: a warning in the test report, and a second stall fails the test.
-STALL_S = 300
+#: a warning in the test report that says how far the stalled run got, and a second stall fails the test. A
+#: first Run All takes 20-50 s on a loaded 2-core machine, so a slow run taken for a stall costs time only (the
+#: retry has the full RUN_TIMEOUT_S).
+STALL_S = 150
 
 
 def _build_module():
@@ -346,10 +348,27 @@ class _Browser:
             return self._run_all(notebook, None, timeout_s=STALL_S)
         except PlaywrightTimeout:
             warnings.warn(f"{notebook}: Run All in a new JupyterLite page did not finish in {STALL_S} s (a stall "
-                          "seen about once in three CI runs, cause not found); retried once in a new page")
+                          f"seen about once in three CI runs, cause not found; {self._stall_state()}); retried once "
+                          "in a new page")
             for stalled in self.context.pages:  # its kernel (a web worker) goes with it
                 stalled.close()
             return self._run_all(notebook, None)
+
+    def _stall_state(self) -> str:
+        """How far the newest page's Run All got, for the report of a stall: cells run, the kernel's state."""
+        try:
+            # wait_for_function, not evaluate: it has a timeout (the function returns a non-empty string at once)
+            return self.context.pages[-1].wait_for_function("""() => {
+                const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;
+                if (!w || !w.context || !w.context.model) return 'no notebook open';
+                const code = w.context.model.toJSON().cells.filter(c => c.cell_type === 'code');
+                const ran = code.filter(c => Number.isInteger(c.execution_count)).length;
+                const k = w.sessionContext && w.sessionContext.session && w.sessionContext.session.kernel;
+                return `${ran} of ${code.length} code cells ran, kernel ` +
+                       (k ? `${k.status}, ${k.connectionStatus}` : 'none');
+            }""", timeout=10_000).json_value()
+        except Exception as exc:  # a page that no longer answers says so
+            return f"the page did not answer: {type(exc).__name__}"
 
     def _run_all(self, notebook: str, page=None, timeout_s: float = RUN_TIMEOUT_S):
         """Open ``notebook`` in JupyterLite (or use its open ``page``), Run All, wait for every cell.
