@@ -30,8 +30,10 @@ clean-checkouts:
 	@printf '{"FileContentsManager": {"pre_save_hook": "calibnb.teaching.strip_on_save"}}\n' \
 	  > $(VENV)/etc/jupyter/jupyter_server_config.d/calibnb.json
 
+# One BLAS thread: the notebooks' linear algebra is small; with OpenBLAS's default threads notebook 03
+# took the same wall time (28 s) for 44 s of CPU instead of 27.5 s (2026-11-26, 2 cores).
 report: venv
-	$(PY) -m calibnb.report $(if $(PARAMS),--params $(PARAMS),)
+	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) -m calibnb.report $(if $(PARAMS),--params $(PARAMS),)
 
 # Every paper notebook at seeds 0-4 (tens of minutes on two cores): rewrites the committed
 # data/seed_stability.json that `make report` reads (see benchmarks/seed_stability.py).
