@@ -45,6 +45,7 @@ import re
 import sys
 import warnings
 from pathlib import Path
+from unittest import mock
 from types import ModuleType
 
 import pytest
@@ -139,25 +140,6 @@ def rendered_figures(notebook) -> int:
                and _FIGURE_REPR.match(str(out.get("data", {}).get("text/plain", "")).strip()))
 
 
-@contextlib.contextmanager
-def _environ(**values: str | None):
-    """Set (str) or unset (None) environment variables for the block; the kernel started inside inherits them."""
-    old = {k: os.environ.get(k) for k in values}
-    try:
-        for k, v in values.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
-        yield
-    finally:
-        for k, v in old.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
-
-
 class NotebookRunner:
     """Runs notebooks into a temporary folder; caches each default run."""
 
@@ -176,7 +158,8 @@ class NotebookRunner:
 
         out = self.folder / f"{stem}.{label}"
         lean = {"IPYTHONDIR": str(self.case_ipython_dir), FRAMES_ENV: str(CASE_PANEL_FRAMES)}
-        with _environ(**(lean if case_run else {k: os.environ.get(k) for k in lean})):
+        # the kernel started inside inherits the environment; patch.dict puts the old one back
+        with mock.patch.dict(os.environ, lean) if case_run else contextlib.nullcontext():
             return run_notebook(NOTEBOOKS_DIR / f"{stem}.ipynb", f"{out}.ipynb", parameters=params,
                                 results_path=f"{out}.json", kernel_name="python3", cwd=NOTEBOOKS_DIR,
                                 timeout=CELL_TIMEOUT)
