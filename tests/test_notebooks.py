@@ -45,8 +45,8 @@ import re
 import sys
 import warnings
 from pathlib import Path
-from unittest import mock
 from types import ModuleType
+from unittest import mock
 
 import pytest
 
