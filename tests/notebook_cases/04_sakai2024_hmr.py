@@ -100,7 +100,7 @@ def check_beta(results: dict, default: dict, *, audit_rows: list | None = None) 
     if audit_rows is None:
         assert audit(results).equals(audit(default))  # the audit does not use beta
     else:
-        pd.testing.assert_frame_equal(audit(results).loc[audit_rows], audit(default).loc[audit_rows])
+        pd.testing.assert_frame_equal(audit(results).loc[audit_rows], audit(default).loc[audit_rows], check_exact=True)
     assert statuses(results) == statuses(default)
 
 
