@@ -66,3 +66,22 @@ def test_the_python_call_takes_the_notebook_defaults(monkeypatch):
         audit_app.audit({"conf": [0.9, 0.8], "correct": [1, 0]}, n_bins=7)
     cell = _cell_defaults()
     assert seen == {**{k: cell[k] for k in audit_app.SETTING_NAMES}, "n_bins": 7}
+
+
+def test_notebook_00_passing_every_setting_does_not_read_the_defaults_again(monkeypatch, tmp_path):
+    """The notebook's kernel has every setting from its parameters cell: reading notebook 00 again there would
+    import papermill (about 2 s of CPU per audit run) for values it already holds."""
+    import pandas as pd
+
+    cell = _cell_defaults()
+    path = tmp_path / "p.csv"
+    pd.DataFrame({"conf": [0.9, 0.8, 0.7, 0.6] * 15, "correct": [1, 0, 1, 1] * 15}).to_csv(path, index=False)
+
+    def refuse():
+        raise AssertionError("notebook 00's defaults were read although every setting was given")
+
+    monkeypatch.setattr(audit_app, "notebook_defaults", refuse)
+    params = {"predictions_path": str(path), **{k: cell[k] for k in audit_app.SETTING_NAMES}}
+    assert audit_app.load_from_parameters(params, progress=False).n == 60
+    with pytest.raises(AssertionError, match="defaults were read"):  # a missing setting still reads them
+        audit_app.load_from_parameters({"predictions_path": str(path)}, progress=False)
