@@ -1,0 +1,54 @@
+"""The set-up of a command's own process (calibnb/apps/_command.py): jsonschema's IRI grammars are skipped."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from audit_cli import audit_env
+
+from calibnb.apps import _command
+
+
+def test_skip_iri_grammars_blocks_only_what_is_not_imported_yet(monkeypatch):
+    modules = {k: v for k, v in sys.modules.items() if k not in ("jsonschema", _command.IRI_GRAMMAR_MODULE)}
+    monkeypatch.setattr(sys, "modules", modules)
+    assert _command.skip_iri_grammars() is True and sys.modules[_command.IRI_GRAMMAR_MODULE] is None
+    assert _command.skip_iri_grammars() is False  # already set: nothing more to do
+    del sys.modules[_command.IRI_GRAMMAR_MODULE]
+    sys.modules["jsonschema"] = object()  # jsonschema imported first: too late, the process is left alone
+    assert _command.skip_iri_grammars() is False and _command.IRI_GRAMMAR_MODULE not in sys.modules
+
+
+def test_the_commands_import_jsonschema_without_the_iri_grammars_and_still_validate():
+    # -X importtime lists every module the command imports: jsonschema yes (nbformat), its IRI grammars no
+    # (the report's __main__ block makes the same call; its --help imports no jsonschema to see it by)
+    for module in ("calibnb.audit",):
+        proc = subprocess.run([sys.executable, "-X", "importtime", "-m", module, "--help"], capture_output=True,
+                              text=True, env=audit_env(), timeout=120)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        imported = {line.rsplit("|", 1)[-1].strip() for line in proc.stderr.splitlines() if "|" in line}
+        assert "jsonschema" in imported and "papermill" in imported, module
+        # (importtime lists the refused import itself, in microseconds; neither its parser nor its grammars load)
+        assert "lark" not in imported and f"{_command.IRI_GRAMMAR_MODULE}.syntax_helpers" not in imported, module
+    # a process set up the same way validates notebooks and the claims ledgers as before
+    code = ("from calibnb.apps._command import skip_iri_grammars; assert skip_iri_grammars()\n"
+            "import glob, nbformat\n"
+            "from calibnb.record import load_ledger\n"
+            "for p in sorted(glob.glob('notebooks/*.ipynb')): nbformat.validate(nbformat.read(p, as_version=4))\n"
+            "for p in sorted(glob.glob('notebooks/claims/*.yaml')): load_ledger(p)\n"
+            "import calibnb.record.reproduction as R; print(R.LEDGER_SCHEMA_CHECKED)\n"
+            "import pathlib, tempfile; bad = pathlib.Path(tempfile.mkdtemp()) / 'bad.yaml'\n"
+            "bad.write_text('notebook: x\\nclaims: 3\\n')\n"
+            "try: load_ledger(bad)\n"
+            "except R.LedgerError as e: print('refused')\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=audit_env(),
+                          cwd=_root(), timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.split() == ["True", "refused"]  # checked against their JSON Schema, which still refuses
+
+
+def _root():
+    from pathlib import Path
+
+    return Path(__file__).resolve().parents[2]
