@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 
-__all__ = ["IRI_GRAMMAR_MODULE", "skip_iri_grammars"]
+__all__ = ["IRI_GRAMMAR_MODULE", "skip_iri_grammars", "KERNEL_EXEC_LINE"]
 
 #: The module that jsonschema (4.26, imported by nbformat and papermill) imports eagerly for its ``iri`` format
 #: checker: it compiles about 35 Lark grammars at import, 1.1 s of CPU measured here (2026-11-26), which every
@@ -16,6 +16,14 @@ __all__ = ["IRI_GRAMMAR_MODULE", "skip_iri_grammars"]
 #: change), jupyter-server/jupyter_server#1559; the fork that loads lazily (rfc3987-syntax2) is not what
 #: jsonschema imports.
 IRI_GRAMMAR_MODULE = "rfc3987_syntax"
+
+
+#: The same, as a line the kernels that calibnb's report and audit start run before a notebook's first cell
+#: (``--IPKernelApp.exec_lines``, calibnb.apps.report.KERNEL_ARGUMENTS): every paper notebook loads its claims
+#: ledger, which imports jsonschema, so each such kernel paid the 1.1 s too. A notebook run by hand in Jupyter
+#: is left alone.
+KERNEL_EXEC_LINE = (f"import sys; sys.modules.setdefault({IRI_GRAMMAR_MODULE!r}, None) "
+                    "if 'jsonschema' not in sys.modules else None")
 
 
 def skip_iri_grammars() -> bool:

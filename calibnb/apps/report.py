@@ -82,6 +82,7 @@ import traceback
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
+from ._command import KERNEL_EXEC_LINE
 from ..record.reproduction import (
     CHECKABLE_STATUSES, STATUSES, claims_table_html, paper_summary, stability_text, status_counts,
     write_json_atomic, write_text_atomic,
@@ -139,8 +140,10 @@ _WIDGET_NOTE = ("<p><i>(An interactive widget: open the notebook in JupyterLab t
 #: ("Kernel is running over TCP without encryption", "KeyboardInterrupt caught in
 #: kernel" at shutdown) say nothing to a report reader; errors inside the
 #: notebook still reach the report through the executed cells, and a kernel
-#: that dies is still reported as that notebook's failure.
-KERNEL_ARGUMENTS = ["--IPKernelApp.log_level=CRITICAL"]
+#: that dies is still reported as that notebook's failure. The exec line keeps jsonschema from
+#: compiling grammars the notebooks never use, as in the command's own process
+#: (calibnb.apps._command.KERNEL_EXEC_LINE).
+KERNEL_ARGUMENTS = ["--IPKernelApp.log_level=CRITICAL", f"--IPKernelApp.exec_lines={KERNEL_EXEC_LINE}"]
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 

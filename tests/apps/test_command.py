@@ -52,3 +52,32 @@ def _root():
     from pathlib import Path
 
     return Path(__file__).resolve().parents[2]
+
+
+def test_the_reports_kernels_skip_the_grammars_and_still_refuse_a_bad_ledger(tmp_path):
+    """Kernels started by run_notebook (the report, the audit, the tests' notebook runs) run the exec line first;
+    jsonschema then imports without the grammars, and a ledger's schema check still works there."""
+    import json
+
+    import nbformat
+
+    from calibnb.apps.report import KERNEL_ARGUMENTS, run_notebook
+
+    assert f"--IPKernelApp.exec_lines={_command.KERNEL_EXEC_LINE}" in KERNEL_ARGUMENTS
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("notebook: x\nclaims: 3\n")
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(
+        "import json, sys\n"
+        "import jsonschema\n"
+        "from calibnb.record.reproduction import LedgerError, load_ledger\n"
+        "try:\n"
+        f"    load_ledger({str(bad)!r}); refused = False\n"
+        "except LedgerError:\n"
+        "    refused = True\n"
+        "print(json.dumps({'lark': 'lark' in sys.modules, 'refused': refused}))")]
+    nbformat.write(nb, tmp_path / "k.ipynb")
+    run = run_notebook(tmp_path / "k.ipynb", tmp_path / "out.ipynb", kernel_name="python3")
+    assert run.ok, run.error
+    out = nbformat.read(tmp_path / "out.ipynb", as_version=4).cells[0].outputs
+    assert json.loads(out[0]["text"]) == {"lark": False, "refused": True}
