@@ -32,7 +32,7 @@ import hashlib
 
 import numba
 
-__all__ = ["njit", "CACHE_PROBLEM", "UNCACHED"]
+__all__ = ["njit", "CACHE_PROBLEM", "UNCACHED", "data_file_name"]
 
 #: None when the key-named disk cache is in use; otherwise why functions compile without a cache.
 CACHE_PROBLEM: str | None = None
@@ -46,7 +46,7 @@ except ImportError as exc:  # pragma: no cover - a numba without the module
     CACHE_PROBLEM = f"numba.core.caching cannot be imported ({exc})"
 
 
-def _data_file_name(filename_base: str, key) -> str:
+def data_file_name(filename_base: str, key) -> str:
     """The data file of one compiled variant: ``<filename_base>.<24 hex digits of sha256(repr(key))>.nbc``."""
     return f"{filename_base}.{hashlib.sha256(repr(key).encode()).hexdigest()[:24]}.nbc"
 
@@ -61,7 +61,7 @@ if CACHE_PROBLEM is None:
             self._filename_base = filename_base
 
         def save(self, key, data):
-            name = _data_file_name(self._filename_base, key)
+            name = data_file_name(self._filename_base, key)
             self._save_data(name, data)  # first the data, so that an index entry never names a missing file
             overloads = self._load_index()
             if overloads.get(key) != name:
@@ -76,20 +76,17 @@ if CACHE_PROBLEM is None:
                                                   source_stamp=self._impl.locator.get_source_stamp())
 
 
-def njit(*, nogil: bool = False, inline: str = "never"):
-    """``numba.njit(nogil=nogil, inline=inline)`` whose compiled variants are cached on disk, in key-named files.
+def njit(**options):
+    """``numba.njit(**options)`` whose compiled variants are cached on disk under key-named files.
 
-    The two options are the ones calibnb's kernels use (numba's meaning); the cache is this module's, so
-    ``cache=`` is not an option. Without a usable ``numba.core.caching`` the function is compiled per
-    process, uncached (:data:`CACHE_PROBLEM`).
+    ``cache`` must not be given (the cache is this module's). Without a usable
+    ``numba.core.caching`` the function is compiled per process, uncached.
     """
-    if not isinstance(nogil, bool):
-        raise TypeError(f"nogil must be a bool; got {type(nogil).__name__}.")
-    if inline not in ("never", "always"):
-        raise ValueError(f"inline must be 'never' or 'always'; got {inline!r}.")
+    if "cache" in options:
+        raise TypeError("calibnb.jit.njit sets the cache itself; do not pass cache=")
 
     def wrap(py_func):
-        dispatcher = numba.njit(nogil=nogil, inline=inline, cache=False)(py_func)
+        dispatcher = numba.njit(cache=False, **options)(py_func)
         if CACHE_PROBLEM is None:
             try:
                 dispatcher._cache = _KeyNamedFunctionCache(dispatcher.py_func)
