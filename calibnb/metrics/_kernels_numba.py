@@ -1,18 +1,17 @@
 """The numba functions behind :mod:`calibnb.metrics._kernels` (imported only when a kernel is used).
 
 Helpers are module-level jitted functions and the factories close over
-booleans only. Compiled variants are cached on disk by :func:`calibnb.jit.njit`,
-whose data files are named by their key: numba's own cache (files numbered in
-order) let processes compiling at once in a fresh clone map one variant's
-signature to another variant's code ("NRT_adapt_ndarray_to_python: 'descr' is
-NULL"), and these kernels were compiled in every process until 2026-11-26.
+booleans only. numba's on-disk cache is off (``cache=False``): several
+processes writing the same cache index at once (pytest-xdist workers and
+notebook kernels in a fresh clone) mapped one variant's signature to another
+variant's code, and the call then failed ("NRT_adapt_ndarray_to_python:
+'descr' is NULL"). Each process compiles the variants it uses, once.
 """
 
 from __future__ import annotations
 
+import numba
 import numpy as np
-
-from ..jit import njit
 
 from ._kernels import BLOCK, EDGE_SHRINK, NEAR, NONNEG, CHUNK, LANES
 
@@ -20,7 +19,7 @@ __all__ = ["invalid", "block_codes", "pairwise_sum", "make_width_sums", "make_wi
            "make_group_lanes", "make_brier_lanes", "make_row_lanes", "make_mass_stats"]
 
 
-@njit(nogil=True, inline="always")
+@numba.njit(nogil=True, cache=False, inline="always")
 def invalid(x):
     """1 if x is not in [0, 1] (NaN included), else 0, without branches.
 
@@ -30,7 +29,7 @@ def invalid(x):
     """
     return np.int64(not (x * (1.0 - x) >= 0.0))
 
-@njit(nogil=True)
+@numba.njit(nogil=True, cache=False)
 def block_codes(c, start, m, n_bins, codes):
     """Exact codes K of c[start:start + m] into codes[:m] (as _codes_into); the number of invalid values.
 
@@ -62,7 +61,7 @@ def block_codes(c, start, m, n_bins, codes):
 
 def make_width_sums(counts: bool):
 
-    @njit(nogil=True)
+    @numba.njit(nogil=True, cache=False)
     def width_sums(c, y, n_bins, diff, cnt):
         n = c.shape[0]
         codes = np.empty(BLOCK, dtype=np.int64)
@@ -83,7 +82,7 @@ def make_width_sums(counts: bool):
 
 def make_width_table(weighted: bool):
 
-    @njit(nogil=True)
+    @numba.njit(nogil=True, cache=False)
     def width_table(c, y, w, n_bins, cnt, csum, ncor):
         n = c.shape[0]
         codes = np.empty(BLOCK, dtype=np.int64)
@@ -111,7 +110,7 @@ def make_width_table(weighted: bool):
 
 def make_width_rows(weighted: bool):
 
-    @njit(nogil=True)
+    @numba.njit(nogil=True, cache=False)
     def width_rows(c, y, w, n_bins, diff, cnt):
         s_rows, n = c.shape
         codes = np.empty(BLOCK, dtype=np.int64)
@@ -137,7 +136,7 @@ def make_width_rows(weighted: bool):
 
 def make_group_lanes():
 
-    @njit(nogil=True)
+    @numba.njit(nogil=True, cache=False)
     def group_lanes(c, y):
         n = c.shape[0]
         tot = np.zeros(LANES)
@@ -174,7 +173,7 @@ def make_group_lanes():
 
 def make_brier_lanes():
 
-    @njit(nogil=True)
+    @numba.njit(nogil=True, cache=False)
     def brier_lanes(c, y):
         n = c.shape[0]
         tot = np.zeros(LANES)
@@ -206,7 +205,7 @@ def make_brier_lanes():
 def make_row_lanes(weighted: bool, brier: bool):
     n_terms = (2 if weighted else 1) if brier else (4 if weighted else 3)
 
-    @njit(nogil=True)
+    @numba.njit(nogil=True, cache=False)
     def row_lanes(c, y, w):
         s_rows, n = c.shape
         out = np.zeros((s_rows, n_terms, LANES))
@@ -248,7 +247,7 @@ def make_row_lanes(weighted: bool, brier: bool):
 
 
 
-@njit(nogil=True)
+@numba.njit(nogil=True, cache=False)
 def pairwise_sum(a, start, n):
     """``numpy.add.reduce(a[start:start + n])`` for float64 ``a``, bit for bit: NumPy's pairwise sum
     (``pairwise_sum`` in ``numpy/_core/src/umath/loops_utils.h.src``): fewer than 8 values in a row, up to
@@ -287,7 +286,7 @@ def pairwise_sum(a, start, n):
 
 def make_mass_stats():
 
-    @njit(nogil=True)
+    @numba.njit(nogil=True, cache=False)
     def mass_stats(keys, sizes, vals, fvals, count, sum_conf, n_correct, lower, upper):
         # keys: the sorted int64 keys (bits(conf) << 1) | correct of binary._sort_keys; sizes: the non-empty
         # equal-mass bins' sizes; vals (int64) and fvals (its float64 view) receive keys >> 1, the sorted
