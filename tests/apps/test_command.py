@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 from audit_cli import audit_env
 
 from calibnb.apps import _command
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_skip_iri_grammars_blocks_only_what_is_not_imported_yet(monkeypatch):
@@ -43,15 +46,9 @@ def test_the_commands_import_jsonschema_without_the_iri_grammars_and_still_valid
             "try: load_ledger(bad)\n"
             "except R.LedgerError as e: print('refused')\n")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=audit_env(),
-                          cwd=_root(), timeout=120)
+                          cwd=ROOT, timeout=120)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.split() == ["True", "refused"]  # checked against their JSON Schema, which still refuses
-
-
-def _root():
-    from pathlib import Path
-
-    return Path(__file__).resolve().parents[2]
 
 
 def test_the_reports_kernels_skip_the_grammars_and_still_refuse_a_bad_ledger(tmp_path):
