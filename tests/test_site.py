@@ -51,11 +51,6 @@ RUN_TIMEOUT_S = 900  # a notebook's Run All in Pyodide on a loaded 2-core machin
 #: first Run All takes 20-50 s on a loaded 2-core machine, so a slow run taken for a stall costs time only (the
 #: retry has the full RUN_TIMEOUT_S).
 STALL_S = 150
-#: A Run All whose click has not started a cell (no cell queued or run, the kernel never busy) after this long
-#: was not taken: it is clicked once more on the same page, with a warning. The stalls above were of this kind
-#: ("0 of 25 code cells ran, kernel idle, connected" after 150 s); a Run All that is taken makes the kernel busy
-#: within a second, so a second click cannot queue the notebook twice.
-START_S = 20
 
 
 def _build_module():
@@ -359,12 +354,11 @@ class _Browser:
                 stalled.close()
             return self._run_all(notebook, None)
 
-    def _stall_state(self, page=None) -> str:
-        """How far ``page``'s (default: the newest page's) Run All got, for the report of a stall: cells run,
-        the kernel's state."""
+    def _stall_state(self) -> str:
+        """How far the newest page's Run All got, for the report of a stall: cells run, the kernel's state."""
         try:
             # wait_for_function, not evaluate: it has a timeout (the function returns a non-empty string at once)
-            return (page or self.context.pages[-1]).wait_for_function("""() => {
+            return self.context.pages[-1].wait_for_function("""() => {
                 const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;
                 if (!w || !w.context || !w.context.model) return 'no notebook open';
                 const code = w.context.model.toJSON().cells.filter(c => c.cell_type === 'code');
@@ -394,22 +388,9 @@ class _Browser:
                                    timeout=30_000)
         page.locator(".jp-Notebook-ExecutionIndicator[data-status=idle]").first.wait_for(state="attached",
                                                                                            timeout=120_000)
-        # the kernel's busy status, seen by a listener set up before the click: the run has started
-        page.evaluate("""() => {
-            window.calibnbRunStarted = false;
-            if (!window.calibnbBusyListener) {
-                window.jupyterapp.shell.currentWidget.sessionContext.statusChanged.connect((_, status) => {
-                    if (status === 'busy') window.calibnbRunStarted = true;
-                });
-                window.calibnbBusyListener = true;
-            }
-        }""")
         start = time.monotonic()
-        self._click_run_all(page)
-        if not self._run_started(page):
-            warnings.warn(f"{notebook}: Run All did not start a cell in {START_S} s ({self._stall_state(page)}); "
-                          "clicked again on the same page")
-            self._click_run_all(page)
+        page.get_by_role("menuitem", name="Run", exact=True).click()
+        page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
         # Every code cell has an execution count in the notebook's model (the on-screen prompt of a
         # cell whose source is collapsed, as notebook 04's bookkeeping cells are, is empty), or a
         # cell failed (Run All stops there; _check_ran_clean then names the error).
@@ -424,29 +405,6 @@ class _Browser:
         nb = page.evaluate("() => window.jupyterapp.shell.currentWidget.context.model.toJSON()")
         print(f"\n[site timing] {notebook}: Run All {seconds:.0f} s in the browser")
         return page, nb, seconds
-
-    @staticmethod
-    def _click_run_all(page):
-        page.get_by_role("menuitem", name="Run", exact=True).click()
-        page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
-
-    @staticmethod
-    def _run_started(page) -> bool:
-        """Whether the Run All just clicked started within START_S: the kernel went busy, a cell is queued
-        (its prompt shows ``*``) or has run."""
-        from playwright.sync_api import TimeoutError as PlaywrightTimeout
-
-        try:
-            page.wait_for_function("""() => {
-                if (window.calibnbRunStarted) return true;
-                if ([...document.querySelectorAll('.jp-InputPrompt')].some(e => e.textContent.includes('*')))
-                    return true;
-                const w = window.jupyterapp.shell.currentWidget;
-                return w.context.model.toJSON().cells.some(c => Number.isInteger(c.execution_count));
-            }""", timeout=START_S * 1000, polling=250)
-            return True
-        except PlaywrightTimeout:
-            return False
 
     def close(self):
         self.browser.close()
