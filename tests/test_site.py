@@ -49,7 +49,10 @@ RUN_TIMEOUT_S = 900  # a notebook's Run All in Pyodide on a loaded 2-core machin
 #: of three in 2026-11: the page idle, no CPU used, cause not found); it is retried once in a new page, with
 #: a warning in the test report that says how far the stalled run got, and a second stall fails the test. A
 #: first Run All takes 20-50 s on a loaded 2-core machine, so a slow run taken for a stall costs time only (the
-#: retry has the full RUN_TIMEOUT_S).
+#: retry has the full RUN_TIMEOUT_S). On 2026-11-26 a stalled run (notebook 00, "0 of 17 code cells ran, kernel
+#: idle, connected") had passed a check that the click started the run (the kernel went busy or a prompt showed
+#: ``*`` within 20 s), so Run All was taken and its cells never ran; the stall report now also counts the queued
+#: prompts.
 STALL_S = 150
 
 
@@ -364,7 +367,9 @@ class _Browser:
                 const code = w.context.model.toJSON().cells.filter(c => c.cell_type === 'code');
                 const ran = code.filter(c => Number.isInteger(c.execution_count)).length;
                 const k = w.sessionContext && w.sessionContext.session && w.sessionContext.session.kernel;
-                return `${ran} of ${code.length} code cells ran, kernel ` +
+                const queued = [...document.querySelectorAll('.jp-InputPrompt')]
+                    .filter(e => e.textContent.includes('*')).length;
+                return `${ran} of ${code.length} code cells ran, ${queued} prompts show *, kernel ` +
                        (k ? `${k.status}, ${k.connectionStatus}` : 'none');
             }""", timeout=10_000).json_value()
         except Exception as exc:  # a page that no longer answers says so
