@@ -26,14 +26,13 @@ def test_skip_iri_grammars_blocks_only_what_is_not_imported_yet(monkeypatch):
 def test_the_commands_import_jsonschema_without_the_iri_grammars_and_still_validate():
     # -X importtime lists every module the command imports: jsonschema yes (nbformat), its IRI grammars no
     # (the report's __main__ block makes the same call; its --help imports no jsonschema to see it by)
-    for module in ("calibnb.audit",):
-        proc = subprocess.run([sys.executable, "-X", "importtime", "-m", module, "--help"], capture_output=True,
-                              text=True, env=audit_env(), timeout=120)
-        assert proc.returncode == 0, proc.stderr[-2000:]
-        imported = {line.rsplit("|", 1)[-1].strip() for line in proc.stderr.splitlines() if "|" in line}
-        assert "jsonschema" in imported and "papermill" in imported, module
-        # (importtime lists the refused import itself, in microseconds; neither its parser nor its grammars load)
-        assert "lark" not in imported and f"{_command.IRI_GRAMMAR_MODULE}.syntax_helpers" not in imported, module
+    proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "calibnb.audit", "--help"], capture_output=True,
+                          text=True, env=audit_env(), timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    imported = {line.rsplit("|", 1)[-1].strip() for line in proc.stderr.splitlines() if "|" in line}
+    assert "jsonschema" in imported and "papermill" in imported
+    # (importtime lists the refused import itself, in microseconds; neither its parser nor its grammars load)
+    assert "lark" not in imported and f"{_command.IRI_GRAMMAR_MODULE}.syntax_helpers" not in imported
     # a process set up the same way validates notebooks and the claims ledgers as before
     code = ("from calibnb.apps._command import skip_iri_grammars; assert skip_iri_grammars()\n"
             "import glob, nbformat\n"
