@@ -1,17 +1,19 @@
 """The numba functions behind :mod:`calibnb.metrics._kernels` (imported only when a kernel is used).
 
 Helpers are module-level jitted functions and the factories close over
-booleans only. numba's on-disk cache is off (``cache=False``): several
-processes writing the same cache index at once (pytest-xdist workers and
-notebook kernels in a fresh clone) mapped one variant's signature to another
-variant's code, and the call then failed ("NRT_adapt_ndarray_to_python:
-'descr' is NULL"). Each process compiles the variants it uses, once.
+booleans only. Compiled variants are cached on disk by :func:`calibnb.jit.njit`,
+which gives each variant of a factory its own qualified name and names each
+data file by its key: numba's own cache let a process that compiled one
+variant and loaded another (compiled elsewhere) link both under one symbol
+("NRT_adapt_ndarray_to_python: 'descr' is NULL" in notebook 00's kernel), and
+these kernels were compiled in every process from 2026-11-25 to 11-26.
 """
 
 from __future__ import annotations
 
-import numba
 import numpy as np
+
+from ..jit import njit
 
 from ._kernels import BLOCK, EDGE_SHRINK, NEAR, NONNEG, CHUNK, LANES
 
@@ -19,7 +21,7 @@ __all__ = ["invalid", "block_codes", "pairwise_sum", "make_width_sums", "make_wi
            "make_group_lanes", "make_brier_lanes", "make_row_lanes", "make_mass_stats"]
 
 
-@numba.njit(nogil=True, cache=False, inline="always")
+@njit(nogil=True, inline="always")
 def invalid(x):
     """1 if x is not in [0, 1] (NaN included), else 0, without branches.
 
@@ -29,7 +31,7 @@ def invalid(x):
     """
     return np.int64(not (x * (1.0 - x) >= 0.0))
 
-@numba.njit(nogil=True, cache=False)
+@njit(nogil=True)
 def block_codes(c, start, m, n_bins, codes):
     """Exact codes K of c[start:start + m] into codes[:m] (as _codes_into); the number of invalid values.
 
@@ -61,7 +63,7 @@ def block_codes(c, start, m, n_bins, codes):
 
 def make_width_sums(counts: bool):
 
-    @numba.njit(nogil=True, cache=False)
+    @njit(nogil=True)
     def width_sums(c, y, n_bins, diff, cnt):
         n = c.shape[0]
         codes = np.empty(BLOCK, dtype=np.int64)
@@ -82,7 +84,7 @@ def make_width_sums(counts: bool):
 
 def make_width_table(weighted: bool):
 
-    @numba.njit(nogil=True, cache=False)
+    @njit(nogil=True)
     def width_table(c, y, w, n_bins, cnt, csum, ncor):
         n = c.shape[0]
         codes = np.empty(BLOCK, dtype=np.int64)
@@ -110,7 +112,7 @@ def make_width_table(weighted: bool):
 
 def make_width_rows(weighted: bool):
 
-    @numba.njit(nogil=True, cache=False)
+    @njit(nogil=True)
     def width_rows(c, y, w, n_bins, diff, cnt):
         s_rows, n = c.shape
         codes = np.empty(BLOCK, dtype=np.int64)
@@ -136,7 +138,7 @@ def make_width_rows(weighted: bool):
 
 def make_group_lanes():
 
-    @numba.njit(nogil=True, cache=False)
+    @njit(nogil=True)
     def group_lanes(c, y):
         n = c.shape[0]
         tot = np.zeros(LANES)
@@ -173,7 +175,7 @@ def make_group_lanes():
 
 def make_brier_lanes():
 
-    @numba.njit(nogil=True, cache=False)
+    @njit(nogil=True)
     def brier_lanes(c, y):
         n = c.shape[0]
         tot = np.zeros(LANES)
@@ -205,7 +207,7 @@ def make_brier_lanes():
 def make_row_lanes(weighted: bool, brier: bool):
     n_terms = (2 if weighted else 1) if brier else (4 if weighted else 3)
 
-    @numba.njit(nogil=True, cache=False)
+    @njit(nogil=True)
     def row_lanes(c, y, w):
         s_rows, n = c.shape
         out = np.zeros((s_rows, n_terms, LANES))
@@ -247,7 +249,7 @@ def make_row_lanes(weighted: bool, brier: bool):
 
 
 
-@numba.njit(nogil=True, cache=False)
+@njit(nogil=True)
 def pairwise_sum(a, start, n):
     """``numpy.add.reduce(a[start:start + n])`` for float64 ``a``, bit for bit: NumPy's pairwise sum
     (``pairwise_sum`` in ``numpy/_core/src/umath/loops_utils.h.src``): fewer than 8 values in a row, up to
@@ -286,7 +288,7 @@ def pairwise_sum(a, start, n):
 
 def make_mass_stats():
 
-    @numba.njit(nogil=True, cache=False)
+    @njit(nogil=True)
     def mass_stats(keys, sizes, vals, fvals, count, sum_conf, n_correct, lower, upper):
         # keys: the sorted int64 keys (bits(conf) << 1) | correct of binary._sort_keys; sizes: the non-empty
         # equal-mass bins' sizes; vals (int64) and fvals (its float64 view) receive keys >> 1, the sorted

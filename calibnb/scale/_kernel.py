@@ -80,8 +80,9 @@ class Kernels:
 
 
 # The factories close over their flags, which numba compiles as constants (one
-# machine-code loop per variant, without the branches); cache=True keeps each
-# variant on disk, keyed by the flags.
+# machine-code loop per variant, without the branches); calibnb.jit.njit keeps each
+# variant on disk, in a file named by its key (flags, signature), which processes
+# compiling at once cannot mix up.
 
 _LO = NEAR_ABS
 _HI = 1.0 - NEAR_ABS
@@ -89,10 +90,11 @@ _NONNEG = 0x7FFFFFFFFFFFFFFF
 
 
 def _make_squares(weighted: bool):
-    import numba
     import numpy as np
 
-    @numba.njit(nogil=True, cache=True, inline="always")
+    from ..jit import njit
+
+    @njit(nogil=True, inline="always")
     def term(c, w, i):
         """(w * c * c, 1 if the row is invalid else 0) of row i."""
         x = np.float64(c[i])
@@ -102,7 +104,7 @@ def _make_squares(weighted: bool):
             return (x * wi) * x, np.int64((x >= 0.0) & (x <= 1.0) & (wi >= 0.0) & (wi < np.inf)) ^ 1
         return x * x, np.int64((x >= 0.0) & (x <= 1.0)) ^ 1
 
-    @numba.njit(nogil=True, cache=True)
+    @njit(nogil=True)
     def squares(c, w):
         n = c.shape[0]
         sq = 0.0
@@ -145,10 +147,11 @@ def _make_squares(weighted: bool):
 
 
 def _make_scatter(weighted: bool, packed: bool):
-    import numba
     import numpy as np
 
-    @numba.njit(nogil=True, cache=True)
+    from ..jit import njit
+
+    @njit(nogil=True)
     def scatter(c, y, y_off, w, g, scale, cnt, csum, wsum, near_idx):
         n = c.shape[0]
         n_near = 0
