@@ -43,7 +43,7 @@ without a copy for bool); the caller then runs
 the NumPy validation, which raises the usual error naming the argument and the
 first bad row. Nothing is compiled at import (``import calibnb`` never imports
 numba); each variant is compiled on first use and cached on disk
-(``cache=True``).
+(:func:`calibnb.jit.njit`).
 """
 
 from __future__ import annotations
