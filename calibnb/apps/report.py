@@ -265,7 +265,8 @@ def run_notebook(
     previous = os.environ.get(STATIC_ENV)
     os.environ[STATIC_ENV] = "static"  # inherited by the kernel
     client_class = pm_engines.PapermillNotebookClient
-    pm_engines.PapermillNotebookClient = _headless_client()  # restored below
+    ipc_folders: list[str] = []
+    pm_engines.PapermillNotebookClient = _headless_client(ipc_folders)  # restored below
     try:
         pm.execute_notebook(
             str(path), str(output_path), parameters=injected, kernel_name=kernel_name,
@@ -280,6 +281,8 @@ def run_notebook(
         tb = _strip_ansi(traceback.format_exc())
     finally:
         pm_engines.PapermillNotebookClient = client_class
+        for folder in ipc_folders:
+            shutil.rmtree(folder, ignore_errors=True)
         if previous is None:
             os.environ.pop(STATIC_ENV, None)
         else:
@@ -332,8 +335,9 @@ def _show_reader_parameters(output_path: Path, params: dict, kernel_name: str) -
     write_text_atomic(output_path, nbformat.writes(nb))
 
 
-def _headless_client() -> type:
-    """papermill's notebook client without nbclient's emulation of a frontend's Output widgets.
+def _headless_client(ipc_folders: list) -> type:
+    """papermill's notebook client without nbclient's emulation of a frontend's Output widgets, whose kernel
+    listens on Unix sockets (on POSIX systems) in a new folder that it appends to ``ipc_folders``.
 
     nbclient mimics a browser for ``ipywidgets.Output``: it captures the outputs
     sent inside one and sends them back to the kernel as widget updates on the
@@ -348,6 +352,19 @@ def _headless_client() -> type:
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             super().__init__(*args, **kwargs)
             self.widget_registry = {}  # no Output-widget emulation (see above)
+
+        def create_kernel_manager(self):
+            km = super().create_kernel_manager()
+            if os.name == "posix":
+                # The kernel's five channels on Unix sockets in a folder of its own, not on TCP ports:
+                # jupyter_client picks free ports by binding and releasing them, and a process starting
+                # another kernel or server in between can take one first (seen in the test suite:
+                # "ZMQError: Address already in use", then "Kernel died before replying to kernel_info").
+                folder = tempfile.mkdtemp(prefix="calibnb-kernel-")
+                ipc_folders.append(folder)  # removed by run_notebook after the run
+                km.transport = "ipc"
+                km.ip = os.path.join(folder, "kernel")
+            return km
 
     return HeadlessNotebookClient
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import nbformat
@@ -167,6 +168,23 @@ def test_run_notebook_counts_the_kernels_cpu_time(tmp_path):
     entry = {"stem": "busy", "title": "t", "ok": True, "error": None, "elapsed": run.elapsed, "cpu": run.cpu,
              "parameters": {}, "claims": None, "results": None, "html": None}
     assert f"{run.cpu:.1f} s CPU" in report.render_index([entry], generated="now")
+
+
+@pytest.mark.skipif(os.name != "posix", reason="Unix sockets are a POSIX transport; elsewhere the kernel uses TCP")
+def test_run_notebook_kernel_listens_on_unix_sockets_in_a_folder_removed_after(tmp_path, monkeypatch):
+    """No TCP ports, so no race with another process for a port picked free (issue 31's fresh-clone run saw
+    "Address already in use" and a kernel that died before replying)."""
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    monkeypatch.setattr(report.tempfile, "tempdir", None)  # re-read TMPDIR
+    code = ("import json, ipykernel.connect as c\n"
+            "info = json.load(open(c.get_connection_file()))\n"
+            "print(info['transport'], info['ip'], info['shell_port'])\n")
+    run = report.run_notebook(make_notebook(tmp_path / "nbs", "ipc", code), tmp_path / "ipc.ipynb")
+    assert run.ok, run.error
+    printed = nbformat.read(tmp_path / "ipc.ipynb", as_version=4).cells[-1].outputs[0]["text"].split()
+    assert printed[0] == "ipc" and printed[1].startswith(str(tmp_path / "tmp" / "calibnb-kernel-")), printed
+    assert list((tmp_path / "tmp").iterdir()) == []  # the sockets' folder went with the kernel
 
 
 # ------------------------------------------------------------------------ CLI
