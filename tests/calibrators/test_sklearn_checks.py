@@ -12,6 +12,8 @@ pandas) converted before inspection.
 
 from __future__ import annotations
 
+import functools
+
 import pytest
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
@@ -85,9 +87,31 @@ def test_every_calibrator_is_checked():
         assert len(checks) == len(set(checks)), "a check is listed under two reasons"
 
 
-@parametrize_with_checks(ESTIMATORS, expected_failed_checks=expected_failed_checks, xfail_strict=True)
+def check_name(check) -> str:
+    """The name ``expected_failed_checks`` lists a check by: its function's, without the bound arguments."""
+    return (check.func if isinstance(check, functools.partial) else check).__name__
+
+
+@parametrize_with_checks(ESTIMATORS)
 def test_sklearn_estimator_checks(estimator, check):
-    check(estimator)
+    """A check passes, or fails where EXPECTED_FAILURES lists it (strictly: a listed check that passes fails).
+
+    The expected failures are marked here, not by ``parametrize_with_checks(expected_failed_checks=...)``: pytest
+    formats the traceback of every failure it reports, xfailed ones too, and for scikit-learn's checks it parsed
+    ``estimator_checks.py`` again for each frame, about 45 s of the suite's CPU for the 228 listed checks.
+    """
+    reason = expected_failed_checks(estimator).get(check_name(check))
+    if reason is None:
+        check(estimator)
+        return
+    try:
+        check(estimator)
+    except Exception:  # noqa: BLE001 - any failure is the expected one (what the strict marker accepted)
+        pass
+    else:
+        pytest.fail(f"{check_name(check)} is listed as an expected failure of {type(estimator).__name__} "
+                    f"({reason}) and passed: remove it from EXPECTED_FAILURES")
+    pytest.xfail(reason)  # outside the except block: no failure chained to format
 
 
 @pytest.mark.parametrize("estimator", ESTIMATORS, ids=lambda e: type(e).__name__)
