@@ -335,6 +335,10 @@ def _show_reader_parameters(output_path: Path, params: dict, kernel_name: str) -
     write_text_atomic(output_path, nbformat.writes(nb))
 
 
+#: The longest Unix socket path (bytes, without the final NUL) on the systems calibnb supports (macOS: 103).
+_IPC_PATH_MAX = 103
+
+
 def _headless_client(ipc_folders: list) -> type:
     """papermill's notebook client without nbclient's emulation of a frontend's Output widgets, whose kernel
     listens on Unix sockets (on POSIX systems) in a new folder that it appends to ``ipc_folders``.
@@ -360,10 +364,14 @@ def _headless_client(ipc_folders: list) -> type:
                 # jupyter_client picks free ports by binding and releasing them, and a process starting
                 # another kernel or server in between can take one first (seen in the test suite:
                 # "ZMQError: Address already in use", then "Kernel died before replying to kernel_info").
+                # A socket's path has at most 107 bytes on Linux and 103 on macOS; a longer temporary folder
+                # (TMPDIR) keeps TCP. jupyter_client appends "-<n>" to the prefix for each channel.
                 folder = tempfile.mkdtemp(prefix="calibnb-kernel-")
                 ipc_folders.append(folder)  # removed by run_notebook after the run
-                km.transport = "ipc"
-                km.ip = os.path.join(folder, "kernel")
+                prefix = os.path.join(folder, "kernel")
+                if len(os.fsencode(prefix)) + len("-99999") < _IPC_PATH_MAX:
+                    km.transport = "ipc"
+                    km.ip = prefix
             return km
 
     return HeadlessNotebookClient

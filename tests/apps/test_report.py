@@ -173,18 +173,27 @@ def test_run_notebook_counts_the_kernels_cpu_time(tmp_path):
 @pytest.mark.skipif(os.name != "posix", reason="Unix sockets are a POSIX transport; elsewhere the kernel uses TCP")
 def test_run_notebook_kernel_listens_on_unix_sockets_in_a_folder_removed_after(tmp_path, monkeypatch):
     """No TCP ports, so no race with another process for a port picked free (issue 31's fresh-clone run saw
-    "Address already in use" and a kernel that died before replying)."""
-    monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
-    (tmp_path / "tmp").mkdir()
-    monkeypatch.setattr(report.tempfile, "tempdir", None)  # re-read TMPDIR
+    "Address already in use" and a kernel that died before replying); with a temporary folder too long for a
+    socket's path, TCP as before."""
     code = ("import json, ipykernel.connect as c\n"
             "info = json.load(open(c.get_connection_file()))\n"
-            "print(info['transport'], info['ip'], info['shell_port'])\n")
-    run = report.run_notebook(make_notebook(tmp_path / "nbs", "ipc", code), tmp_path / "ipc.ipynb")
-    assert run.ok, run.error
-    printed = nbformat.read(tmp_path / "ipc.ipynb", as_version=4).cells[-1].outputs[0]["text"].split()
-    assert printed[0] == "ipc" and printed[1].startswith(str(tmp_path / "tmp" / "calibnb-kernel-")), printed
-    assert list((tmp_path / "tmp").iterdir()) == []  # the sockets' folder went with the kernel
+            "print(info['transport'], info['ip'])\n")
+    nb = make_notebook(tmp_path / "nbs", "ipc", code)
+
+    def transport_and_ip():
+        run = report.run_notebook(nb, tmp_path / "ipc.ipynb")
+        assert run.ok, run.error
+        return nbformat.read(tmp_path / "ipc.ipynb", as_version=4).cells[-1].outputs[0]["text"].split()
+
+    transport, ip = transport_and_ip()
+    assert transport == "ipc" and Path(ip).parent.name.startswith("calibnb-kernel-"), (transport, ip)
+    assert not Path(ip).parent.exists()  # the sockets' folder went with the kernel
+    deep = tmp_path / ("d" * 60) / ("e" * 60)
+    deep.mkdir(parents=True)
+    monkeypatch.setattr(report.tempfile, "tempdir", str(deep))
+    transport, ip = transport_and_ip()
+    assert transport == "tcp" and ip == "127.0.0.1", (transport, ip)
+    assert list(deep.iterdir()) == []
 
 
 # ------------------------------------------------------------------------ CLI
