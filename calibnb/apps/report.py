@@ -335,7 +335,7 @@ def _show_reader_parameters(output_path: Path, params: dict, kernel_name: str) -
     write_text_atomic(output_path, nbformat.writes(nb))
 
 
-#: The longest Unix socket path (bytes, without the final NUL) on the systems calibnb supports (macOS: 103).
+#: The longest Unix socket path in bytes (without the final NUL) where pyzmq does not say (macOS's; Linux's is 107).
 _IPC_PATH_MAX = 103
 
 
@@ -364,12 +364,16 @@ def _headless_client(ipc_folders: list) -> type:
                 # jupyter_client picks free ports by binding and releasing them, and a process starting
                 # another kernel or server in between can take one first (seen in the test suite:
                 # "ZMQError: Address already in use", then "Kernel died before replying to kernel_info").
-                # A socket's path has at most 107 bytes on Linux and 103 on macOS; a longer temporary folder
-                # (TMPDIR) keeps TCP. jupyter_client appends "-<n>" to the prefix for each channel.
+                # A socket's path is short (zmq.IPC_PATH_MAX_LEN: 107 bytes on Linux); under a deeper temporary
+                # folder (TMPDIR) the kernel keeps TCP: a client that cannot connect fails the run, and its
+                # half-open zmq context then blocks the process when the garbage collector reaches it (seen).
+                # jupyter_client appends "-<n>" to the prefix for each channel.
+                import zmq
+
                 folder = tempfile.mkdtemp(prefix="calibnb-kernel-")
                 ipc_folders.append(folder)  # removed by run_notebook after the run
                 prefix = os.path.join(folder, "kernel")
-                if len(os.fsencode(prefix)) + len("-99999") < _IPC_PATH_MAX:
+                if len(os.fsencode(prefix)) + len("-99999") <= getattr(zmq, "IPC_PATH_MAX_LEN", _IPC_PATH_MAX):
                     km.transport = "ipc"
                     km.ip = prefix
             return km
