@@ -167,8 +167,10 @@ def njit(*, nogil: bool = False, inline: str = "never"):
     """``numba.njit(nogil=nogil, inline=inline)`` whose compiled variants are cached on disk, in key-named files.
 
     The two options are the ones calibnb's kernels use (numba's meaning); the cache is this module's, so
-    ``cache=`` is not an option. Without a usable ``numba.core.caching`` the function is compiled per
-    process, uncached (:data:`CACHE_PROBLEM`).
+    ``cache=`` is not an option. A closure's ``__qualname__`` and ``__name__`` get its variant appended
+    (``width_table__weighted_1``; see the module's docstring), and a function whose closure or globals hold
+    a value without a stable description is refused with a TypeError when it is defined. Without a usable
+    ``numba.core.caching`` the function is compiled per process, uncached (:data:`CACHE_PROBLEM`).
     """
     if not isinstance(nogil, bool):
         raise TypeError(f"nogil must be a bool; got {type(nogil).__name__}.")
