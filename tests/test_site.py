@@ -61,6 +61,21 @@ STALL_S = 150
 QUIET_STALL_S = 30
 
 
+#: A JavaScript function: the Run All state of the page's notebook (null if none is open): code cells, those
+#: with an execution count, whether one failed, prompts showing ``*`` (queued or running), the kernel's status
+#: and connection. Shared by the wait for a Run All and the report of a stall.
+_RUN_STATE_JS = """() => {
+    const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;
+    if (!w || !w.context || !w.context.model) return null;
+    const code = w.context.model.toJSON().cells.filter(c => c.cell_type === 'code');
+    const k = w.sessionContext && w.sessionContext.session && w.sessionContext.session.kernel;
+    return {code: code.length, ran: code.filter(c => Number.isInteger(c.execution_count)).length,
+            failed: code.some(c => (c.outputs || []).some(o => o.output_type === 'error')),
+            queued: [...document.querySelectorAll('.jp-InputPrompt')].filter(e => e.textContent.includes('*')).length,
+            kernel: k ? k.status : null, connection: k ? k.connectionStatus : null};
+}"""
+
+
 class _Stalled(Exception):
     """A first Run All in a new page stalled (see STALL_S, QUIET_STALL_S)."""
 
@@ -371,17 +386,12 @@ class _Browser:
         """How far the newest page's Run All got, for the report of a stall: cells run, the kernel's state."""
         try:
             # wait_for_function, not evaluate: it has a timeout (the function returns a non-empty string at once)
-            return self.context.pages[-1].wait_for_function("""() => {
-                const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;
-                if (!w || !w.context || !w.context.model) return 'no notebook open';
-                const code = w.context.model.toJSON().cells.filter(c => c.cell_type === 'code');
-                const ran = code.filter(c => Number.isInteger(c.execution_count)).length;
-                const k = w.sessionContext && w.sessionContext.session && w.sessionContext.session.kernel;
-                const queued = [...document.querySelectorAll('.jp-InputPrompt')]
-                    .filter(e => e.textContent.includes('*')).length;
-                return `${ran} of ${code.length} code cells ran, ${queued} prompts show *, kernel ` +
-                       (k ? `${k.status}, ${k.connectionStatus}` : 'none');
-            }""", timeout=10_000).json_value()
+            return self.context.pages[-1].wait_for_function(f"""() => {{
+                const s = ({_RUN_STATE_JS})();
+                if (!s) return 'no notebook open';
+                return `${{s.ran}} of ${{s.code}} code cells ran, ${{s.queued}} prompts show *, kernel ` +
+                       (s.kernel ? `${{s.kernel}}, ${{s.connection}}` : 'none');
+            }}""", timeout=10_000).json_value()
         except Exception as exc:  # a page that no longer answers says so
             return f"the page did not answer: {type(exc).__name__}"
 
@@ -412,18 +422,13 @@ class _Browser:
         # cell whose source is collapsed, as notebook 04's bookkeeping cells are, is empty), or a
         # cell failed (Run All stops there; _check_ran_clean then names the error); or, with quiet_stall_s,
         # the run has stalled (nothing ran or is queued, the kernel idle, that long after the click).
-        outcome = page.wait_for_function("""(quietMs) => {
-            const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;
-            if (!w || !w.context || !w.context.model) return false;
-            const code = w.context.model.toJSON().cells.filter(c => c.cell_type === 'code');
-            const failed = code.some(c => (c.outputs || []).some(o => o.output_type === 'error'));
-            if (failed || (code.length > 0 && code.every(c => Number.isInteger(c.execution_count)))) return 'done';
+        outcome = page.wait_for_function(f"""(quietMs) => {{
+            const s = ({_RUN_STATE_JS})();
+            if (!s) return false;
+            if (s.failed || (s.code > 0 && s.ran === s.code)) return 'done';
             if (quietMs == null || Date.now() - window.calibnbRunAllClicked < quietMs) return false;
-            const ran = code.some(c => Number.isInteger(c.execution_count));
-            const queued = [...document.querySelectorAll('.jp-InputPrompt')].some(e => e.textContent.includes('*'));
-            const k = w.sessionContext && w.sessionContext.session && w.sessionContext.session.kernel;
-            return (!ran && !queued && k && k.status === 'idle') ? 'stalled' : false;
-        }""", arg=None if quiet_stall_s is None else quiet_stall_s * 1000, timeout=timeout_s * 1000,
+            return (s.ran === 0 && s.queued === 0 && s.kernel === 'idle') ? 'stalled' : false;
+        }}""", arg=None if quiet_stall_s is None else quiet_stall_s * 1000, timeout=timeout_s * 1000,
                                          polling=1000).json_value()
         if outcome == "stalled":
             raise _Stalled(notebook)
