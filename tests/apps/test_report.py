@@ -196,43 +196,6 @@ def test_run_notebook_kernel_listens_on_unix_sockets_in_a_folder_removed_after(t
     assert list(deep.iterdir()) == []
 
 
-def test_run_notebook_writes_the_executed_notebook_once_and_a_stopped_one_with_what_ran(tmp_path, monkeypatch):
-    """papermill's save before and after every cell is off (issue 31): one write of a finished run; a run stopped by
-    the cell timeout or a dead kernel still leaves its notebook, with the cells that ran and the one that stopped."""
-    import papermill.execute
-    import papermill.iorw
-
-    writes = []
-    real = papermill.iorw.write_ipynb
-
-    def counting(nb, path):
-        writes.append(path)
-        return real(nb, path)
-
-    for module in (papermill.iorw, papermill.execute):
-        monkeypatch.setattr(module, "write_ipynb", counting)
-    ok = make_notebook(tmp_path / "nbs", "ok", "print('first')\nprint('second')\n")
-    nb = nbformat.read(ok, as_version=4)
-    nb.cells.insert(2, nbformat.v4.new_code_cell("x = 1"))
-    nbformat.write(nb, str(ok))
-    run = report.run_notebook(ok, tmp_path / "ok.ipynb")
-    assert run.ok, run.error
-    assert writes == [str(tmp_path / "ok.ipynb")]
-    for stem, body, error in [("stuck", "import time\ntime.sleep(60)\n", "timed out"),
-                              ("dies", "import os\nos._exit(1)\n", "DeadKernelError")]:
-        writes.clear()
-        path = make_notebook(tmp_path / "nbs", stem, "print('ran first')")
-        nb = nbformat.read(path, as_version=4)
-        nb.cells.append(nbformat.v4.new_code_cell(body))
-        nb.cells.append(nbformat.v4.new_code_cell("print('never')"))
-        nbformat.write(nb, str(path))
-        run = report.run_notebook(path, tmp_path / f"{stem}.ipynb", timeout=3)
-        assert not run.ok and error.lower() in run.error.lower(), run.error
-        assert writes == [str(tmp_path / f"{stem}.ipynb")]
-        cells = [c for c in nbformat.read(tmp_path / f"{stem}.ipynb", as_version=4).cells if c.cell_type == "code"]
-        assert cells[-3].outputs[0]["text"] == "ran first\n" and cells[-2].execution_count is not None
-        assert cells[-1].execution_count is None and not cells[-1].outputs
-
 
 # ------------------------------------------------------------------------ CLI
 

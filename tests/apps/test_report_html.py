@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from pathlib import Path
 
 import nbformat
 import pytest
@@ -79,21 +80,34 @@ def test_pages_load_nothing_from_the_network_and_panels_are_animations(tmp_path)
     assert "application/vnd.jupyter.widget-view+json" not in panel_outputs[0].data
 
 
-def test_a_stuck_cell_and_a_dead_kernel_fail_only_their_notebook(tmp_path):
+def test_a_stuck_cell_and_a_dead_kernel_fail_only_their_notebook(tmp_path, monkeypatch):
+    """... and each run writes its executed notebook once (papermill's save before and after every cell is off,
+    issue 31); a run stopped by the timeout or a dead kernel still leaves it, with what ran and where it stopped."""
+    import papermill.execute
+    import papermill.iorw
+
+    writes = []
+    real = papermill.iorw.write_ipynb
+    for module in (papermill.iorw, papermill.execute):
+        monkeypatch.setattr(module, "write_ipynb", lambda nb, path: (writes.append(Path(path).stem), real(nb, path)))
     nbs = tmp_path / "nbs"
-    _notebook(nbs, "a_stuck", "import time\ntime.sleep(60)\n")
-    _notebook(nbs, "b_dies", "import os\nos._exit(1)\n")
-    _notebook(nbs, "c_fine", "x = 1\n")
+    _notebook(nbs, "a_stuck", "print('ran first')", "import time\ntime.sleep(60)\n", "print('never')")
+    _notebook(nbs, "b_dies", "print('ran first')", "import os\nos._exit(1)\n", "print('never')")
+    _notebook(nbs, "c_fine", "x = 1\n", "print(x)")
     out = tmp_path / "reports"
     status = report.main(["--notebooks", str(nbs / "*.ipynb"), "--out", str(out), "--no-progress",
                           "--timeout", "3"])
     assert status == 1
+    assert sorted(writes) == ["a_stuck", "b_dies", "c_fine"]
     entries = {e["stem"]: e for e in json.loads((out / "index.json").read_text())}
     assert entries["c_fine"]["ok"] is True
     assert not entries["a_stuck"]["ok"] and "timed out" in entries["a_stuck"]["error"].lower()
     assert not entries["b_dies"]["ok"] and "DeadKernelError" in entries["b_dies"]["error"]
     for stem in ("a_stuck", "b_dies"):
         assert entries[stem]["elapsed"] < 50
+        cells = [c for c in nbformat.read(out / f"{stem}.failed.ipynb", as_version=4).cells if c.cell_type == "code"]
+        assert cells[-3].outputs[0]["text"] == "ran first\n" and cells[-2].metadata.papermill.start_time
+        assert cells[-1].execution_count is None and not cells[-1].outputs
 
 
 def test_cli_help_documents_the_default_cell_timeout(capsys):
