@@ -47,6 +47,21 @@ def test_smooth_ece_at_fixed_bandwidth_equals_the_definition(sigma):
     assert smooth_ece(conf, correct, bandwidth=sigma) == pytest.approx(_direct_smooth_ece(conf, correct, sigma), abs=2e-6)
 
 
+@pytest.mark.parametrize("sigma", [2.0 ** -13, 1e-3, 0.004, 0.03, 0.2, 1.0])
+def test_smooth_residual_with_the_exponential_on_live_frequencies_only_is_bit_equal(sigma):
+    """The kernel skips the frequencies where exp underflows to 0 (issue 31): the same residual, bit for bit,
+    as exp over all 16,385 frequencies."""
+    from calibnb.metrics.estimators import _SMOOTH_NODES, _SmoothResiduals
+
+    rng = np.random.default_rng(5)
+    conf = np.r_[0.0, rng.uniform(size=3000), 1.0]
+    res = _SmoothResiduals(conf, (rng.uniform(size=conf.size) < conf ** 2).astype(np.float64))
+    kernel = np.exp(-2.0 * np.pi**2 * sigma**2 * res.freq**2) / res.h
+    full = np.fft.irfft(res.spectrum * kernel, n=res.p)[:_SMOOTH_NODES] / res.n
+    assert np.array_equal(res.residual(sigma), full)
+    assert (kernel == 0.0).any() == (sigma >= 1e-3)  # the cases reach the underflow (and one does not)
+
+
 def test_smooth_ece_is_the_fixed_point_of_its_bandwidth():
     rng = np.random.default_rng(2)
     conf, correct = _random_case(rng)
