@@ -26,74 +26,81 @@ Conventions (the same in every module):
 
 __version__ = "0.1.0"
 
-# --- metrics (calibnb.metrics: binary, multiclass, human, scalar) ------------
-from .metrics import (  # noqa: E402
-    KSCurves, MacroCEParts, Rewards, auto_n_bins, bin_indices, binomial_interval, debiased_ece, smooth_ece, smooth_ece_bandwidth,
-    sweep_n_bins, brier_top, classwise_ece, classwise_ks, dist_ce, ece, ent_ce, entropy,
-    expected_label, hmr, human_classwise_ce, human_distribution, ice, ks_curves, ks_error, kuiper_error, macro_ce,
-    macro_ce_parts, majority_label, mce, nbr, rank_cs, ranking_risk, ranking_ties, reliability_table, rewards,
-    scalar_mae, top_r, tvd, unli_inverse, unli_transform, within_top_r,
-)
-
-# --- sampling uncertainty (calibnb.uncertainty) -----------------------------
-from .uncertainty import (  # noqa: E402,F401
-    BootstrapResult, CalibrationTest, batch_axis, bootstrap_ci, cumulative_ks_test, paired_bootstrap_ci,
-    spiegelhalter_test,
-)
-from .uncertainty import kuiper_test  # noqa: E402
-
-# --- every metric with intervals, cross-fitted recalibration (calibnb.apps.summary) --
-from .apps.summary import metric_summary, cross_fit, metric_picks, recalibration_comparison  # noqa: E402
-
-# --- plots (calibnb.plots) ----------------------------------------------------
-from .plots import (  # noqa: E402,F401
-    HistogramData, KSGraphData, ReliabilityDiagramData, histogram_data, ks_graph_data, plot_histograms,
-    plot_ks_graph, plot_reliability_diagram, probability_histograms, reliability_diagram_data,
-)
-from .plots import CORPDiagramData, corp_reliability_data, plot_corp_reliability  # noqa: E402
-
-# --- calibrators (calibnb.calibrators) ----------------------------------------
-from .calibrators import (  # noqa: E402
-    AverageBaseline, BinaryBaseline, CalibrationWarning, Calibrator, ConsCal, calibration_scorer, CorrectnessClassifier, HistogramBinning,
-    IsotonicCalibrator, NotFittedError, PlattScaling, SplineCalibrator, TemperatureScaling, VectorScaling,
-    majority_vote, pad_candidates, softmax, temperature_curve,
-)
-# --- RMS calibration error and selective prediction (calibnb.metrics.selective; plots) ---
-from .metrics import (  # noqa: E402
-    RiskCoverageCurve, coverage_accuracy_area, risk_coverage_curve, rms_calibration_error, selective_accuracy,
-)
-from .plots import RiskCoverageData, plot_risk_coverage, risk_coverage_data  # noqa: E402,F401
-# --- estimators beyond bins: CORP (calibnb.corp) and the loss gain of recalibration (calibnb.loss_gain) ---
-from .corp import CORPReliability, ScoreDecomposition, corp_reliability, score_decomposition  # noqa: E402
-from .corp import corp_miscalibration  # noqa: E402
-from .loss_gain import LossGain, RecalibrationGain, recalibration_gain  # noqa: E402
-from .loss_gain import calibration_loss_gain  # noqa: E402
-
-# --- mergeable statistics of large prediction streams (calibnb.scale.stats) -
-# (`calibnb.dask` is imported explicitly: importing calibnb never imports Dask.)
-from .scale.stats import CalibrationStats  # noqa: E402,F401
-
-# --- reproduction record (calibnb.record) ------------------------------------
-from .record import LedgerError, Reproduction, ReproductionError, load_ledger  # noqa: E402,F401
-
-# --- notebook parameters (calibnb.validation) ---------------------------------
-from .validation import check_parameters  # noqa: E402
-
-# --- audit your own model (calibnb.audit: the module is also the call) --------
-# Imported on first use, so that `python -m calibnb.audit` runs the module once.
+# Every public name is imported from its module on first use (PEP 562), so that `import calibnb` costs a
+# few milliseconds and a process loads only what it touches: scikit-learn and scipy.stats (about 0.7 s of
+# CPU at import, 2026-11) come with the calibrators and the summary, not with `python -m calibnb.audit --help`
+# or the git filter of calibnb.teaching (issue 31). `from calibnb import ece` and `cn.ece` work as before;
+# submodules (`cn.metrics`, `cn.data`, `cn.widgets`) are imported when first reached, too.
+_EXPORTS = {
+    # metrics (calibnb.metrics: binary, multiclass, human, scalar; estimators beyond bins; selective prediction)
+    ".metrics": (
+        "KSCurves", "MacroCEParts", "Rewards", "auto_n_bins", "bin_indices", "binomial_interval", "debiased_ece",
+        "smooth_ece", "smooth_ece_bandwidth", "sweep_n_bins", "brier_top", "classwise_ece", "classwise_ks", "dist_ce",
+        "ece", "ent_ce", "entropy", "expected_label", "hmr", "human_classwise_ce", "human_distribution", "ice",
+        "ks_curves", "ks_error", "kuiper_error", "macro_ce", "macro_ce_parts", "majority_label", "mce", "nbr",
+        "rank_cs", "ranking_risk", "ranking_ties", "reliability_table", "rewards", "scalar_mae", "top_r", "tvd",
+        "unli_inverse", "unli_transform", "within_top_r", "RiskCoverageCurve", "coverage_accuracy_area",
+        "risk_coverage_curve", "rms_calibration_error", "selective_accuracy",
+    ),
+    # sampling uncertainty (calibnb.uncertainty)
+    ".uncertainty": (
+        "BootstrapResult", "CalibrationTest", "batch_axis", "bootstrap_ci", "cumulative_ks_test",
+        "paired_bootstrap_ci", "spiegelhalter_test", "kuiper_test",
+    ),
+    # every metric with intervals, cross-fitted recalibration (calibnb.apps.summary)
+    ".apps.summary": ("metric_summary", "cross_fit", "metric_picks", "recalibration_comparison"),
+    # plots (calibnb.plots): *_data / plot_* pairs
+    ".plots": (
+        "HistogramData", "KSGraphData", "ReliabilityDiagramData", "histogram_data", "ks_graph_data",
+        "plot_histograms", "plot_ks_graph", "plot_reliability_diagram", "probability_histograms",
+        "reliability_diagram_data", "CORPDiagramData", "corp_reliability_data", "plot_corp_reliability",
+        "RiskCoverageData", "plot_risk_coverage", "risk_coverage_data",
+    ),
+    # calibrators (calibnb.calibrators): scikit-learn estimators
+    ".calibrators": (
+        "AverageBaseline", "BinaryBaseline", "CalibrationWarning", "Calibrator", "ConsCal", "calibration_scorer",
+        "CorrectnessClassifier", "HistogramBinning", "IsotonicCalibrator", "NotFittedError", "PlattScaling",
+        "SplineCalibrator", "TemperatureScaling", "VectorScaling", "majority_vote", "pad_candidates", "softmax",
+        "temperature_curve",
+    ),
+    # estimators beyond bins: CORP (calibnb.corp) and the loss gain of recalibration (calibnb.loss_gain)
+    ".corp": ("CORPReliability", "ScoreDecomposition", "corp_reliability", "score_decomposition",
+              "corp_miscalibration"),
+    ".loss_gain": ("LossGain", "RecalibrationGain", "recalibration_gain", "calibration_loss_gain"),
+    # mergeable statistics of large prediction streams (calibnb.scale.stats; calibnb.dask is imported on its own)
+    ".scale.stats": ("CalibrationStats",),
+    # reproduction record (calibnb.record)
+    ".record": ("LedgerError", "Reproduction", "ReproductionError", "load_ledger"),
+    # notebook parameters (calibnb.validation)
+    ".validation": ("check_parameters",),
+}
+_ORIGIN = {name: module for module, names in _EXPORTS.items() for name in names}
 
 
 def __getattr__(name):
-    if name in ("audit", "AuditResult"):
-        import importlib
+    import importlib
 
-        module = importlib.import_module(".audit", __name__)
-        return module if name == "audit" else module.AuditResult
+    module = _ORIGIN.get(name)
+    if module is not None:
+        value = getattr(importlib.import_module(module, __name__), name)
+        globals()[name] = value  # later lookups are plain attribute reads
+        return value
+    if name in ("audit", "AuditResult"):
+        # audit your own model: the module is also the call. Imported on first use, so that
+        # `python -m calibnb.audit` runs the module once.
+        audit = importlib.import_module(".audit", __name__)
+        return audit if name == "audit" else audit.AuditResult
+    if not name.startswith("__"):
+        import importlib.util
+
+        if importlib.util.find_spec(f"{__name__}.{name}") is not None:  # a submodule: cn.metrics, cn.data
+            return importlib.import_module(f".{name}", __name__)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-# `calibnb.data`, `calibnb.widgets` and `calibnb.papers` are imported as submodules
-# (`from calibnb import data`) so that importing calibnb stays light.
+def __dir__():
+    return sorted(set(globals()) | set(_ORIGIN) | {"audit", "AuditResult"})
+
 
 __all__ = [
     # metrics: binary (conf, correct)

@@ -75,7 +75,6 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
-from . import summary as _summary
 from ..scale.reader import PredictionFileError, check_header, file_shape, read_chunks
 from ..validation import (
     ColumnError,
@@ -89,6 +88,15 @@ from ..validation import (
     sum_problem,
     weight_problem,
 )
+
+
+def _summary():
+    """:mod:`calibnb.apps.summary`, imported on first use: it brings scikit-learn and scipy.stats (about 0.7 s of
+    CPU), which the command's own process does not need (notebook 00's kernel computes the audit; issue 31)."""
+    from . import summary
+
+    return summary
+
 
 __all__ = [
     "audit",
@@ -1340,15 +1348,15 @@ def _run_audit(pred: Predictions, *, n_bins, n_resamples, heavy_resamples, n_fol
     correct_r = pred.correct if idx is None else pred.correct[idx]
     k = None if rec["logits"] is None else int(rec["logits"].shape[1])
     frames, scores = [], {}
-    for m in _summary.applicable_methods(k):
+    for m in _summary().applicable_methods(k):
         with _warnings.catch_warnings(record=True) as caught:
             _warnings.simplefilter("always")
-            r = _summary.cross_fit(m, conf_r, correct_r, logits=rec["logits"], labels=rec["labels"],
+            r = _summary().cross_fit(m, conf_r, correct_r, logits=rec["logits"], labels=rec["labels"],
                                    n_folds=n_folds, seed=seed)
         for w in caught:  # re-raised with the method's name, for the summary in words
             _warnings.warn(f"{m}: {w.message}", w.category if isinstance(w.category, type) else UserWarning,
                            stacklevel=1)
-        t = _summary.metric_summary(r.conf, r.correct, probs=r.probs,
+        t = _summary().metric_summary(r.conf, r.correct, probs=r.probs,
                                     labels=r.labels if r.probs is not None else None,
                                     votes=rec["votes"] if r.probs is not None else None,
                                     sample_weight=rec["sample_weight"], **common)
@@ -1359,12 +1367,12 @@ def _run_audit(pred: Predictions, *, n_bins, n_resamples, heavy_resamples, n_fol
     if idx is None:
         summary = comparison[comparison.method == "uncalibrated"].drop(columns="method").reset_index(drop=True)
     else:
-        summary = _summary.metric_summary(pred.conf, pred.correct, probs=pred.probs, labels=pred.labels,
+        summary = _summary().metric_summary(pred.conf, pred.correct, probs=pred.probs, labels=pred.labels,
                                           votes=pred.votes, sample_weight=pred.weights, derived=pred.derived,
                                           class_weight=pred.sub_weights, **common)
     if pred.n_file is not None and pred.stream_stats is not None:
         summary = _whole_file_estimates(summary, pred.stream_stats, n_bins, pred.n_file)
-    picks = _summary.metric_picks(comparison)
+    picks = _summary().metric_picks(comparison)
     pick = dict(zip(picks.key, picks.pick))
     disagreements = []
     for a, b, title, notebook, why in DISAGREEMENT_NOTES:
@@ -1374,7 +1382,7 @@ def _run_audit(pred: Predictions, *, n_bins, n_resamples, heavy_resamples, n_fol
     acc = comparison[comparison.key == "accuracy"][["method", "estimate", "low", "high"]].reset_index(drop=True)
     acc["change"] = acc["estimate"] - float(acc.loc[acc.method == "uncalibrated", "estimate"].iloc[0])
     # unweighted, as the diagrams: binomial intervals need integer counts per bin
-    reliability = {b: _summary.reliability_intervals(pred.conf, pred.correct, n_bins=n_bins, binning=b, level=level)
+    reliability = {b: _summary().reliability_intervals(pred.conf, pred.correct, n_bins=n_bins, binning=b, level=level)
                    for b in ("width", "mass")}
     verdict = verdict_data(pred, reliability["mass"], level=level)
     verdict["text"] = verdict_text(verdict)
@@ -1542,7 +1550,7 @@ def _paper_text(paper: str) -> str:
     """"Si 2022" -> "Si 2022 (notebook 01_si2022_macroce_qa)"."""
     parts = []
     for name in str(paper).split("; "):
-        nb = _summary.PAPERS.get(name)
+        nb = _summary().PAPERS.get(name)
         parts.append(f"{name} (notebook {nb[:-6]})" if nb else name)
     return "; ".join(parts)
 

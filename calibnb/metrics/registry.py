@@ -146,6 +146,29 @@ class Metric:
 
 _REGISTRY: dict[str, Metric] = {}
 
+#: The modules that declare calibnb's metrics, in the order of their rows: :mod:`calibnb.metrics` (its own
+#: modules, in its import order), then the estimators that refit inside (CORP, the loss gain). ``import calibnb``
+#: imports a module only when one of its names is first used (PEP 562), so every reader of the whole registry
+#: imports these first: a summary computed before anything touched ``calibnb.corp`` would otherwise lack CORP's
+#: rows, silently. (An import by name at call time: the declaring modules import this one.)
+DECLARING_MODULES = ("calibnb.metrics", "calibnb.corp", "calibnb.loss_gain")
+
+
+def _declared() -> list[Metric]:
+    """Every registered metric, the declaring modules imported first; in :data:`DECLARING_MODULES` order, then
+    registration order (metrics registered elsewhere come last), whichever module was imported first."""
+    import importlib
+
+    for name in DECLARING_MODULES:
+        importlib.import_module(name)
+
+    def rank(metric: Metric) -> int:
+        module = getattr(metric.fn, "__module__", None) or DECLARING_MODULES[0]
+        return next((k for k, d in enumerate(DECLARING_MODULES) if module == d or module.startswith(d + ".")),
+                    len(DECLARING_MODULES))
+
+    return sorted(_REGISTRY.values(), key=rank)  # stable: registration order within a rank
+
 
 def register(metric: Metric, *, replace: bool = False) -> Metric:
     """Add ``metric`` to the registry (in order: the summary lists metrics in registration order).
@@ -206,12 +229,14 @@ def unregister(key: str) -> Metric:
 
 
 def metrics() -> tuple[Metric, ...]:
-    """Every registered metric, in registration order."""
-    return tuple(_REGISTRY.values())
+    """Every registered metric: calibnb's in :data:`DECLARING_MODULES` order, then any registered elsewhere."""
+    return tuple(_declared())
 
 
 def get_metric(key: str) -> Metric:
     """The metric registered under ``key`` (ValueError naming the known keys otherwise)."""
+    if key not in _REGISTRY:
+        _declared()  # a key declared in a module not imported yet
     if key not in _REGISTRY:
         raise ValueError(f"key {key!r} is not a registered metric; known: {sorted(_REGISTRY)}.")
     return _REGISTRY[key]
@@ -230,4 +255,4 @@ def not_mergeable() -> dict[str, str]:
     >>> "corp_mcb_brier" in not_mergeable()
     True
     """
-    return {m.key: m.not_mergeable for m in _REGISTRY.values() if m.not_mergeable}
+    return {m.key: m.not_mergeable for m in _declared() if m.not_mergeable}

@@ -40,6 +40,24 @@ def test_every_summary_row_is_a_registered_metric_in_order():
     assert all(directions[k] == registry.get_metric(k).higher_is_better for k in keys)
 
 
+def test_a_fresh_process_reads_every_declaration_in_one_order_whatever_it_imported_first():
+    """`import calibnb` imports modules on first use (issue 31): the registry imports the modules that declare
+    metrics before it is read (else CORP's and the loss gain's rows were silently missing from the audit), and
+    their order does not depend on which of them a process imported first."""
+    import subprocess
+    import sys
+
+    code = ("import sys, calibnb.loss_gain\n"
+            "from calibnb.metrics import registry\n"
+            "assert 'calibnb.corp' not in sys.modules\n"
+            "print(' '.join(m.key for m in registry.metrics()))\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    keys = proc.stdout.split()
+    assert keys == [m.key for m in registry.metrics()]  # this process imported calibnb.corp first
+    assert keys[-4:] == ["corp_mcb_brier", "corp_mcb_log", "ts_gain_log", "ts_gain_brier"]
+
+
 def test_a_registered_toy_metric_appears_in_the_summary(toy):
     conf, correct = _data()
     table = cn.metric_summary(conf, correct, n_resamples=50, seed=0).set_index("key")
