@@ -4,10 +4,7 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 PARAMS ?=
-# pytest workers of `make test`: three on the 2-core machine the suite is timed on (issue 31). A worker
-# waits while its kernel, browser or server starts; a third fills those gaps: a fresh clone's pytest took
-# 8 min 39 s with 3 workers and 8 min 59 s with 2 (2026-11-26). Set JOBS to the cores plus one elsewhere.
-JOBS ?= 3
+JOBS ?= 2
 
 .PHONY: report test bench venv clean seed-stability clean-checkouts site
 
