@@ -107,7 +107,7 @@ class _Spec:
 
 
 def _specs(n_bins: int) -> list[_Spec]:
-    """The summary's rows: every metric of :mod:`calibnb.metrics.registry`, in registration order."""
+    """The summary's rows: every metric of :mod:`calibnb.metrics.registry`, in its order."""
     out = []
     for m in registry.metrics():
         fn = m.per_item if m.form == "mean" else m.fn

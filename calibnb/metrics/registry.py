@@ -4,7 +4,9 @@ A declaration (:class:`Metric`) says what a metric is for every consumer:
 its direction, the arrays it takes, the paper, its streaming (mergeable) form,
 its per-item form and the names it is also known by. The metrics modules
 (:mod:`calibnb.metrics.binary`, ``estimators``, ``multiclass``, ``human``,
-``scalar``) :func:`register` theirs at import time; from :func:`metrics` come
+``scalar``, ``selective``), :mod:`calibnb.corp` and :mod:`calibnb.loss_gain`
+:func:`register` theirs at import time (the readers below import them first:
+:data:`DECLARING_MODULES`); from :func:`metrics` come
 
 * :func:`calibnb.metric_summary`'s rows (and so the audit's tables),
 * the metric names :func:`calibnb.calibration_scorer` accepts,
@@ -171,7 +173,8 @@ def _declared() -> list[Metric]:
 
 
 def register(metric: Metric, *, replace: bool = False) -> Metric:
-    """Add ``metric`` to the registry (in order: the summary lists metrics in registration order).
+    """Add ``metric`` to the registry (in order: :func:`metrics` lists calibnb's by declaring module, each module's
+    in registration order, then the others in registration order).
 
     Raises
     ------

@@ -196,7 +196,6 @@ def test_run_notebook_kernel_listens_on_unix_sockets_in_a_folder_removed_after(t
     assert list(deep.iterdir()) == []
 
 
-
 # ------------------------------------------------------------------------ CLI
 
 
