@@ -21,12 +21,22 @@
    figure must change. The run time of each notebook is printed (for
    benchmarks/README.md).
 
+   One Chromium serves the module, and one Pyodide kernel its notebooks (issue 31: a new kernel's start,
+   the site's install cell and the stack's imports were 13-17 s of each notebook's 20-30 s in the browser).
+   The first notebook opens a new page and kernel, which proves the student's path from a fresh kernel (the
+   install cell is the same in every site notebook); each later one is loaded into that page's notebook tab,
+   whose kernel's namespace is emptied first (``%reset -f``), and runs all its cells there. A notebook that leans on
+   another's variables fails; what it cannot show is a module imported, or a file verified, by an earlier
+   notebook of the same kernel. A test that fails, or leaves files in its kernel (a student's uploads), closes
+   the page, so the next notebook starts a new kernel; a stalled run is retried in a new page and kernel.
+
 The browser tests skip, with the reason, when ``site/`` was not built (``make
 site``; ``.ci/run`` builds it first) or no Chromium/Playwright is installed.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.util
 import json
@@ -374,23 +384,63 @@ class _Browser:
         self.context.on("request", lambda r: self.requests.append(r.url))
         self.context.on("requestfailed", lambda r: self.requests.append(r.url))
         self.base = base
+        #: The page whose tab and Pyodide kernel the next notebook reuses (see the module docstring); None: the
+        #: next notebook opens a new page.
+        self.shared = None
 
     def run_all(self, notebook: str, page=None):
-        """Run All, once more in a new page and kernel if a first run in a new page stalls (see STALL_S)."""
+        """Run All, once more in a new page and kernel if a first run stalls (see STALL_S).
+
+        Without ``page``, the notebook is loaded into the previous one's tab and runs in its kernel (see the
+        module docstring), or opens in a new page and kernel if there is none.
+        """
         from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
         if page is not None:
             return self._run_all(notebook, page)
+        where = "the kernel of the previous notebook" if self.shared is not None else "a new JupyterLite page"
         try:
             return self._run_all(notebook, None, timeout_s=STALL_S, quiet_stall_s=QUIET_STALL_S)
         except (PlaywrightTimeout, _Stalled) as exc:
             when = (f"had run no cell {QUIET_STALL_S} s after each of two clicks, with no cell queued"
                     if isinstance(exc, _Stalled) else f"did not finish in {STALL_S} s")
-            warnings.warn(f"{notebook}: Run All in a new JupyterLite page {when} (a stall seen about once in three "
+            warnings.warn(f"{notebook}: Run All in {where} {when} (a stall seen about once in three "
                           f"CI runs, cause not found; {self._stall_state()}); retried once in a new page")
-            for stalled in self.context.pages:  # its kernel (a web worker) goes with it
-                stalled.close()
+            self.discard_pages()
             return self._run_all(notebook, None)
+
+    def discard_pages(self) -> None:
+        """Close every page (their kernels, web workers, go with them): the next notebook opens a new page."""
+        for page in self.context.pages:
+            page.close()
+        self.shared = None
+
+    def _open_in_shared_kernel(self, notebook: str):
+        """Load ``notebook`` into the shared page's notebook tab, whose kernel's namespace is emptied first.
+
+        The tab keeps its kernel connection and its widget manager: a second tab moved to the same kernel
+        (``changeKernel``) runs its cells, but JupyterLite delivers the kernel's widget messages to the first
+        tab's connection only, so the second tab shows no widget (tried: notebook 05's upload button never
+        appeared). The tab's title stays the first notebook's; nothing is saved.
+        """
+        page = self.shared
+        left = page.evaluate("""async (path) => {
+            const app = window.jupyterapp;
+            const panel = app.shell.currentWidget;
+            const file = await app.serviceManager.contents.get(path, {content: true, type: 'notebook'});
+            const kernel = panel.sessionContext.session.kernel;
+            await kernel.requestExecute({code: '%reset -f', silent: true, store_history: false}).done;
+            // what the earlier notebook left in the namespace after the reset: nothing, or this test fails
+            const reply = await kernel.requestExecute({silent: true, store_history: false, code: [
+                "_calibnb_left = [k for k in globals() if not k.startswith('_')",
+                "                 and k not in ('In', 'Out', 'exit', 'quit', 'get_ipython', 'open')]",
+                "assert not _calibnb_left, _calibnb_left",
+                "del _calibnb_left"].join("\\n")}).done;
+            panel.context.model.fromJSON(file.content);
+            return reply.content.status === 'ok' ? '' : `${reply.content.ename}: ${reply.content.evalue}`;
+        }""", notebook)
+        assert left == "", f"{notebook}: the shared kernel still holds names of the previous notebook: {left}"
+        return page
 
     def _stall_state(self) -> str:
         """How far the newest page's Run All got, for the report of a stall: cells run, the kernel's state."""
@@ -412,11 +462,14 @@ class _Browser:
         (and what was uploaded to it); the outputs are cleared first. With ``quiet_stall_s``, a run that shows
         nothing run, nothing queued and an idle kernel that long after the click raises :class:`_Stalled`.
         """
-        if page is None:
+        if page is None and self.shared is not None:
+            page = self._open_in_shared_kernel(notebook)
+        elif page is None:
             page = self.context.new_page()
             page.on("worker", lambda w: self.requests.append(w.url))
             page.goto(f"{self.base}/lab/index.html?path={notebook}")
             page.locator(".jp-Notebook").wait_for(timeout=120_000)
+            self.shared = page
         else:
             page.evaluate("() => window.jupyterapp.commands.execute('notebook:clear-all-cell-outputs')")
             page.wait_for_function("""() => window.jupyterapp.shell.currentWidget.context.model.toJSON().cells
@@ -458,6 +511,39 @@ class _Browser:
         self.browser.close()
 
 
+@pytest.fixture(scope="module")
+def site_browser(served_site):
+    """One Chromium for the module's browser tests; the first notebook opens a new page and kernel (module docstring)."""
+    from playwright.sync_api import sync_playwright
+
+    base, _ = served_site
+    with sync_playwright() as p:
+        b = _Browser(p, base)
+        try:
+            yield b
+        finally:
+            b.close()
+
+
+@contextlib.contextmanager
+def _visit(b: _Browser, *, keep: bool = True):
+    """A test's use of the shared browser: no request may leave the machine, and a page is reused only after a pass.
+
+    A failed test's page is closed (the next notebook then opens a new page and kernel), and so is the page of a
+    test that leaves something in its kernel (``keep=False``: a student's uploads).
+    """
+    start = len(b.requests)
+    try:
+        yield
+    except BaseException:
+        b.discard_pages()
+        raise
+    if not keep:
+        b.discard_pages()
+    off = sorted({u for u in b.requests[start:] if not _is_local(u)})
+    assert off == [], f"the site asked for off-machine resources: {off}"
+
+
 def _check_ran_clean(nb: dict) -> None:
     code = [c for c in nb["cells"] if c["cell_type"] == "code"]
     errors = [o for c in code for o in c.get("outputs", []) if o.get("output_type") == "error"]
@@ -466,48 +552,43 @@ def _check_ran_clean(nb: dict) -> None:
 
 
 @pytest.mark.xdist_group("browser")
-def test_notebook_04_runs_in_the_browser_site_and_its_slider_redraws(served_site):
-    from playwright.sync_api import expect, sync_playwright
+def test_notebook_04_runs_in_the_browser_site_and_its_slider_redraws(served_site, site_browser):
+    from playwright.sync_api import expect
 
     base, summary = served_site
     assert "04_sakai2024_hmr.ipynb" in summary["notebooks"]
-    with sync_playwright() as p:
-        b = _Browser(p, base)
-        try:
-            page, nb, _ = b.run_all("04_sakai2024_hmr.ipynb")
-            _check_ran_clean(nb)
-            source = "".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code")
-            assert "%pip install -q --no-deps calibnb" in source  # the site's install cell ran first
-            slider = page.locator(".widget-slider", has_text="new confidence of instance 7")
-            expect(slider).to_have_count(1, timeout=60_000)
-            box = slider.locator("xpath=ancestor::div[contains(@class, 'widget-vbox')][1]")
-            image = box.locator(".widget-output img")
-            slider.scroll_into_view_if_needed()
-            expect(slider.locator(".widget-readout")).to_have_text("0.70", timeout=60_000)
-            expect(image).to_have_count(1, timeout=60_000)
-            before = image.first.get_attribute("src")
-            assert before and before.startswith("data:image/png;base64,")
-            # drag the handle a little to the left with the mouse, as a student would
-            handle = slider.locator(".noUi-handle").bounding_box()
-            x, y = handle["x"] + handle["width"] / 2, handle["y"] + handle["height"] / 2
-            page.mouse.move(x, y)
-            page.mouse.down()
-            for dx in (5, 10, 20, 30):
-                page.mouse.move(x - dx, y)
-            page.mouse.up()
-            expect(slider.locator(".widget-readout")).not_to_have_text("0.70", timeout=60_000)
-            value = slider.locator(".widget-readout").inner_text().strip()
-            assert float(value) < 0.70, value
-            expect(box.get_by_text(f"confidence 0.80 → {value}")).to_have_count(1, timeout=120_000)
-            deadline = time.monotonic() + 120
-            while image.first.get_attribute("src") == before:
-                assert time.monotonic() < deadline, "the panel's figure did not change after the slider moved"
-                time.sleep(0.5)
-            assert image.count() == 1  # replaced, not appended
-        finally:
-            b.close()
-    off = sorted({u for u in b.requests if not _is_local(u)})
-    assert off == [], f"the site asked for off-machine resources: {off}"
+    b = site_browser
+    with _visit(b):
+        page, nb, _ = b.run_all("04_sakai2024_hmr.ipynb")
+        _check_ran_clean(nb)
+        source = "".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code")
+        assert "%pip install -q --no-deps calibnb" in source  # the site's install cell ran first
+        slider = page.locator(".widget-slider", has_text="new confidence of instance 7")
+        expect(slider).to_have_count(1, timeout=60_000)
+        box = slider.locator("xpath=ancestor::div[contains(@class, 'widget-vbox')][1]")
+        image = box.locator(".widget-output img")
+        slider.scroll_into_view_if_needed()
+        expect(slider.locator(".widget-readout")).to_have_text("0.70", timeout=60_000)
+        expect(image).to_have_count(1, timeout=60_000)
+        before = image.first.get_attribute("src")
+        assert before and before.startswith("data:image/png;base64,")
+        # drag the handle a little to the left with the mouse, as a student would
+        handle = slider.locator(".noUi-handle").bounding_box()
+        x, y = handle["x"] + handle["width"] / 2, handle["y"] + handle["height"] / 2
+        page.mouse.move(x, y)
+        page.mouse.down()
+        for dx in (5, 10, 20, 30):
+            page.mouse.move(x - dx, y)
+        page.mouse.up()
+        expect(slider.locator(".widget-readout")).not_to_have_text("0.70", timeout=60_000)
+        value = slider.locator(".widget-readout").inner_text().strip()
+        assert float(value) < 0.70, value
+        expect(box.get_by_text(f"confidence 0.80 → {value}")).to_have_count(1, timeout=120_000)
+        deadline = time.monotonic() + 120
+        while image.first.get_attribute("src") == before:
+            assert time.monotonic() < deadline, "the panel's figure did not change after the slider moved"
+            time.sleep(0.5)
+        assert image.count() == 1  # replaced, not appended
     assert any("/static/pyodide/" in u for u in b.requests)  # Pyodide came from the site itself
 
 
@@ -516,23 +597,15 @@ def test_notebook_04_runs_in_the_browser_site_and_its_slider_redraws(served_site
     ("06_estimators_with_intervals.ipynb", ["cifar/cifar10_wideresnet_16_4_probs.npz"]),
     ("00_audit_your_model.ipynb", ["cifar/cifar10_wideresnet_16_4_probs.npz"]),  # the site preset's demo network
 ])
-def test_data_notebook_reads_the_site_data_in_the_browser(served_site, notebook, files):
-    from playwright.sync_api import sync_playwright
-
+def test_data_notebook_reads_the_site_data_in_the_browser(served_site, site_browser, notebook, files):
     base, summary = served_site
     assert notebook in summary["notebooks"] and not summary["notebooks"][notebook]["missing_data"]
     assert set(files) <= set(summary["data_files"])
-    with sync_playwright() as p:
-        b = _Browser(p, base)
-        try:
-            page, nb, _ = b.run_all(notebook)
-            _check_ran_clean(nb)  # a file missing from the site would have stopped a cell with an error
-            images = sum("image/png" in o.get("data", {}) for c in nb["cells"] for o in c.get("outputs", []))
-            assert images >= 1
-        finally:
-            b.close()
-    off = sorted({u for u in b.requests if not _is_local(u)})
-    assert off == [], f"the site asked for off-machine resources: {off}"
+    with _visit(site_browser):
+        page, nb, _ = site_browser.run_all(notebook)
+        _check_ran_clean(nb)  # a file missing from the site would have stopped a cell with an error
+        images = sum("image/png" in o.get("data", {}) for c in nb["cells"] for o in c.get("outputs", []))
+        assert images >= 1
 
 
 #: The files each data notebook needs that the site does not carry (their upstreams state no licence): what
@@ -558,11 +631,12 @@ _SLOW = pytest.mark.skipif(not os.environ.get("CALIBNB_SITE_SLOW"),
     pytest.param("01_si2022_macroce_qa.ipynb", NB01_UPLOADS, marks=_SLOW),
     pytest.param("02_baan2022_human_disagreement.ipynb", NB02_UPLOADS, marks=_SLOW),
 ])
-def test_data_notebook_runs_in_the_browser_with_the_files_a_student_uploads(served_site, tmp_path, notebook, uploads):
+def test_data_notebook_runs_in_the_browser_with_the_files_a_student_uploads(served_site, site_browser, tmp_path,
+                                                                          notebook, uploads):
     """The route for data the site may not carry: the loading cell names the file and its address, the
     setup-check cell's upload button takes the student's copy (a wrong one is refused by sha256), and the
     notebook then runs to the end in the same kernel."""
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
     base, summary = served_site
     assert set(uploads) <= set(summary["data_left_out"])  # the site does not carry them
@@ -572,43 +646,38 @@ def test_data_notebook_runs_in_the_browser_with_the_files_a_student_uploads(serv
     manifest = {e["file"]: e for e in json.loads((ROOT / "data" / "manifest.json").read_text(encoding="utf-8"))}
     wrong = tmp_path / uploads[0].rsplit("/", 1)[-1]  # the right name, other bytes (a truncated download)
     wrong.write_bytes((Path(MIRROR) / uploads[0]).read_bytes()[:1000])
-    with sync_playwright() as p:
-        b = _Browser(p, base)
-        try:
-            page, nb, first = b.run_all(notebook)
-            errors = [o for c in nb["cells"] if c["cell_type"] == "code" for o in c.get("outputs", [])
-                      if o.get("output_type") == "error"]
-            assert errors and "DataUnavailableError" in errors[0]["ename"], errors  # Pyodide: "<class '...'>"
-            message = errors[0]["evalue"]
-            # Run All goes on past a failed cell in JupyterLite: let the queue drain before the upload
-            page.wait_for_function("""() => {
-                const w = window.jupyterapp.shell.currentWidget;
-                const busy = [...document.querySelectorAll('.jp-InputPrompt')].some(e => e.textContent.includes('*'));
-                return !busy && w.sessionContext.session.kernel.status === 'idle';
-            }""", timeout=RUN_TIMEOUT_S * 1000, polling=1000)
-            missing = next(f for f in uploads if repr(f) in message)  # which file, where to get it, how to add it
-            assert manifest[missing]["url"] in message and "upload button" in message and "sha256" in message
-            button = page.locator(".widget-upload")
-            expect(button).to_have_count(1, timeout=60_000)  # the setup-check cell's upload button
+    b = site_browser
+    with _visit(b, keep=False):  # the uploads stay in this kernel: no later notebook runs in it
+        page, nb, first = b.run_all(notebook)
+        errors = [o for c in nb["cells"] if c["cell_type"] == "code" for o in c.get("outputs", [])
+                  if o.get("output_type") == "error"]
+        assert errors and "DataUnavailableError" in errors[0]["ename"], errors  # Pyodide: "<class '...'>"
+        message = errors[0]["evalue"]
+        # Run All goes on past a failed cell in JupyterLite: let the queue drain before the upload
+        page.wait_for_function("""() => {
+            const w = window.jupyterapp.shell.currentWidget;
+            const busy = [...document.querySelectorAll('.jp-InputPrompt')].some(e => e.textContent.includes('*'));
+            return !busy && w.sessionContext.session.kernel.status === 'idle';
+        }""", timeout=RUN_TIMEOUT_S * 1000, polling=1000)
+        missing = next(f for f in uploads if repr(f) in message)  # which file, where to get it, how to add it
+        assert manifest[missing]["url"] in message and "upload button" in message and "sha256" in message
+        button = page.locator(".widget-upload")
+        expect(button).to_have_count(1, timeout=60_000)  # the setup-check cell's upload button
 
-            def upload(paths):  # as a student: click the button, pick the files in the file chooser
-                button.scroll_into_view_if_needed()
-                with page.expect_file_chooser() as chooser:
-                    button.click()
-                chooser.value.set_files(paths)
+        def upload(paths):  # as a student: click the button, pick the files in the file chooser
+            button.scroll_into_view_if_needed()
+            with page.expect_file_chooser() as chooser:
+                button.click()
+            chooser.value.set_files(paths)
 
-            upload(str(wrong))
-            expect(page.get_by_text("0 of 1 files accepted")).to_have_count(1, timeout=120_000)
-            expect(page.get_by_text(f"{wrong.name}': its sha256 is", exact=False)).to_have_count(1)
-            upload([str(Path(MIRROR) / f) for f in uploads])
-            expect(page.get_by_text(f"{len(uploads)} of {len(uploads)} files accepted")).to_have_count(
-                1, timeout=300_000)
-            page, nb, second = b.run_all(notebook, page)
-            _check_ran_clean(nb)
-            images = sum("image/png" in o.get("data", {}) for c in nb["cells"] for o in c.get("outputs", []))
-            assert images >= 2  # figures in the notebook's outputs (the panels' figures live in their widgets)
-            print(f"[site timing] {notebook}: {first:.0f} s to the missing file, {second:.0f} s after the upload")
-        finally:
-            b.close()
-    off = sorted({u for u in b.requests if not _is_local(u)})
-    assert off == [], f"the site asked for off-machine resources: {off}"
+        upload(str(wrong))
+        expect(page.get_by_text("0 of 1 files accepted")).to_have_count(1, timeout=120_000)
+        expect(page.get_by_text(f"{wrong.name}': its sha256 is", exact=False)).to_have_count(1)
+        upload([str(Path(MIRROR) / f) for f in uploads])
+        expect(page.get_by_text(f"{len(uploads)} of {len(uploads)} files accepted")).to_have_count(
+            1, timeout=300_000)
+        page, nb, second = b.run_all(notebook, page)
+        _check_ran_clean(nb)
+        images = sum("image/png" in o.get("data", {}) for c in nb["cells"] for o in c.get("outputs", []))
+        assert images >= 2  # figures in the notebook's outputs (the panels' figures live in their widgets)
+        print(f"[site timing] {notebook}: {first:.0f} s to the missing file, {second:.0f} s after the upload")
