@@ -1,4 +1,5 @@
-"""calibnb.teaching: the setup check of a class, and the git filter that keeps Run All out of git."""
+"""calibnb.teaching: the setup check of a class, the git filter that keeps Run All out of git, and the answer keys
+(checked as ``notebooks/teaching/answers_01_02_03_05_06.ipynb`` shows them, from one run of it)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,8 @@ from calibnb.teaching import setup_check, strip_outputs
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("**/*.ipynb"))
+#: One worker runs the module: the answers notebook's run (the ``answers`` fixture) then happens once.
+pytestmark = pytest.mark.xdist_group("teaching")
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
@@ -167,8 +170,75 @@ import pandas as pd  # noqa: E402
 
 from calibnb.teaching import ANSWERED, Answer, answer_key  # noqa: E402
 
-needs_mirror = pytest.mark.skipif(not (Path(os.environ.get("CALIBNB_DATA_DIR", Path.home() / ".cache" / "calibnb"))
-                                       / "cifar").is_dir(), reason="needs the CIFAR files of the data mirror")
+HAVE_MIRROR = (Path(os.environ.get("CALIBNB_DATA_DIR", Path.home() / ".cache" / "calibnb")) / "cifar").is_dir()
+needs_mirror = pytest.mark.skipif(not HAVE_MIRROR, reason="needs the CIFAR files of the data mirror")
+ANSWERS_NOTEBOOK = ROOT / "notebooks" / "teaching" / "answers_01_02_03_05_06.ipynb"
+
+#: Put before the answers notebook's first cell in the test's run: every answer_key call of the notebook is kept.
+_RECORD_ANSWERS = """\
+import calibnb.teaching as _teaching
+_answers = {}
+def _recording_answer_key(notebook, exercise, *, _key=_teaching.answer_key, **options):
+    _answers[(notebook, exercise)] = _key(notebook, exercise, **options)
+    return _answers[(notebook, exercise)]
+_teaching.answer_key = _recording_answer_key
+"""
+#: Put after its last cell: the answers, pickled to the path formatted in.
+_SAVE_ANSWERS = """\
+import pickle
+with open({path!r}, "wb") as _f:
+    pickle.dump(_answers, _f)
+"""
+
+
+def _run_answers_notebook(folder: Path) -> dict:
+    """Run the answers notebook, as nbval did, and return every answer it displayed: ``{(notebook, exercise): Answer}``.
+
+    The notebook runs unchanged in a headless kernel (:func:`calibnb.apps.report.run_notebook`, in
+    ``notebooks/teaching``), with one cell before its first (``answer_key`` then records what it returns) and
+    one after its last (the answers, pickled): a cell that raises fails every test that reads an answer.
+    """
+    import pickle
+
+    from calibnb.apps.report import run_notebook
+
+    nb = nbformat.read(ANSWERS_NOTEBOOK, as_version=4)
+    pickled = folder / "answers.pickle"
+    nb.cells.insert(0, nbformat.v4.new_code_cell(_RECORD_ANSWERS))
+    nb.cells.append(nbformat.v4.new_code_cell(_SAVE_ANSWERS.format(path=str(pickled))))
+    source = folder / ANSWERS_NOTEBOOK.name
+    nbformat.write(nb, source)
+    run = run_notebook(source, folder / "executed.ipynb", kernel_name="python3", cwd=ANSWERS_NOTEBOOK.parent)
+    if not run.ok:
+        pytest.fail(f"{ANSWERS_NOTEBOOK.name} failed: {run.error}\n{run.traceback or ''}", pytrace=False)
+    with open(pickled, "rb") as f:
+        return pickle.load(f)
+
+
+class _Computed(dict):
+    """Answers computed here on first use (no mirror: the answers notebook cannot run, the tests that need none can)."""
+
+    def __missing__(self, key):
+        self[key] = answer_key(*key)
+        return self[key]
+
+
+@pytest.fixture(scope="module")
+def answers(tmp_path_factory) -> dict:
+    """``answers[notebook, exercise]``: the answer the answers notebook showed, from one run of it per worker.
+
+    The tests below check what the notebook showed. Computing every answer again in the test process, as when
+    nbval ran the notebook and the tests called ``answer_key`` themselves, cost about 30 s of CPU (issue 31).
+    """
+    if not HAVE_MIRROR:
+        return _Computed()
+    return _run_answers_notebook(tmp_path_factory.mktemp("answers_notebook"))
+
+
+@needs_mirror
+def test_the_answers_notebook_shows_every_answered_exercise(answers):
+    assert sorted(answers) == sorted(ANSWERED)
+    assert all(isinstance(a, Answer) and (a.notebook, a.exercise) == key for key, a in answers.items())
 
 
 def test_every_answered_exercise_is_in_the_answers_notebook_and_the_readme():
@@ -194,11 +264,11 @@ def test_answer_key_rejects_what_it_cannot_answer():
         answer_key("05", 2, seed=0.5)
 
 
-def test_answer_05_2_bound_is_tight_and_rr_escapes_ce():
+def test_answer_05_2_bound_is_tight_and_rr_escapes_ce(answers):
     from calibnb.metrics.human import tvd
     from calibnb.metrics.scalar import expected_label
 
-    a = answer_key("05", 2)
+    a = answers["05", 2]
     assert isinstance(a, Answer) and (a.notebook, a.exercise) == ("05", 2)
     values = np.array([1.0, 0.5, 0.0])
     p, q = np.array([[1.0, 0, 0]]), np.array([[0, 0, 1.0]])
@@ -211,11 +281,11 @@ def test_answer_05_2_bound_is_tight_and_rr_escapes_ce():
     assert f"{t.loc[(0.02, 'A'), 'CE']:.4f}" in a.text
 
 
-def test_answer_02_5_examples_do_what_the_text_says():
+def test_answer_02_5_examples_do_what_the_text_says(answers):
     from calibnb.metrics.multiclass import classwise_ece
     from calibnb.papers.baan2022 import classwise_ece_nonzero
 
-    a = answer_key("02", 5)
+    a = answers["02", 5]
     for key, sign in (("raises", 1), ("lowers", -1)):
         ex = a.facts["found"][key]
         p0 = np.array(ex["class-0 probabilities"])
@@ -228,12 +298,12 @@ def test_answer_02_5_examples_do_what_the_text_says():
 
 
 @needs_mirror
-def test_answer_06_2_only_binned_estimators_move():
+def test_answer_06_2_only_binned_estimators_move(answers):
     import inspect
 
     import calibnb as cn
 
-    a = answer_key("06", 2)
+    a = answers["06", 2]
     t = a.table
     change = t.xs(30, level="n_bins") - t.xs(15, level="n_bins")
     assert (change["KS error"] == 0).all() and (change["smooth ECE"] == 0).all()
@@ -248,8 +318,8 @@ def test_answer_06_2_only_binned_estimators_move():
 
 
 @needs_mirror
-def test_answer_06_3_the_three_estimators_meet_the_mean_gap():
-    a = answer_key("06", 3)
+def test_answer_06_3_the_three_estimators_meet_the_mean_gap(answers):
+    a = answers["06", 3]
     v = a.facts["values"]
     gap = v["|mean confidence - accuracy|"]
     for name in ("binned ECE", "smooth ECE", "KS error"):
@@ -259,8 +329,8 @@ def test_answer_06_3_the_three_estimators_meet_the_mean_gap():
 
 
 @needs_mirror
-def test_answer_01_3_macro_ce_is_flat_where_ece_follows_accuracy():
-    a = answer_key("01", 3)
+def test_answer_01_3_macro_ce_is_flat_where_ece_follows_accuracy(answers):
+    a = answers["01", 3]
     t = a.table
     assert a.facts["ece_range"] > 10 * a.facts["macro_ce_range"]
     assert t["ece"].is_monotonic_decreasing  # ECE follows the accuracy
@@ -270,10 +340,10 @@ def test_answer_01_3_macro_ce_is_flat_where_ece_follows_accuracy():
 
 
 @needs_mirror
-def test_answer_03_1_ties_are_counted_and_negligible():
+def test_answer_03_1_ties_are_counted_and_negligible(answers):
     from calibnb.data import load_cifar
 
-    a = answer_key("03", 1)
+    a = answers["03", 1]
     out = load_cifar("cifar100", "lenet_5")
     conf = out.probs.max(axis=1)
     _, counts = np.unique(conf, return_counts=True)
@@ -368,23 +438,23 @@ def test_every_panel_has_a_predict_then_move_prompt(path):
 
 
 @needs_mirror
-def test_answers_06_4_and_06_5_state_their_intervals():
-    a = answer_key("06", 4)
+def test_answers_06_4_and_06_5_state_their_intervals(answers):
+    a = answers["06", 4]
     t = a.table
     for s in ("raw", "TS"):
         assert t.loc[(s, "bca"), "low"] < t.loc[(s, "percentile"), "low"]  # "the intervals move down"
         above = t.loc[(s, "percentile"), "low"] > t.loc[(s, "percentile"), "estimate"]
         assert (s in a.facts["percentile_above_estimate"]) == above
     assert a.facts["percentile_above_estimate"], "the exercise's case: a percentile interval above its estimate"
-    b = answer_key("06", 5)
+    b = answers["06", 5]
     inside = ((b.table["acc_low"] <= b.table["mean_conf"]) & (b.table["mean_conf"] <= b.table["acc_high"])).sum()
     assert inside == b.facts["inside"] and f"{inside} of the {len(b.table)} non-empty bins" in b.text
     assert (b.table["count"] > 0).all() and b.table["count"].sum() == 250
 
 
 @needs_mirror
-def test_answer_01_2_macro_ce_tuning_trades_ece():
-    a = answer_key("01", 2)
+def test_answer_01_2_macro_ce_tuning_trades_ece(answers):
+    a = answers["01", 2]
     for net, f in a.facts.items():
         t = a.table.loc[net]
         assert t.loc["TS on dev MacroCE", "MacroCE"] < t.loc["raw", "MacroCE"]  # "lowers the test MacroCE"
@@ -393,24 +463,24 @@ def test_answer_01_2_macro_ce_tuning_trades_ece():
 
 
 @needs_mirror
-def test_answers_06_1_6_7_say_what_their_tables_show():
-    a = answer_key("06", 1)
+def test_answers_06_1_6_7_say_what_their_tables_show(answers):
+    a = answers["06", 1]
     t = a.table
     final = t.loc[5000, "binned ECE"]
     assert t.loc[100, "binned ECE"] > 2 * final  # the binned ECE falls as N grows
     if a.facts["settled_at"] == 5000:
         assert abs(t.loc[3000, "binned ECE"] - final) > 0.2 * final and f"{t.loc[3000, 'binned ECE'] / final:.2f}" in a.text
-    b = answer_key("06", 6)
+    b = answers["06", 6]
     assert b.table.loc["CORP MCB (Brier)", "low"] >= 0 and b.facts["mcb"] >= 0  # MCB cannot be negative
     assert f"{b.facts['gain']:+.5f}" in b.text and (", as here." in b.text) == (b.facts["gain"] < 0)
-    c = answer_key("06", 7)
+    c = answers["06", 7]
     more = c.facts[("isotonic", "brier")] > c.facts[("temperature", "brier")]
     assert (": more." in c.text) == more and ("still positive" in c.text) == (c.facts[("isotonic", "log")] > 0)
 
 
 @needs_mirror
-def test_answer_02_1_order_preserving_measures_do_not_move():
-    a = answer_key("02", 1)
+def test_answer_02_1_order_preserving_measures_do_not_move(answers):
+    a = answers["02", 1]
     t = a.table
     assert set(a.facts["unchanged"]) == {"accuracy", "rank_cs"}  # TS keeps the argmax and the class ranking
     for k in ("ece", "abs_ent_ce", "dist_ce"):
@@ -420,14 +490,14 @@ def test_answer_02_1_order_preserving_measures_do_not_move():
 
 
 @needs_mirror
-def test_answers_05_1_and_05_3_match_their_tables():
-    a = answer_key("05", 1)
+def test_answers_05_1_and_05_3_match_their_tables(answers):
+    a = answers["05", 1]
     t = a.table
     ce = t["CE"].unstack("f_neutral")
     assert np.allclose(ce[0.2], ce[0.5]) and np.allclose(ce[0.8], ce[0.5])  # CE never uses f
     assert not np.allclose(t.xs(0.2)["MAE"], t.xs(0.5)["MAE"]) and not np.allclose(t.xs(0.8)["RR"], t.xs(0.5)["RR"])
     assert (t["MAE"] <= t["MAE bound"] + 1e-12).all() and "holds for every model" in a.text
-    b = answer_key("05", 3)
+    b = answers["05", 3]
     for k in ("CE", "MAE", "RR"):
         lower = int((b.table[f"{k} TS"] < b.table[f"{k} raw"]).sum())
         assert lower == b.facts["lower_with_ts"][k]
@@ -436,8 +506,8 @@ def test_answers_05_1_and_05_3_match_their_tables():
 
 
 @needs_mirror
-def test_answer_02_4_ties_explain_part_of_rankcs():
-    a = answer_key("02", 4)
+def test_answer_02_4_ties_explain_part_of_rankcs(answers):
+    a = answers["02", 4]
     t = a.table
     assert (t["RankCS (ties='any')"] >= t["RankCS (strict)"]).all()  # 'any' accepts every strict match
     assert (t["wrong only because of a tie"] <= t["items with a human tie"]).all()
@@ -446,10 +516,10 @@ def test_answer_02_4_ties_explain_part_of_rankcs():
 
 
 @needs_mirror
-def test_answer_01_1_states_the_correlations_it_computed():
+def test_answer_01_1_states_the_correlations_it_computed(answers):
     from scipy import stats
 
-    a = answer_key("01", 1)
+    a = answers["01", 1]
     t = a.table
     assert len(t) == a.facts["networks"] == 18
     for k, v in a.facts["spearman"].items():
@@ -463,8 +533,8 @@ def test_answer_01_1_states_the_correlations_it_computed():
 
 
 @needs_mirror
-def test_answer_03_3_counts_the_derivative_outside_0_1():
-    a = answer_key("03", 3)
+def test_answer_03_3_counts_the_derivative_outside_0_1(answers):
+    a = answers["03", 3]
     t = a.table
     outside = (t["below 0"] + t["above 1"]) / t["scores"]
     assert np.allclose(outside, t["share outside [0, 1]"])
@@ -473,13 +543,13 @@ def test_answer_03_3_counts_the_derivative_outside_0_1():
 
 
 @needs_mirror
-def test_answers_02_2_and_03_7_match_their_tables():
-    a = answer_key("02", 2)
+def test_answers_02_2_and_03_7_match_their_tables(answers):
+    a = answers["02", 2]
     t = a.table
     kept = (t["test ECE, τ = 1"] - t["test ECE, NLL τ"]) / (t["test ECE, τ = 1"] - t["test ECE, τ = 2 (paper)"])
     assert np.allclose(kept, t["share of TS's gain kept"]) and f"{kept.mean():.0%}" in a.text
     assert ("Most of TS's gain survives" in a.text) == (kept.mean() >= 0.5)
-    b = answer_key("03", 7)
+    b = answers["03", 7]
     t = b.table
     assert len(t) == 100
     assert list(t["class-wise KS, raw"].nlargest(5).index) == b.facts["top_raw"]
@@ -488,8 +558,8 @@ def test_answers_02_2_and_03_7_match_their_tables():
 
 
 @needs_mirror
-def test_answer_02_3_counts_infinite_kl():
-    a = answer_key("02", 3)
+def test_answer_02_3_counts_infinite_kl(answers):
+    a = answers["02", 3]
     t = a.table
     inf = [int(t.loc[(n, "KL(H1, H2)"), "draws with KL = inf"]) for n in (5, 20, 50)]
     assert inf == [a.facts["inf_h2"][n] for n in (5, 20, 50)] and inf[0] >= inf[1] >= inf[2]  # fewer votes: more often inf
@@ -498,10 +568,10 @@ def test_answer_02_3_counts_infinite_kl():
 
 
 @needs_mirror
-def test_answer_05_3_tau_ce_rr_is_recomputed_from_the_table():
+def test_answer_05_3_tau_ce_rr_is_recomputed_from_the_table(answers):
     from calibnb.papers.jiang2024 import ranking_agreement
 
-    a = answer_key("05", 3)
+    a = answers["05", 3]
     t = a.table
     ce = pd.concat([t["CE raw"], t["CE TS"].rename(lambda m: f"{m}-TS")])
     rr = pd.concat([t["RR raw"], t["RR TS"].rename(lambda m: f"{m}-TS")])
@@ -518,10 +588,10 @@ def test_answer_05_3_tau_ce_rr_is_recomputed_from_the_table():
 
 
 @needs_mirror
-def test_answer_05_6_a_monotone_f_separates_split_from_neutral():
+def test_answer_05_6_a_monotone_f_separates_split_from_neutral(answers):
     from calibnb.data import load_chaosnli
 
-    a = answer_key("05", 6)
+    a = answers["05", 6]
     t = a.table
     for fn, row in t.iterrows():
         assert row["ψ_f(ENT/CON split)"] == pytest.approx(0.5)  # (f(ENT) + f(CON)) / 2 with f(ENT) = 1, f(CON) = 0
@@ -539,12 +609,12 @@ def test_answer_05_6_a_monotone_f_separates_split_from_neutral():
 
 
 @needs_mirror
-def test_answer_03_6_spline_against_ts_on_the_panel_grid():
+def test_answer_03_6_spline_against_ts_on_the_panel_grid(answers):
     import calibnb as cn
     from calibnb.data import calibration_test_split, load_cifar
     from calibnb.papers.gupta2021 import spline_figure_data
 
-    a = answer_key("03", 6)
+    a = answers["03", 6]
     t, detail = a.table, a.facts["detail"]
     out = load_cifar("cifar10", "wideresnet_16_4")
     cal, test = calibration_test_split(len(out.labels), seed=0, frac=0.5)
@@ -566,8 +636,8 @@ def test_answer_03_6_spline_against_ts_on_the_panel_grid():
 
 
 @needs_mirror
-def test_answer_03_2_knots_medians_and_gaps_match_the_table():
-    a = answer_key("03", 2)
+def test_answer_03_2_knots_medians_and_gaps_match_the_table(answers):
+    a = answers["03", 2]
     t = a.table
     assert sorted(set(t.index.get_level_values("n_knots"))) == list(range(2, 31))
     for net, b in a.facts["best"].items():
@@ -584,11 +654,11 @@ def test_answer_03_2_knots_medians_and_gaps_match_the_table():
 
 
 @needs_mirror
-def test_answer_02_6_proper_scores_prefer_the_oracle():
+def test_answer_02_6_proper_scores_prefer_the_oracle(answers):
     import calibnb as cn
     from calibnb.data import load_chaosnli, subsample_votes
 
-    a = answer_key("02", 6)
+    a = answers["02", 6]
     t = a.table
     counts = load_chaosnli("snli").counts
     vote = subsample_votes(counts, 1, n_groups=1, seed=0)[0]
@@ -608,11 +678,11 @@ def test_answer_02_6_proper_scores_prefer_the_oracle():
 
 
 @needs_mirror
-def test_answer_01_4_agreement_rows_against_raw_and_binary_baseline():
+def test_answer_01_4_agreement_rows_against_raw_and_binary_baseline(answers):
     import calibnb as cn
     from calibnb.data import calibration_test_split, load_qa_confidences
 
-    a = answer_key("01", 4)
+    a = answers["01", 4]
     t = a.table
     dq = load_qa_confidences("nq", "math")
     _, test = calibration_test_split(len(dq), seed=0, frac=0.5)
@@ -632,11 +702,11 @@ def test_answer_01_4_agreement_rows_against_raw_and_binary_baseline():
 
 
 @needs_mirror
-def test_answer_03_5_re_ranking_matches_table_5_and_counts_the_winners():
+def test_answer_03_5_re_ranking_matches_table_5_and_counts_the_winners(answers):
     from calibnb.data import calibration_test_split, load_cifar
     from calibnb.papers.gupta2021 import evaluate_split, network_scores
 
-    a = answer_key("03", 5)
+    a = answers["03", 5]
     t, f = a.table, a.facts
     out = load_cifar("cifar10", "wideresnet_16_4")
     cal, test = calibration_test_split(len(out.labels), seed=0, frac=0.5)
@@ -652,8 +722,8 @@ def test_answer_03_5_re_ranking_matches_table_5_and_counts_the_winners():
 
 
 @needs_mirror
-def test_answer_05_4_cost_intervals_match_their_draws():
-    a = answer_key("05", 4)
+def test_answer_05_4_cost_intervals_match_their_draws(answers):
+    a = answers["05", 4]
     t = a.table
     for r, draws in a.facts["draws"].items():
         d = np.array(draws)
@@ -668,8 +738,8 @@ def test_answer_05_4_cost_intervals_match_their_draws():
 
 
 @needs_mirror
-def test_answer_05_5_tuned_cutoffs_and_the_rankings_match_the_table():
-    a = answer_key("05", 5)
+def test_answer_05_5_tuned_cutoffs_and_the_rankings_match_the_table(answers):
+    a = answers["05", 5]
     t, f = a.table, a.facts
     c1, c2 = f["best_cutoffs"]
     assert 0 < c1 < c2 < 1
@@ -686,12 +756,12 @@ def test_answer_05_5_tuned_cutoffs_and_the_rankings_match_the_table():
 
 
 @needs_mirror
-def test_answer_01_5_tuned_thresholds_and_correlations_match_the_table():
+def test_answer_01_5_tuned_thresholds_and_correlations_match_the_table(answers):
     from scipy import stats
 
     from calibnb.papers.si2022 import table7_methods, training_dynamics, trust_scores
 
-    a = answer_key("01", 5)
+    a = answers["01", 5]
     t = a.table
     assert a.facts["methods"] == {"trained model": 11, "QA nq/factual": 10} and len(t) == 21
     assert (t["F1 at tuned t"].between(0, 1)).all()
@@ -716,12 +786,12 @@ def test_answer_01_5_tuned_thresholds_and_correlations_match_the_table():
 
 
 @needs_mirror
-def test_answer_03_4_rankings_by_ece_and_ks_match_the_per_network_scores():
+def test_answer_03_4_rankings_by_ece_and_ks_match_the_per_network_scores(answers):
     from calibnb.data import calibration_test_split, load_cifar
     from calibnb.papers.gupta2021 import STUDY_METHODS, evaluate_split, network_scores
     from calibnb.papers.jiang2024 import ranking_agreement
 
-    a = answer_key("03", 4)
+    a = answers["03", 4]
     t, f = a.table, a.facts
     assert len(t) == f["networks"] == 18 and f["n_splits"] == 5
 
