@@ -241,12 +241,17 @@ def test_notebook_case(stem, case, runner):
     case.check(results, default)
 
 
+#: Notebooks outside nbval's test paths that a test module runs itself (and checks what they show).
+RUN_ELSEWHERE = {"notebooks/teaching/answers_01_02_03_05_06.ipynb": "tests/test_teaching.py"}
+
+
 def test_each_notebook_runs_once_at_its_defaults():
     """No notebook runs twice at the same parameters: papermill's default run here, or nbval (testpaths), not both.
 
     A cell that raises fails ``test_notebook_default`` as it would fail nbval (same headless kernel, same folder),
     so the notebooks run here must not also be collected by nbval; every other notebook (the answer keys of
-    ``notebooks/teaching``) must be under a test path, or it would run nowhere.
+    ``notebooks/teaching``) must be under a test path, or run by the test module RUN_ELSEWHERE names, or it would
+    run nowhere.
     """
     tomllib = pytest.importorskip("tomllib")
     config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["pytest"]["ini_options"]
@@ -260,8 +265,12 @@ def test_each_notebook_runs_once_at_its_defaults():
     assert not twice, f"run at their defaults by both nbval (testpaths) and test_notebook_default: {twice}"
     others = [p for p in NOTEBOOKS_DIR.rglob("*.ipynb") if p not in papermill and ".ipynb_checkpoints" not in p.parts]
     assert others, "the answer keys of notebooks/teaching are expected here"
-    nowhere = sorted(str(p.relative_to(ROOT)) for p in others if not collected_by_nbval(p))
+    nowhere = sorted(str(p.relative_to(ROOT)) for p in others
+                     if not collected_by_nbval(p) and str(p.relative_to(ROOT)) not in RUN_ELSEWHERE)
     assert not nowhere, f"notebooks that no test runs (add their folder to testpaths): {nowhere}"
+    for notebook, module in RUN_ELSEWHERE.items():
+        assert not collected_by_nbval(ROOT / notebook), f"{notebook} is run by {module}: nbval would run it again"
+        assert Path(notebook).name in (ROOT / module).read_text(encoding="utf-8"), f"{module} does not run {notebook}"
 
 
 @pytest.mark.parametrize("stem", [s for s in notebook_stems() if ledger_path(s) is not None])
