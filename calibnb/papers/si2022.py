@@ -1646,6 +1646,9 @@ def relative_cut(metric: Any) -> Any:
     (:math:`c_0`) and after (:math:`c_1`) a calibrator (Si et al. 2022,
     Tables 1 and 2; :func:`relative_reduction`). The returned function takes
     its three arrays positionally, as :func:`calibnb.bootstrap_ci` passes them.
+    If ``metric`` is marked with :func:`calibnb.batch_axis`, so is the
+    returned function: arrays of shape (S, N) give the S cuts at once, and
+    :func:`calibnb.bootstrap_ci` evaluates many resamples per call.
 
     Parameters
     ----------
@@ -1655,6 +1658,7 @@ def relative_cut(metric: Any) -> Any:
     Returns
     -------
     callable
+        Returns a float for arrays of shape (N,).
 
     References
     ----------
@@ -1665,10 +1669,19 @@ def relative_cut(metric: Any) -> Any:
     >>> cut = relative_cut(metrics.ice)
     >>> round(cut(np.array([0.9, 0.9]), np.array([0.7, 0.7]), np.array([1, 0])), 3)
     0.0
+    >>> c0, c1, y = np.array([[0.9, 0.9], [0.8, 0.6]]), np.array([[0.7, 0.7], [0.6, 0.6]]), np.array([[1, 0], [1, 0]])
+    >>> cut(c0, c1, y).tolist() == [cut(c0[s], c1[s], y[s]) for s in range(2)]  # one cut per row, at once
+    True
     """
+    from ..metrics.batch import BATCH_ATTR, batch_axis
+
     if not callable(metric):
         raise TypeError(f"metric must be a callable metric(conf, correct); got {type(metric).__name__}.")
-    return lambda c0, c1, y: float(relative_reduction(metric(c0, y), metric(c1, y)))
+
+    def cut(c0, c1, y):
+        return relative_reduction(metric(c0, y), metric(c1, y))
+
+    return batch_axis(cut) if getattr(metric, BATCH_ATTR, False) else cut
 
 
 def split_spread(values: Any, *, target: Any) -> dict[str, float]:

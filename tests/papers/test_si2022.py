@@ -485,6 +485,25 @@ def test_ts_margin_and_relative_cut_are_relative_reductions():
         si2022.relative_cut("ece")
 
 
+def test_relative_cut_of_a_batched_metric_bootstraps_in_batches_to_the_same_interval():
+    """A batch-axis metric's cut is batch-axis too: bootstrap_ci draws the same resamples, one call per batch."""
+    from calibnb.metrics.batch import BATCH_ATTR
+
+    rng = np.random.default_rng(3)
+    c0, y = rng.uniform(0.5, 1.0, 300), rng.random(300) < 0.7
+    c1 = np.clip(c0 - 0.15, 0, 1)
+    ece15 = _cb.batch_axis(lambda c, t: _cb.ece(c, t, n_bins=15))
+    for metric in (_cb.macro_ce, _cb.ice, ece15):
+        cut = si2022.relative_cut(metric)
+        assert getattr(cut, BATCH_ATTR, False)
+        batched = _cb.bootstrap_ci(cut, c0, c1, y, n_resamples=300, seed=4)
+        looped = _cb.bootstrap_ci(cut, c0, c1, y, n_resamples=300, seed=4, vectorized=False)
+        assert batched == looped  # the same numbers, bit for bit
+        rows = np.stack([c0, c0[::-1]]), np.stack([c1, c1[::-1]]), np.stack([y, y[::-1]])
+        assert cut(*rows).tolist() == [cut(rows[0][s], rows[1][s], rows[2][s]) for s in range(2)]
+    assert not getattr(si2022.relative_cut(lambda c, t: float(np.mean(c))), BATCH_ATTR, False)
+
+
 def test_split_spread_summarises_the_splits():
     v = np.arange(1, 11) / 10
     s = si2022.split_spread(v, target=(0.25, 0.55))
