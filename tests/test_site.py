@@ -421,7 +421,8 @@ class _Browser:
         The tab keeps its kernel connection and its widget manager: a second tab moved to the same kernel
         (``changeKernel``) runs its cells, but JupyterLite delivers the kernel's widget messages to the first
         tab's connection only, so the second tab shows no widget (tried: notebook 05's upload button never
-        appeared). The tab's title stays the first notebook's; nothing is saved.
+        appeared). The tab's title and path stay the first notebook's. The tab must then hold exactly the
+        notebook's cells (else a failed load would run the previous notebook again, and pass).
         """
         page = self.shared
         left = page.evaluate("""async (path) => {
@@ -437,9 +438,14 @@ class _Browser:
                 "assert not _calibnb_left, _calibnb_left",
                 "del _calibnb_left"].join("\\n")}).done;
             panel.context.model.fromJSON(file.content);
-            return reply.content.status === 'ok' ? '' : `${reply.content.ename}: ${reply.content.evalue}`;
+            const text = s => Array.isArray(s) ? s.join('') : s;
+            const sources = cells => JSON.stringify(cells.map(c => [c.cell_type, text(c.source)]));
+            const loaded = sources(panel.context.model.toJSON().cells) === sources(file.content.cells);
+            return [reply.content.status === 'ok' ? '' : `${reply.content.ename}: ${reply.content.evalue}`, loaded];
         }""", notebook)
+        left, loaded = left
         assert left == "", f"{notebook}: the shared kernel still holds names of the previous notebook: {left}"
+        assert loaded, f"{notebook}: the tab does not hold the notebook's cells after loading it"
         return page
 
     def _stall_state(self) -> str:
