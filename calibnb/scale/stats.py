@@ -131,6 +131,20 @@ def _two_sum(hi: float, lo: float, x: float, x_lo: float) -> tuple[float, float]
     return s, lo + err + x_lo
 
 
+def _exact_sum(*parts) -> float:
+    """``math.fsum`` of the arrays ``parts`` one after the other, its exact zeros left out.
+
+    ``math.fsum`` returns the correctly rounded exact sum, to which a zero adds
+    nothing, so the result is the same float; but it reads its input one Python
+    float at a time (about 30 ns an item), and the per-cell arrays of a
+    :class:`CalibrationStats` have 2 x 100,800 cells, most of them empty. The
+    totals read by every metric (``total_weight``, the groups' sums) took 7 ms
+    a call over the whole arrays (2026-11).
+    """
+    x = np.concatenate([np.ravel(p) for p in parts])
+    return math.fsum(x[x != 0.0])
+
+
 def _check_weight(sample_weight: Any, n: int, name: str = "sample_weight") -> np.ndarray | None:
     if sample_weight is None:
         return None
@@ -708,7 +722,7 @@ class CalibrationStats:
     @property
     def total_weight(self) -> float:
         """Sum of the sample weights (``n`` without weights)."""
-        return math.fsum(np.concatenate((self.weight.ravel(), self._weight_lo.ravel(), self.edge_weight.ravel())))
+        return _exact_sum(self.weight, self._weight_lo, self.edge_weight)
 
     def _require_data(self) -> float:
         if self.n == 0:
@@ -722,10 +736,10 @@ class CalibrationStats:
     def _group_sums(self):
         """(W_pos, W_neg, sum conf over correct, sum conf over wrong), each summed exactly (fsum)."""
         ev = self.edge_values
-        w_neg = math.fsum(np.concatenate((self.weight[0], self._weight_lo[0], self.edge_weight[:, 0])))
-        w_pos = math.fsum(np.concatenate((self.weight[1], self._weight_lo[1], self.edge_weight[:, 1])))
-        c_neg = math.fsum(np.concatenate((self.conf_sum[0], self._conf_sum_lo[0], ev * self.edge_weight[:, 0])))
-        c_pos = math.fsum(np.concatenate((self.conf_sum[1], self._conf_sum_lo[1], ev * self.edge_weight[:, 1])))
+        w_neg = _exact_sum(self.weight[0], self._weight_lo[0], self.edge_weight[:, 0])
+        w_pos = _exact_sum(self.weight[1], self._weight_lo[1], self.edge_weight[:, 1])
+        c_neg = _exact_sum(self.conf_sum[0], self._conf_sum_lo[0], ev * self.edge_weight[:, 0])
+        c_pos = _exact_sum(self.conf_sum[1], self._conf_sum_lo[1], ev * self.edge_weight[:, 1])
         return w_pos, w_neg, c_pos, c_neg
 
     def _ice_parts(self) -> tuple[float, float]:
@@ -895,7 +909,7 @@ class CalibrationStats:
         total = self._require_data()
         w_pos, _, c_pos, _ = self._group_sums()
         ev = self.edge_values
-        sq = math.fsum(np.concatenate(([self.sq_sum, self._sq_lo], ev * ev * self.edge_weight.sum(axis=1))))
+        sq = _exact_sum([self.sq_sum, self._sq_lo], ev * ev * self.edge_weight.sum(axis=1))
         # sum w (c - y)^2 = sum w c^2 - 2 sum_{y=1} w c + sum_{y=1} w
         return float(max(sq - 2.0 * c_pos + w_pos, 0.0) / total)
 
