@@ -73,7 +73,15 @@ def subsample_votes(human: Any, n_votes: int, *, n_groups: int = 2, seed: Any = 
     item = np.repeat(np.arange(n_items), totals)
     cls = np.repeat(np.tile(np.arange(n_classes), n_items), c.ravel().astype(np.intp))
     # Shuffle within each item: sort by (item, random key).
-    order = np.lexsort((rng.random(item.size), item))
+    key = rng.random(item.size)
+    if n_items and (totals == totals[0]).all():
+        # Every item has the same number of votes (ChaosNLI: 100): the same permutation as the lexsort below, a
+        # stable sort of the keys within each item, from one row-wise sort, 4-5x faster (issue 31).
+        t = int(totals[0])
+        order = (np.argsort(key.reshape(n_items, t), axis=1, kind="stable")
+                 + (np.arange(n_items, dtype=np.intp) * t)[:, None]).ravel()
+    else:
+        order = np.lexsort((key, item))
     cls = cls[order]
     starts = np.cumsum(totals) - totals
     position = np.arange(item.size) - np.repeat(starts, totals)

@@ -58,6 +58,33 @@ def test_subsample_votes_handles_items_with_different_totals():
     assert np.all(groups.sum(axis=0)[1] <= counts[1])
 
 
+@pytest.mark.parametrize("totals", ["equal", "unequal"])
+def test_subsample_votes_draws_are_the_within_item_shuffle_of_its_definition(totals):
+    """The same groups as the definition written out here: one uniform key per vote from the seed, votes sorted by
+    (item, key) with numpy.lexsort, the first n_groups * n_votes of each item split in turn. The equal-totals path
+    sorts row by row (issue 31); its draws, hence every seeded result built on them, must not change."""
+    rng = np.random.default_rng(4)
+    counts = _random_counts(rng, 300, 3, 100)
+    if totals == "unequal":
+        counts[::7, 0] += rng.integers(1, 9, size=counts[::7].shape[0])
+    for seed, n_votes, n_groups in [(0, 20, 2), (5, 1, 1), (9, 10, 5), (2, 50, 2)]:
+        got = subsample_votes(counts, n_votes, n_groups=n_groups, seed=seed)
+        n_items, k = counts.shape
+        tot = counts.sum(axis=1)
+        item = np.repeat(np.arange(n_items), tot)
+        cls = np.concatenate([np.repeat(np.arange(k), row) for row in counts])
+        key = np.random.default_rng(seed).random(item.size)
+        order = np.lexsort((key, item))
+        want = np.zeros((n_groups, n_items, k), dtype=np.int64)
+        start = 0
+        for i in range(n_items):
+            votes = cls[order[start:start + tot[i]]]
+            for g in range(n_groups):
+                want[g, i] = np.bincount(votes[g * n_votes:(g + 1) * n_votes], minlength=k)
+            start += tot[i]
+        assert_array_equal(got, want)
+
+
 def test_subsample_votes_is_seeded():
     counts = _random_counts(np.random.default_rng(0), 30, 3, 100)
     a = subsample_votes(counts, 20, seed=11)
