@@ -61,6 +61,42 @@ def _read_jsonl(path) -> list[dict[str, Any]]:
         return [json.loads(line) for line in f if line.strip()]
 
 
+# A line's "uid" member: the key, then a JSON string (escapes allowed). Inside another member's string value the
+# quotes would be escaped (\"uid\"), so this matches only a key.
+_UID_MEMBER = re.compile(r'"uid"\s*:\s*("(?:[^"\\]|\\.)*")')
+
+
+def _read_jsonl_uids(path, wanted) -> list[tuple[str, dict[str, Any] | None]]:
+    """(uid, row) of every line of a JSON-lines file, the row parsed only where its uid is in ``wanted`` (else None).
+
+    The prediction files have about 10,000 lines of which ChaosNLI uses 1,500; finding each line's uid with a
+    regular expression and decoding only the rows needed is about 4x faster than decoding every line (issue 31:
+    notebook 02 loads eleven such pairs of files per run). A line whose uid member is not found exactly once is
+    decoded whole; a decoded row whose "uid" is not the one found raises.
+    """
+    out = []
+    with open(path, encoding="utf-8") as f:
+        for number, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            found = _UID_MEMBER.findall(line)
+            if len(found) != 1:
+                row = json.loads(line)
+                out.append((row["uid"], row if row["uid"] in wanted else None))
+                continue
+            literal = found[0]
+            uid = literal[1:-1] if "\\" not in literal else json.loads(literal)  # no escape: the text itself
+            if uid not in wanted:
+                out.append((uid, None))
+                continue
+            row = json.loads(line)
+            if row.get("uid") != uid:
+                raise ValueError(f"line {number} of {os.path.basename(path)}: its uid member reads {uid!r} but the "
+                                 f"decoded row has uid {row.get('uid')!r}.")
+            out.append((uid, row))
+    return out
+
+
 # --- ChaosNLI --------------------------------------------------------------------------------------
 
 
@@ -292,13 +328,14 @@ def load_chaosnli_predictions(subset: str, model: str, seed: int, *, cache_dir: 
         raise ValueError(f"seed {seed} is not available for {model} on {subset}; available seeds: {seeds}.")
 
     chaos = load_chaosnli(subset, cache_dir=cache_dir)
-    by_uid: dict[str, tuple[str, dict[str, Any]]] = {}
+    wanted = set(chaos.uid.tolist())
+    by_uid: dict[str, tuple[str, dict[str, Any] | None]] = {}  # every uid of the files; rows of ChaosNLI's only
     for split in ("dev", "test"):
         name = f"chaosnli/predictions/{subset.upper()}_{split}_{model}_{seed}.json"
-        for row in _read_jsonl(fetch(name, cache_dir=cache_dir)):
-            if row["uid"] in by_uid:
-                raise ValueError(f"uid {row['uid']!r} appears in more than one prediction file of {model} seed {seed}.")
-            by_uid[row["uid"]] = (split, row)
+        for uid, row in _read_jsonl_uids(fetch(name, cache_dir=cache_dir), wanted):
+            if uid in by_uid:
+                raise ValueError(f"uid {uid!r} appears in more than one prediction file of {model} seed {seed}.")
+            by_uid[uid] = (split, row)
     mask = np.array([u in by_uid for u in chaos.uid], dtype=bool)
     uid = chaos.uid[mask]
     rows = [by_uid[u][1] for u in uid]

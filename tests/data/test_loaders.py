@@ -344,3 +344,39 @@ def test_every_registered_file_is_reachable_through_a_loader():
                 "qa/RandomForest_calibrator_dev_set_predictions.json", "qa/codex_triviaqa_16shot.log"}
     assert reached == set(registry()["file"])
     assert "ChaosNLI" in read_text("chaosnli/README.txt", cache_dir=MIRROR)
+
+
+def test_prediction_files_read_by_uid_give_the_rows_of_a_full_decode():
+    """load_chaosnli_predictions decodes only ChaosNLI's rows (issue 31): on every registered prediction file, the
+    uids in file order and the decoded rows equal those of decoding every line."""
+    from calibnb.data import _loaders
+    from calibnb.data._registry import fetch
+
+    files = sorted(f for f in registry()["file"] if f.startswith("chaosnli/predictions/"))
+    assert len(files) >= 10
+    for name in files:
+        path = fetch(name, cache_dir=MIRROR)
+        full = _loaders._read_jsonl(path)
+        wanted = {row["uid"] for row in full[::7]}
+        fast = _loaders._read_jsonl_uids(path, wanted)
+        assert [u for u, _ in fast] == [row["uid"] for row in full], name
+        assert [r for _, r in fast if r is not None] == [row for row in full if row["uid"] in wanted], name
+
+
+def test_reading_by_uid_decodes_whole_lines_where_the_uid_member_is_ambiguous(tmp_path):
+    from calibnb.data import _loaders
+
+    lines = ['{"index": 0, "uid": "a#1", "probs": [0.5, 0.5]}',
+             '{"index": 1, "note": "a \\"uid\\": \\"z\\" in a string", "uid": "b\\"q"}',  # escaped quotes in a value
+             '',
+             '{"meta": {"uid": "inner"}, "uid": "c"}',  # two uid members: the whole line is decoded
+             '{"uid" : "d", "index": 3}']
+    path = tmp_path / "p.json"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    got = _loaders._read_jsonl_uids(path, {"a#1", 'b"q', "c"})
+    assert [u for u, _ in got] == ["a#1", 'b"q', "c", "d"]
+    assert [r["index"] if r and "index" in r else r for _, r in got] == [0, 1, {"meta": {"uid": "inner"}, "uid": "c"}, None]
+    # a uid member that is not the row's (here: the key is "uid" in a nested object only) is caught, not trusted
+    path.write_text('{"meta": {"uid": "a#1"}, "id": "x"}\n', encoding="utf-8")
+    with pytest.raises(ValueError, match="line 1 of p.json: its uid member reads 'a#1'"):
+        _loaders._read_jsonl_uids(path, {"a#1"})
