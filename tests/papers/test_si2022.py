@@ -546,6 +546,39 @@ def test_rho_gap_is_the_difference_of_the_two_spearman_agreements():
         si2022.rho_gap(methods[0], y, methods[1] + 2, y)
 
 
+@pytest.mark.filterwarnings("ignore:An input array is constant")
+def test_rho_gap_on_resample_rows_equals_each_row_and_bootstraps_to_the_same_interval():
+    """rho_gap is marked batch_axis (issue 31): on (S, N) rows it must give the 1-D value of every row, bit for bit,
+    including rows where F1 or a metric is constant across the methods (Spearman undefined, counted 0), a method
+    that trusts nothing (F1 0) and rows with no correct answer."""
+    rng = np.random.default_rng(5)
+    n, s_rows = 120, 60
+    y = rng.random((s_rows, n)) < 0.55
+    y[3] = False                        # no correct answer: recall 0 for every method
+    methods = [np.clip(np.where(y, 0.8, 0.3) + rng.normal(0, sd, (s_rows, n)), 0, 1) for sd in (0.05, 0.2, 0.45)]
+    methods.append(np.full((s_rows, n), 0.2))  # trusts nothing: F1 0
+    methods[0][7] = methods[1][7]              # two methods tie on one row
+    for m in methods:
+        m[11] = 0.9                            # every method the same on one row: constant F1 and metrics
+    methods[2][5, :40] = 0.5                   # confidences at the trust threshold (trusted: c >= 0.5)
+    arrays = [a for c in methods for a in (c, y)]
+    got = si2022.rho_gap(*arrays, n_bins=15)
+    want = np.array([si2022.rho_gap(*[a[r] for a in arrays], n_bins=15) for r in range(s_rows)])
+    assert got.shape == (s_rows,) and got.tobytes() == want.tobytes()
+    assert want[11] == 0.0  # both correlations undefined, each counted 0
+    # the per-row F1 is trust_scores' float, threshold ties included
+    f1_rows = si2022._trust_f1_rows(methods[2], y)
+    assert f1_rows.tobytes() == np.array([si2022.trust_scores(methods[2][r], y[r]).f1 for r in range(s_rows)]).tobytes()
+    # through the bootstrap: the batched path and the row-by-row one give the same interval
+    flat = [a[0] for a in arrays]
+    batched = _cb.bootstrap_ci(si2022.rho_gap, *flat, n_resamples=200, seed=4, n_bins=15)
+    one_by_one = _cb.bootstrap_ci(lambda *a, n_bins: si2022.rho_gap(*a, n_bins=n_bins), *flat, n_resamples=200,
+                                  seed=4, n_bins=15)
+    assert tuple(batched) == tuple(one_by_one)
+    with pytest.raises(ValueError, match=r"all 2-D of one shape"):
+        si2022.rho_gap(methods[0], y, methods[1][:, :50], y[:, :50])
+
+
 def test_table7_methods_are_the_calibrators_on_the_last_checkpoint():
     dyn = si2022.training_dynamics(n_checkpoints=3, n_seeds=3, epochs_per_checkpoint=1, seed=0)
     dyn_ls = si2022.training_dynamics(n_checkpoints=3, n_seeds=3, epochs_per_checkpoint=1, seed=0, label_smoothing=0.1)
