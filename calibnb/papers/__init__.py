@@ -9,8 +9,23 @@
 Import a paper module explicitly (``from calibnb.papers import si2022 as paper``);
 nothing here is re-exported by :mod:`calibnb`. A function that a second notebook
 needs, or that is useful on a user's own data, moves to the generic layer.
+
+Each paper module is imported when first asked for (PEP 562), not with the
+package: a notebook then loads its own paper's code only. Importing all five
+took 0.9 s of CPU here (baan2022 brings scikit-learn and scipy.stats), which
+notebook 04, whose module needs neither, paid in every kernel (issue 31).
 """
 
-from . import baan2022, gupta2021, jiang2024, sakai2024, si2022  # noqa: E402
+import importlib
 
 __all__ = ["si2022", "baan2022", "gupta2021", "sakai2024", "jiang2024"]
+
+
+def __getattr__(name):
+    if name in __all__:
+        return importlib.import_module(f"{__name__}.{name}")  # also binds it here: later lookups are plain
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))
