@@ -3,10 +3,12 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 import nbformat
@@ -132,6 +134,35 @@ def test_setup_check_says_what_is_there_in_words(tmp_path):
         setup_check(datasets=["cifar11"])
     with pytest.raises(TypeError, match="datasets must be"):
         setup_check(datasets=[3])
+
+
+def test_setup_check_reads_versions_without_importing_the_modules():
+    # a fresh process: the table's versions are those the modules report once imported, and making the table
+    # imported none of scikit-learn and scipy.stats (0.9 s of CPU in a kernel of notebook 04, which needs neither)
+    code = textwrap.dedent("""
+        import importlib, json, sys
+        from calibnb import teaching
+        table = teaching.setup_check()
+        new = sorted(m for m in ("sklearn", "scipy.stats") if m in sys.modules)
+        shown = {m: table.loc[m, "detail"] for m in teaching._VERSIONED}
+        print(json.dumps([new, shown, {m: importlib.import_module(m).__version__ for m in teaching._VERSIONED}]))
+    """)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    new, shown, imported = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert new == []
+    assert shown == imported
+
+
+def test_setup_check_says_missing_for_a_module_it_cannot_find(monkeypatch):
+    from calibnb import teaching
+
+    monkeypatch.setattr(teaching, "_VERSIONED", {"calibnb_no_such_module": "no-such-dist",
+                                                 "textwrap": "no-such-dist"})  # found, no metadata: asked
+    table = setup_check()
+    assert table.loc["calibnb_no_such_module", "status"] == "missing"
+    assert "pip install no-such-dist" in table.loc["calibnb_no_such_module", "detail"]
+    assert tuple(table.loc["textwrap"]) == ("version", "unknown")  # it has no __version__
 
 
 def test_setup_check_finds_the_mirror_when_it_is_there():
