@@ -1203,8 +1203,16 @@ def _train_adam(x, labels, k, sets, rng, *, hidden, alpha, epochs, every, lr, bs
             return h @ params[2] + params[3], h
         return a @ params[0] + params[1], None
 
-    m = [np.zeros_like(p_) for p_ in params]
-    v = [np.zeros_like(p_) for p_ in params]
+    # Adam is elementwise: the parameters (and their gradients) are views of one flat vector, so each step
+    # updates all of them in one pass of a few array operations instead of one pass per parameter. The
+    # operations and their order are those of the textbook update, so the floats are the same (tested).
+    flat = np.concatenate([p_.ravel() for p_ in params])
+    grad_flat = np.empty_like(flat)
+    bounds = np.cumsum([0] + [p_.size for p_ in params])
+    params = [flat[a:b].reshape(p_.shape) for a, b, p_ in zip(bounds[:-1], bounds[1:], params)]
+    grad_views = [grad_flat[a:b].reshape(p_.shape) for a, b, p_ in zip(bounds[:-1], bounds[1:], params)]
+    m, v = np.zeros_like(flat), np.zeros_like(flat)
+    m_hat, update = np.empty_like(flat), np.empty_like(flat)
     beta1, beta2, eps = 0.9, 0.999, 1e-8
     step = 0
     ckpt_epochs: list[int] = []
@@ -1228,12 +1236,25 @@ def _train_adam(x, labels, k, sets, rng, *, hidden, alpha, epochs, every, lr, bs
             else:
                 grads = [xb.T @ grad_s + 2.0 * lam * params[0], grad_s.sum(axis=0)]
             step += 1
-            for j, (param, g) in enumerate(zip(params, grads)):
-                m[j] = beta1 * m[j] + (1 - beta1) * g
-                v[j] = beta2 * v[j] + (1 - beta2) * g * g
-                mhat = m[j] / (1 - beta1**step)
-                vhat = v[j] / (1 - beta2**step)
-                param -= lr * mhat / (np.sqrt(vhat) + eps)
+            for view, g in zip(grad_views, grads):
+                view[...] = g
+            g = grad_flat
+            # m = beta1 * m + (1 - beta1) * g;  v = beta2 * v + (1 - beta2) * g * g
+            m *= beta1
+            np.multiply(1 - beta1, g, out=update)
+            m += update
+            v *= beta2
+            np.multiply(1 - beta2, g, out=update)
+            update *= g
+            v += update
+            # theta -= lr * m_hat / (sqrt(v_hat) + eps), m_hat = m / (1 - beta1**step), v_hat = v / (1 - beta2**step)
+            np.divide(m, 1 - beta1**step, out=m_hat)
+            m_hat *= lr
+            np.divide(v, 1 - beta2**step, out=update)
+            np.sqrt(update, out=update)
+            update += eps
+            m_hat /= update
+            flat -= m_hat
         losses[epoch - 1] = total / n
         if epoch % every == 0 or epoch == epochs:
             ckpt_epochs.append(epoch)

@@ -179,3 +179,67 @@ def test_training_dynamics_mlp_and_spaced_checkpoints_keep_the_main_run():
         training_dynamics(hidden=-1)
     with pytest.raises(ValueError, match="hidden"):
         training_dynamics(hidden=2.5)
+
+
+def _textbook_adam(x, labels, k, sets, rng, *, hidden, alpha, epochs, every, lr, bs, lam):
+    """Mini-batch Adam written out parameter by parameter (the definition the flat-vector update must equal)."""
+    n, d = x.shape
+    targets = np.full((n, k), alpha / (k - 1))
+    targets[np.arange(n), labels] = 1.0 - alpha
+    if hidden:
+        lim1, lim2 = np.sqrt(6.0 / (d + hidden)), np.sqrt(6.0 / (hidden + k))
+        params = [rng.uniform(-lim1, lim1, (d, hidden)), np.zeros(hidden), rng.uniform(-lim2, lim2, (hidden, k)),
+                  np.zeros(k)]
+    else:
+        params = [np.zeros((d, k)), np.zeros(k)]
+
+    def forward(a):
+        if hidden:
+            h = np.tanh(a @ params[0] + params[1])
+            return h @ params[2] + params[3], h
+        return a @ params[0] + params[1], None
+
+    m, v = [np.zeros_like(p) for p in params], [np.zeros_like(p) for p in params]
+    step, losses, logits = 0, [], {name: [] for name in sets}
+    for epoch in range(1, epochs + 1):
+        order, total = rng.permutation(n), 0.0
+        for start in range(0, n, bs):
+            idx = order[start:start + bs]
+            xb, qb = x[idx], targets[idx]
+            s, h = forward(xb)
+            s = s - s.max(axis=1, keepdims=True)
+            logp = s - np.log(np.exp(s).sum(axis=1, keepdims=True))
+            total += float(-(qb * logp).sum())
+            grad_s = (np.exp(logp) - qb) / idx.size
+            if hidden:
+                grad_h = (grad_s @ params[2].T) * (1.0 - h * h)
+                grads = [xb.T @ grad_h + 2.0 * lam * params[0], grad_h.sum(axis=0),
+                         h.T @ grad_s + 2.0 * lam * params[2], grad_s.sum(axis=0)]
+            else:
+                grads = [xb.T @ grad_s + 2.0 * lam * params[0], grad_s.sum(axis=0)]
+            step += 1
+            for j, (param, g) in enumerate(zip(params, grads)):
+                m[j] = 0.9 * m[j] + (1 - 0.9) * g
+                v[j] = 0.999 * v[j] + (1 - 0.999) * g * g
+                param -= lr * (m[j] / (1 - 0.9**step)) / (np.sqrt(v[j] / (1 - 0.999**step)) + 1e-8)
+        losses.append(total / n)
+        if epoch % every == 0 or epoch == epochs:
+            for name, arr in sets.items():
+                logits[name].append(forward(arr)[0])
+    return {name: np.stack(v_) for name, v_ in logits.items()}, np.array(losses), params
+
+
+@pytest.mark.parametrize("hidden, alpha, lam", [(0, 0.0, 0.0), (0, 0.1, 1e-3), (7, 0.0, 0.0), (7, 0.2, 1e-2)])
+def test_adam_updates_every_parameter_as_the_textbook_update_bit_for_bit(hidden, alpha, lam):
+    from calibnb.papers.si2022 import _train_adam
+
+    X, y = blobs(n=230, seed=3, k=4)
+    sets = {"train": X, "test": X[::3] + 0.5}
+    options = dict(hidden=hidden, alpha=alpha, epochs=5, every=2, lr=0.05, bs=16, lam=lam)
+    run = _train_adam(X, y, 4, sets, np.random.default_rng(11), **options)
+    logits, losses, params = _textbook_adam(X, y, 4, sets, np.random.default_rng(11), **options)
+    assert run.epochs.tolist() == [2, 4, 5]
+    for name in sets:
+        assert run.logits[name].tobytes() == logits[name].tobytes(), name
+    assert run.train_loss.tobytes() == losses.tobytes()
+    assert run.weights.tobytes() == params[-2].tobytes() and run.bias.tobytes() == params[-1].tobytes()
