@@ -857,3 +857,17 @@ def test_answer_03_4_rankings_by_ece_and_ks_match_the_per_network_scores(answers
     assert f"at least one split for {len(f['best_differs_some_split'])}" in a.text
     h = f["histogram_best"]
     assert h["ECE-15"] == (t["best by ECE-15"] == "histogram").sum() and h["KS"] == (t["best by KS"] == "histogram").sum()
+
+@needs_mirror
+def test_notebook_05_models_are_fitted_once_and_every_caller_gets_the_same_values():
+    from calibnb import teaching
+
+    first, second = teaching._nb05_models(0, None), teaching._nb05_models(3, None)  # the models take no seed
+    fresh = teaching._nb05_models_once.__wrapped__(None)
+    assert first[0] is not second[0] and first[2] is not second[2]  # each caller's own dicts
+    for got in (first, second):
+        assert list(got[0]) == list(fresh[0]) and got[2] == fresh[2]
+        assert all(got[0][m].tobytes() == fresh[0][m].tobytes() for m in fresh[0])
+        assert got[1].tobytes() == fresh[1].tobytes()
+        with pytest.raises(ValueError, match="read-only"):
+            got[0]["RoBERTa-0"][0, 0] = 0.5  # one caller cannot change what the next one reads
