@@ -1,0 +1,80 @@
+"""How fast this machine is right now: a fixed pure-Python and a fixed NumPy workload, timed.
+
+The suite's wall time and the notebooks' CPU times in the README are absolute times on a shared
+machine, whose speed moved the same work by a third within one evening (2026-11-26). Run this
+before and after a measurement and record its line with it: a reader can then tell a slower
+machine from slower code.
+
+    python benchmarks/machine_probe.py            # one line: CPU seconds of each workload (best of --repeat)
+
+The workloads are fixed (no argument changes what they compute): ``python`` is an integer loop, a
+dict of strings and a JSON round trip (the interpreter's speed: imports, pytest, pandas' Python
+paths); ``numpy`` is five sorts, sums and elementwise passes over 10^7 float64 values and twenty
+(500 x 500) products of a (2000, 500) matrix on one BLAS thread (memory bandwidth and BLAS).
+Each is timed ``--repeat`` times (CPU time of this process) and the fastest is printed, with the
+load average, so that one preempted repeat does not count.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+
+# one BLAS thread, as the suite and the report run: set before NumPy loads OpenBLAS
+for _name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_name, "1")
+
+import time  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+
+def python_workload() -> int:
+    """Integer arithmetic in a loop, a dict of strings, a JSON round trip of 200,000 records."""
+    s = 0
+    for i in range(3_000_000):
+        s += i * i % 7
+    d = {str(i): [i] * 3 for i in range(300_000)}
+    records = [{"a": i, "b": str(i) * 3, "c": [1.5, 2.5]} for i in range(200_000)]
+    return s + len(d) + len(json.loads(json.dumps(records)))
+
+
+def numpy_workload() -> float:
+    """Sorts, sums and elementwise passes over 10^7 float64 values; (2000, 500) Gram matrices."""
+    rng = np.random.default_rng(0)
+    a = rng.random(10_000_000)
+    total = 0.0
+    for _ in range(5):
+        total += float(np.sort(a)[0] + np.sum(a) + (a * 2.0 + 1.0).max())
+    x = rng.random((2000, 500))
+    for _ in range(20):
+        total += float((x.T @ x)[0, 0])
+    return total
+
+
+def best_cpu_seconds(fn, repeat: int) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.process_time()
+        fn()
+        best = min(best, time.process_time() - start)
+    return best
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--repeat", type=int, default=3, help="timings of each workload; the fastest is shown (default 3)")
+    args = ap.parse_args(argv)
+    if args.repeat < 1:
+        ap.error(f"--repeat must be at least 1; got {args.repeat}")
+    py = best_cpu_seconds(python_workload, args.repeat)
+    nump = best_cpu_seconds(numpy_workload, args.repeat)
+    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+    print(f"machine probe: python {py:.2f} s, numpy {nump:.2f} s of CPU (best of {args.repeat}); "
+          f"load average {load}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

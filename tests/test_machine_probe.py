@@ -1,0 +1,42 @@
+"""benchmarks/machine_probe.py: the line the README records beside each timing (the workloads are stubbed here;
+the real ones take about 10 s)."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+from pathlib import Path
+
+import pytest
+
+PROBE = Path(__file__).resolve().parents[1] / "benchmarks" / "machine_probe.py"
+
+
+@pytest.fixture()
+def probe():
+    spec = importlib.util.spec_from_file_location("machine_probe", PROBE)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_probe_prints_the_fastest_repeat_of_each_workload_and_the_load(probe, monkeypatch, capsys):
+    times = iter([0.0, 3.0, 10.0, 11.5, 20.0, 22.0,  # python: 3.0, 1.5, 2.0 s
+                  30.0, 30.7, 40.0, 40.9, 50.0, 50.4])  # numpy: 0.7, 0.9, 0.4 s
+    calls = []
+    monkeypatch.setattr(probe.time, "process_time", lambda: next(times))
+    monkeypatch.setattr(probe, "python_workload", lambda: calls.append("python"))
+    monkeypatch.setattr(probe, "numpy_workload", lambda: calls.append("numpy"))
+    assert probe.main(["--repeat", "3"]) == 0
+    assert calls == ["python"] * 3 + ["numpy"] * 3
+    line = capsys.readouterr().out.strip()
+    assert re.fullmatch(r"machine probe: python 1\.50 s, numpy 0\.40 s of CPU \(best of 3\); "
+                        r"load average \d+\.\d\d, \d+\.\d\d, \d+\.\d\d", line), line
+
+
+def test_probe_refuses_a_repeat_below_one(probe, capsys):
+    with pytest.raises(SystemExit) as info:
+        probe.main(["--repeat", "0"])
+    assert info.value.code == 2
+    assert "--repeat must be at least 1; got 0" in capsys.readouterr().err
+
