@@ -20,14 +20,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import time
 
-# one BLAS thread, as the suite and the report run: set before NumPy loads OpenBLAS
-for _name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_name, "1")
-
-import time  # noqa: E402
-
-import numpy as np  # noqa: E402
+#: One BLAS thread, as the suite and the report run; set by the command before NumPy loads OpenBLAS.
+BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 
 
 def python_workload() -> int:
@@ -42,6 +38,8 @@ def python_workload() -> int:
 
 def numpy_workload() -> float:
     """Sorts, sums and elementwise passes over 10^7 float64 values; (2000, 500) Gram matrices."""
+    import numpy as np
+
     rng = np.random.default_rng(0)
     a = rng.random(10_000_000)
     total = 0.0
@@ -77,4 +75,6 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
+    for _name in BLAS_THREADS:
+        os.environ.setdefault(_name, "1")
     raise SystemExit(main())

@@ -4,6 +4,7 @@ the real ones take about 10 s)."""
 from __future__ import annotations
 
 import importlib.util
+import os
 import re
 from pathlib import Path
 
@@ -14,9 +15,11 @@ PROBE = Path(__file__).resolve().parents[1] / "benchmarks" / "machine_probe.py"
 
 @pytest.fixture()
 def probe():
+    before = dict(os.environ)
     spec = importlib.util.spec_from_file_location("machine_probe", PROBE)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
+    assert dict(os.environ) == before  # only the command sets its one BLAS thread, not an import
     return module
 
 
