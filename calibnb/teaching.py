@@ -958,9 +958,11 @@ def _nb05_models(seed: int, cache_dir: Any) -> tuple:
     each time), and every caller gets its own dicts of the same read-only arrays.
     """
     try:
-        probs, counts, temperatures = _nb05_models_once(cache_dir)
-    except TypeError:  # a cache_dir that cannot be a cache key
-        probs, counts, temperatures = _nb05_models_once.__wrapped__(cache_dir)
+        hash(cache_dir)
+        make = _nb05_models_once
+    except TypeError:  # a cache_dir that cannot be a cache key: made here, not kept
+        make = _nb05_models_once.__wrapped__
+    probs, counts, temperatures = make(cache_dir)
     return dict(probs), counts, dict(temperatures)
 
 
