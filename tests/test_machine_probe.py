@@ -33,7 +33,8 @@ def test_probe_prints_the_fastest_repeat_of_each_workload_and_the_load(probe, mo
     assert probe.main(["--repeat", "3"]) == 0
     assert calls == ["python"] * 3 + ["numpy"] * 3
     line = capsys.readouterr().out.strip()
-    assert re.fullmatch(r"machine probe: python 1\.50 s, numpy 0\.40 s of CPU \(best of 3\); "
+    assert re.fullmatch(r"machine probe: python 1\.50 s, numpy 0\.40 s of CPU \(best of 3\) on "
+                        r"\w+ \d+\.\d+\.\d+ \(/\S+\); "
                         r"load average \d+\.\d\d, \d+\.\d\d, \d+\.\d\d", line), line
 
 
