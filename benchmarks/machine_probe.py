@@ -54,9 +54,10 @@ def numpy_workload() -> float:
 def interpreter() -> str:
     """The Python that ran the workloads, e.g. 'CPython 3.11.2 (/usr/bin/python3.11)'.
 
-    The python workload measures the interpreter's build as much as the machine: on 2026-11-26 Debian's
-    ``/usr/bin/python3.11`` (its executable carries libpython inside) ran it 27-30% faster than a pyenv
-    build of 3.11.7 that loads ``libpython3.11.so``. Compare a reading only with readings of the same one.
+    The python workload measures the interpreter's build as well as the machine: on 2026-11-26 Debian's
+    ``/usr/bin/python3.11`` (its executable carries libpython inside) read 1.55-1.80 s where a pyenv build
+    of 3.11.7 that loads ``libpython3.11.so`` read 1.78-1.98 s (three interleaved pairs). Compare a
+    reading only with readings of the same interpreter.
     """
     import platform
     import sys
