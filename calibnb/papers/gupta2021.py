@@ -439,7 +439,7 @@ def plot_spline_figure(data: SplineFigureData, *, axes: Any = None, title: str |
     for row, (graph, split) in enumerate(((data.calibration, "calibration"), (data.test, "test"))):
         for col, panel in enumerate("abcd"):
             ax = plots.plot_ks_graph(graph, panel=panel, ax=axes[row, col])
-            ax.set_title(f"({panel}) {split} split, {100 * graph.ks:.2f}% KS", fontsize="medium")
+            ax.set_title(f"({panel}) {split} split, {100 * graph.ks:.2f}% KS", fontsize="medium", y=1.0)  # see plot_graph_rows
     label = f"{'top' if data.kind[0] == 'top' else 'within-top'}-{data.kind[1]}"
     head = f"{title}: " if title else ""
     axes[0, 0].figure.suptitle(
@@ -658,6 +658,13 @@ class _SortedSplit:
         in_cal = np.zeros(n, dtype=bool)
         in_cal[cal] = True
         m_cal = in_cal[order]
+        if test is None:  # the calibration rows only (the fits); the test attributes are None
+            f_cal = np.flatnonzero(m_cal)
+            self._items_cal = np.take(order.reshape(-1), f_cal).reshape(rows, cal.size)
+            self.s_cal = np.take(values.reshape(-1), f_cal).reshape(rows, cal.size)
+            self.c_cal = np.take(hits.reshape(-1), f_cal).reshape(rows, cal.size)
+            self.s_test = self.c_test = self.o_test = None
+            return
         if cal.size + test.size == n:  # the split covers every item: the test rows are the others
             m_test = ~m_cal
         else:
@@ -679,9 +686,12 @@ class _SortedSplit:
         self.o_test = np.take(pos, np.take(flat_order, f_test)).reshape(rows, test.size)
 
     @classmethod
-    def of(cls, net: NetworkScores, key: tuple, columns, correct, cal: np.ndarray, test: np.ndarray):
-        """The split of ``net``'s cached sorted columns, or None when an index is not increasing (then the fits sort)."""
-        if not (_increasing(cal) and _increasing(test)):
+    def of(cls, net: NetworkScores, key: tuple, columns, correct, cal: np.ndarray, test: np.ndarray | None):
+        """The split of ``net``'s cached sorted columns, or None when an index is not increasing (then the fits sort).
+
+        ``test=None``: the calibration rows only (``s_test``, ``c_test`` and ``o_test`` are None).
+        """
+        if not (_increasing(cal) and (test is None or _increasing(test))):
             return None
         return cls(*_column_orders(net, key, columns, correct), cal, test, net.probs.shape[0])
 
@@ -756,7 +766,8 @@ def network_scores(logits: Any, labels: Any) -> NetworkScores:
     z = check_logits(logits)
     y = check_labels(labels, z.shape[0], z.shape[1])
     p = softmax(z)
-    return NetworkScores(z, p, y, np.argsort(-p, axis=1, kind="stable"))
+    order, _ = _sort_rows(-p)  # argsort(-p, axis=1, kind="stable"), the same order, in half the time at K = 100
+    return NetworkScores(z, p, y, order)
 
 
 # ---------------------------------------------------------------------------
@@ -773,12 +784,22 @@ def _sort_rows(xt: np.ndarray, hint: np.ndarray | None = None) -> tuple[np.ndarr
 
 @lru_cache(maxsize=16)
 def _spline_design(n: int, n_knots: int) -> tuple[np.ndarray, np.ndarray]:
-    """Natural-spline basis and its derivative at the fractiles i/n (i = 1..n), knots equally spaced in [0, 1]."""
+    """The least-squares solver and the derivative basis of the natural spline at the fractiles i/n (i = 1..n).
+
+    Knots equally spaced in [0, 1]. The solver is the pseudo-inverse of the basis (``pinv(B) @ g`` is the
+    least-squares fit of ``B @ coef = g``, as ``lstsq``; the basis has full column rank), computed once per
+    ``(n, n_knots)``: every fit of a study has the same fractiles, so a fit is one small matrix product
+    (``lstsq`` factorised the same basis again at every call, 10-20x the time).
+    """
     from ..calibrators import natural_spline_basis
 
     t = np.arange(1, n + 1) / n
     knots = np.linspace(0.0, 1.0, n_knots)
-    return natural_spline_basis(t, knots), natural_spline_basis(t, knots, derivative=1)
+    solver = np.linalg.pinv(natural_spline_basis(t, knots))
+    solver.setflags(write=False)
+    d1 = natural_spline_basis(t, knots, derivative=1)
+    d1.setflags(write=False)
+    return solver, d1
 
 
 def _sorted_rows(xt: np.ndarray, order: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
@@ -799,8 +820,8 @@ def _fit_sorted(s: np.ndarray, c: np.ndarray, n_knots: int) -> tuple[np.ndarray,
     n = s.shape[1]
     c = c.astype(np.float64)
     g = (np.cumsum(c, axis=1) - np.cumsum(s, axis=1)) / n  # h_i - h~_i (Eq. 11)
-    design, d1 = _spline_design(n, n_knots)
-    coef, *_ = np.linalg.lstsq(design, g.T, rcond=None)
+    solver, d1 = _spline_design(n, n_knots)
+    coef = solver @ g.T  # the least-squares coefficients
     return s, (d1 @ coef).T + s
 
 
@@ -1239,16 +1260,46 @@ def _all_ranks_accuracy(net: NetworkScores, cal: np.ndarray, test: np.ndarray, n
         return net.order[:, :ranks] == net.labels[:, None]
 
     o_test = net.order[test, :ranks]
-    split = _SortedSplit.of(net, ("ranks", ranks), scores, hits, cal, test)
+    split = _SortedSplit.of(net, ("ranks", ranks), scores, hits, cal, None)
     if split is None:
         s_all = scores()
         rec = _per_score("spline", s_all[cal], hits()[cal], s_all[test], n_knots=n_knots, n_bins_histogram=1)
+        best = np.argmax(rec, axis=1)  # first (highest-ranked) on ties
     else:
         if split.s_cal.shape[1] < n_knots:
             raise ValueError(f"need at least n_knots = {n_knots} calibration rows; got {split.s_cal.shape[1]}.")
-        rec = _spline_sorted(split, n_knots)
-    pred = o_test[np.arange(test.size), np.argmax(rec, axis=1)]  # first (highest-ranked) on ties
+        s, gamma = _fit_sorted(split.s_cal, split.c_cal, n_knots)
+        best = _first_argmax_of_fits(np.take_along_axis(net.probs[test], o_test, axis=1), s, gamma)
+    pred = o_test[np.arange(test.size), best]
     return float(np.mean(pred == net.labels[test]))
+
+
+def _first_argmax_of_fits(x: np.ndarray, xp: np.ndarray, fp: np.ndarray) -> np.ndarray:
+    """``argmax(clip(_interp_columns(x, xp, fp), 0, 1), axis=1)`` (the first column on ties), evaluating few values.
+
+    ``x``: (n, m) new values, column j for the fit of row j of the sorted ``xp`` and ``fp`` (m, n_fit). A fit's
+    interpolated values lie between the smallest and largest of its (tie-averaged) values, so column j can
+    only win an item whose best value so far is below that largest value; the columns are visited in order
+    and only such items are interpolated (a later column must be strictly larger to win, as in ``argmax``).
+    The result is that of the full computation: the values evaluated are the same floats.
+    """
+    n, m = x.shape
+    best_value = np.full(n, -np.inf)
+    best = np.zeros(n, dtype=np.intp)
+    for j in range(m):
+        col = xp[j]
+        starts = np.flatnonzero(np.concatenate(([True], col[1:] != col[:-1])))
+        vals = fp[j] if starts.size == col.size else np.add.reduceat(fp[j], starts) / np.diff(np.append(starts, col.size))
+        # np.interp's value can pass the largest fp by a rounding: a margin that keeps the bound an upper bound
+        top = float(np.clip(vals.max(), 0.0, 1.0))
+        items = np.flatnonzero(best_value < top + 1e-12) if j else np.arange(n)
+        if items.size == 0:
+            continue
+        v = np.clip(np.interp(x[items, j], col[starts], vals), 0.0, 1.0)
+        won = v > best_value[items]
+        best_value[items[won]] = v[won]
+        best[items[won]] = j
+    return best
 
 
 # ---------------------------------------------------------------------------
@@ -1334,7 +1385,9 @@ def plot_graph_rows(rows: list, *, title: str | None = None, max_points: int = 6
                     if line.get_gid() == "probability":
                         line.set_label("probability (spline derivative)")
                 ax.legend(loc="upper left", fontsize="small")
-            ax.set_title(f"({panel}) {label}", fontsize="medium")
+            # y given: matplotlib then skips placing the title clear of the axes' decorations at every draw
+            # (a fifth of this figure's drawing time); with no ticks on top the place is y = 1, the same pixels
+            ax.set_title(f"({panel}) {label}", fontsize="medium", y=1.0)
     if title:
         fig.suptitle(title)
     return fig

@@ -303,3 +303,28 @@ def test_scaling_fit_is_fitted_once_per_split_and_equals_a_fresh_fit(monkeypatch
         paper.scaling_fit(net, cal, "spline")
     with pytest.raises(TypeError, match="net"):
         paper.scaling_fit(net.logits, cal)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_first_argmax_of_fits_equals_the_argmax_of_every_fit(seed):
+    """The all-ranks re-ranking interpolates only values that can win; the winner is that of every value.
+
+    Forty fits on tied, clipped and constant scores; the new values include ties between columns, values
+    outside every fit's range and items whose best value is 0 (a spline clipped at 0), so the bound is
+    reached and a column that only ties the best must not win (argmax takes the first).
+    """
+    from calibnb.papers.gupta2021 import _first_argmax_of_fits, _interp_columns
+
+    rng = np.random.default_rng(seed)
+    n_fit, n, m = 400, 300, 40
+    xp = np.sort(np.round(rng.uniform(0, 1, (m, n_fit)), 2), axis=1)  # ties inside each fit's scores
+    fp = rng.uniform(-0.2, 1.2, (m, n_fit)) * rng.uniform(0, 1, (m, 1)) ** np.arange(m)[:, None] ** 0.5
+    fp[3] = 0.25  # a constant fit
+    fp[5] = -0.5  # a fit clipped to 0 everywhere
+    x = np.round(rng.uniform(-0.1, 1.1, (n, m)), 2)
+    x[:, 7] = x[:, 3]  # columns 3 and 7: the same new values
+    fp[7], xp[7] = fp[3], xp[3]  # and the same fit: 7 ties 3 on every item and never wins
+    expected = np.argmax(np.clip(_interp_columns(x, xp, fp), 0.0, 1.0), axis=1)
+    got = _first_argmax_of_fits(x, xp, fp)
+    np.testing.assert_array_equal(got, expected)
+    assert not np.any(got == 7)
