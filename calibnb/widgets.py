@@ -561,6 +561,7 @@ def build_panel(controls: dict, draw: Callable[..., pd.DataFrame], n_axes: int, 
     import ipywidgets as w
     import matplotlib.pyplot as plt
     from matplotlib.backends.backend_agg import RendererAgg
+    from matplotlib.layout_engine import TightLayoutEngine
 
     if not controls:
         raise ValueError("controls must hold at least one control.")
@@ -622,7 +623,10 @@ def build_panel(controls: dict, draw: Callable[..., pd.DataFrame], n_axes: int, 
             # (a legend below the axes moves with them), and a panel must look the same for the
             # same values whatever was shown before.
             fig.subplots_adjust(**start_layout)
-            fig.tight_layout()
+            # fig.tight_layout()'s adjustment, without the layout engine it leaves on the figure: with an
+            # engine set, every savefig draws the figure once more before drawing it (to run the engine),
+            # so each frame of animation_html was drawn twice.
+            TightLayoutEngine().execute(fig)
         # After the layout (which must not shrink the axes to make room for it): a legend below the
         # axes goes under the x label, never on it; the PNG's tight bounding box takes it in.
         renderer = RendererAgg(fig.bbox.width, fig.bbox.height, fig.dpi)  # text extents only, nothing shown

@@ -276,6 +276,28 @@ def test_static_mode_shows_a_scrubbable_animation_over_the_slider_and_the_readou
     assert panel.readout.equals(start) and panel.controls["new_conf"].value == 0.8
 
 
+def test_each_frame_of_a_static_panel_is_drawn_once(monkeypatch):
+    """A frame is one draw of the figure: the panel's layout leaves no layout engine on the figure, which would
+    make every savefig draw it once more first (issue 31: the frames of the reports' and tests' panels)."""
+    from matplotlib.figure import Figure
+
+    monkeypatch.setenv("CALIBNB_PANELS", "static")
+    panel = perturbation_explorer(SAKAI_X, SAKAI_CORRECT, instance=7, n_bins=3, binning="mass")
+    assert panel.figure.get_layout_engine() is None
+    draws = []
+    real_draw = Figure.draw
+
+    def counting_draw(self, renderer):
+        draws.append(self)
+        return real_draw(self, renderer)
+
+    monkeypatch.setattr(Figure, "draw", counting_draw)
+    frames = sweep_values(panel.controls[panel.sweep])
+    page = panel.static_html()
+    assert page.count("data:image/png;base64,") == len(frames)
+    assert len(draws) == len(frames) and all(f is panel.figure for f in draws)
+
+
 def test_sweep_values_cover_each_kind_of_control():
     w = ipywidgets
     assert sweep_values(w.IntSlider(value=3, min=1, max=5)) == [1, 2, 3, 4, 5]
