@@ -136,14 +136,25 @@ _WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 _WIDGET_NOTE = ("<p><i>(An interactive widget: open the notebook in JupyterLab to use it. "
                 "Panels of calibnb appear in this report as scrubbable animations.)</i></p>")
 
+#: Run in every kernel the report starts, after IPython registered its own exit work, so run first at exit
+#: (atexit is last in, first out): the objects the notebook made are moved out of the garbage collector's reach
+#: (``gc.freeze``). At exit IPython empties the namespace and collects garbage, and the interpreter collects
+#: again as it ends; both traversed every object the notebook made, for nothing, as the process is ending:
+#: 0.7 s of CPU for a kernel holding the 18 CIFAR networks and a few figures, 0.1 s with this line (measured
+#: here, 2026-11-27). Exit handlers still run (temporary files are removed); only cyclic garbage is left to the
+#: end of the process.
+KERNEL_EXIT_LINE = "import atexit, gc; atexit.register(gc.freeze)"
+
 #: Arguments for every kernel the report starts. The kernel's own log lines
 #: ("Kernel is running over TCP without encryption", "KeyboardInterrupt caught in
 #: kernel" at shutdown) say nothing to a report reader; errors inside the
 #: notebook still reach the report through the executed cells, and a kernel
 #: that dies is still reported as that notebook's failure. The exec line keeps jsonschema from
 #: compiling grammars the notebooks never use, as in the command's own process
-#: (calibnb.apps._command.KERNEL_EXEC_LINE).
-KERNEL_ARGUMENTS = ["--IPKernelApp.log_level=CRITICAL", f"--IPKernelApp.exec_lines={KERNEL_EXEC_LINE}"]
+#: (calibnb.apps._command.KERNEL_EXEC_LINE). The exit line (:data:`KERNEL_EXIT_LINE`) spares the kernel the
+#: garbage collection of everything the notebook made, just before the process ends.
+KERNEL_ARGUMENTS = ["--IPKernelApp.log_level=CRITICAL", f"--IPKernelApp.exec_lines={KERNEL_EXEC_LINE}",
+                    f"--IPKernelApp.exec_lines={KERNEL_EXIT_LINE}"]
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 

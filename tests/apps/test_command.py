@@ -77,3 +77,21 @@ def test_the_reports_kernels_skip_the_grammars_and_still_refuse_a_bad_ledger(tmp
     assert run.ok, run.error
     out = nbformat.read(tmp_path / "out.ipynb", as_version=4).cells[0].outputs
     assert json.loads(out[0]["text"]) == {"lark": False, "refused": True}
+
+
+def test_the_reports_kernels_freeze_their_objects_at_exit_instead_of_collecting_them():
+    """run_notebook's kernels run KERNEL_EXIT_LINE: at exit, before IPython's own exit work (which ends in a
+    garbage collection), every object is moved out of the collector's reach; handlers registered before it
+    still run after it (a temporary folder's clean-up, here the check itself)."""
+    from calibnb.apps.report import KERNEL_ARGUMENTS, KERNEL_EXIT_LINE
+
+    assert f"--IPKernelApp.exec_lines={KERNEL_EXIT_LINE}" in KERNEL_ARGUMENTS
+    assert KERNEL_ARGUMENTS.index(f"--IPKernelApp.exec_lines={KERNEL_EXIT_LINE}") > KERNEL_ARGUMENTS.index(
+        f"--IPKernelApp.exec_lines={_command.KERNEL_EXEC_LINE}")
+    code = ("import atexit, gc\n"
+            "atexit.register(lambda: print('frozen at exit:', gc.get_freeze_count() > 0))\n"  # runs after the line's
+            "print('frozen before exit:', gc.get_freeze_count() > 0)\n"
+            f"exec({KERNEL_EXIT_LINE!r})\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == ["frozen before exit: False", "frozen at exit: True"]
