@@ -31,6 +31,15 @@ if str(TESTS_DIR) not in sys.path:  # `from nbcase import Case` in tests/noteboo
 collect_ignore = ["notebook_cases"]
 
 
+def pytest_unconfigure(config):
+    """Freeze the session's objects out of the garbage collector as the process ends (each xdist worker and the
+    controller): the interpreter's last collections would traverse every object the tests left, for nothing
+    (calibnb.apps._command.run_command does the same for the commands)."""
+    import gc
+
+    gc.freeze()
+
+
 def pytest_xdist_make_scheduler(config, log):
     """``--dist loadgroup`` that also keeps each notebook's nbval cells together.
 

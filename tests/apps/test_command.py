@@ -1,4 +1,5 @@
-"""The set-up of a command's own process (calibnb/apps/_command.py): jsonschema's IRI grammars are skipped."""
+"""The set-up of a command's own process (calibnb/apps/_command.py): jsonschema's IRI grammars are skipped, and
+the process's objects are frozen out of the garbage collector before the interpreter ends."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from audit_cli import audit_env
 
 from calibnb.apps import _command
@@ -95,3 +97,16 @@ def test_the_reports_kernels_freeze_their_objects_at_exit_instead_of_collecting_
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines() == ["frozen before exit: False", "frozen at exit: True"]
+
+
+@pytest.mark.parametrize("module", ["calibnb.audit", "calibnb.report"])
+def test_the_commands_freeze_their_objects_before_the_interpreter_ends(module):
+    """``python -m calibnb.audit`` and ``.report`` end through run_command: the process's objects are frozen out
+    of the garbage collector when the exit handlers run, also after argparse's own exit (``--help``)."""
+    code = ("import atexit, gc, runpy, sys\n"
+            "atexit.register(lambda: print('frozen at exit:', gc.get_freeze_count() > 0))\n"
+            f"sys.argv = [{module!r}, '--help']\n"
+            f"runpy.run_module({module!r}, run_name='__main__', alter_sys=True)\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines()[-1] == "frozen at exit: True"
