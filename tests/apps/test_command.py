@@ -81,6 +81,34 @@ def test_the_reports_kernels_skip_the_grammars_and_still_refuse_a_bad_ledger(tmp
     assert json.loads(out[0]["text"]) == {"lark": False, "refused": True}
 
 
+def test_the_reports_kernels_freeze_what_exists_after_a_cell_that_imported_modules(tmp_path):
+    """In a kernel of run_notebook, a cell that imports a module is followed by gc.freeze() (KERNEL_FREEZE_LINE);
+    a cell that imports nothing is not; the notebook's namespace gets no name from it."""
+    import json
+
+    import nbformat
+
+    from calibnb.apps.report import KERNEL_ARGUMENTS, KERNEL_FREEZE_LINE, run_notebook
+
+    assert f"--IPKernelApp.exec_lines={KERNEL_FREEZE_LINE}" in KERNEL_ARGUMENTS
+    (tmp_path / "calibnb_test_fresh_module.py").write_text("VALUE = 1\n")  # imported by no one before cell 2
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(c) for c in (
+        "import gc, json\nbase = gc.get_freeze_count()",
+        "import calibnb_test_fresh_module\nmade = [[i] for i in range(10_000)]",
+        "after_import = gc.get_freeze_count()\nkept = [[i] for i in range(10_000)]",
+        # frozen objects that die leave the count: compare with the 10,000 lists each cell makes
+        "print(json.dumps({'froze_after_the_import': after_import >= base + 10_000,\n"
+        "                  'not_after_a_cell_without_import': gc.get_freeze_count() < after_import + 10_000,\n"
+        "                  'names': sorted(set(globals()) & {'modules', 'freeze_after_imports', 'ip', 'sys'})}))")]
+    nbformat.write(nb, tmp_path / "k.ipynb")
+    run = run_notebook(tmp_path / "k.ipynb", tmp_path / "out.ipynb", kernel_name="python3", cwd=tmp_path)
+    assert run.ok, run.error
+    out = nbformat.read(tmp_path / "out.ipynb", as_version=4).cells[-1].outputs
+    assert json.loads(out[0]["text"]) == {"froze_after_the_import": True, "not_after_a_cell_without_import": True,
+                                          "names": ["sys"]}  # sys: the jsonschema line's import (KERNEL_EXEC_LINE)
+
+
 def test_the_reports_kernels_freeze_their_objects_at_exit_instead_of_collecting_them():
     """run_notebook's kernels run KERNEL_EXIT_LINE: at exit, before IPython's own exit work (which ends in a
     garbage collection), every object is moved out of the collector's reach; handlers registered before it
