@@ -199,9 +199,8 @@ def _vs_objective(theta: np.ndarray, z: np.ndarray, y: np.ndarray, lam: float):
 def _vs_hessian(p: np.ndarray, z: np.ndarray, lam: float) -> np.ndarray:
     """Hessian of the penalised NLL in (w, b): diag terms minus A^T A with A = [p*z, p]/sqrt(N)."""
     n, k = z.shape
-    a = np.empty((n, 2 * k))  # [p * z, p], written in place (no separate p * z and concatenated copy)
-    pz = np.multiply(p, z, out=a[:, :k])
-    a[:, k:] = p
+    pz = p * z
+    a = np.concatenate([pz, p], axis=1)
     h = -(a.T @ a) / n
     d = np.arange(k)
     h[d, d] += np.einsum("ij,ij->j", pz, z) / n
