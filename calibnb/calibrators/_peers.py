@@ -54,7 +54,8 @@ class VectorScaling(Calibrator):
     per-class features :math:`x_{ik} = (z_{ik}, 1)`,
     :math:`H_{kl} = \frac1N\sum_i (p_{ik}\delta_{kl} - p_{ik}p_{il})\, x_{ik} x_{il}^\top`.
     The fit starts at the temperature-scaling solution (:math:`w = 1/T`,
-    :math:`b = 0`, T by a bounded 1-D search on the NLL) and takes damped
+    :math:`b = 0`, T by a bounded 1-D search on the NLL, or ``init_temperature``
+    when given) and takes damped
     Newton steps with a backtracking line search until the Newton decrement
     :math:`g^\top H^{-1} g / 2` falls below ``tol`` (the loss is convex, so
     this is the global optimum up to the shift of b shared by all classes,
@@ -75,6 +76,11 @@ class VectorScaling(Calibrator):
         how far the loss is from its minimum, near the optimum).
     max_iter : int, default 100
         Maximum number of Newton steps.
+    init_temperature : float > 0 or None, default None
+        The temperature T of the starting point; None: the bounded search. A
+        caller that has fitted :class:`TemperatureScaling` on the same data
+        passes its ``temperature_`` and spares the search; the loss is convex,
+        so the fit reaches the same optimum (within ``tol``) from any start.
 
     Attributes
     ----------
@@ -104,22 +110,26 @@ class VectorScaling(Calibrator):
 
     _fitted_attribute = "weights_"
 
-    def __init__(self, *, l2: float = 0.0, tol: float = 1e-10, max_iter: int = 100):
+    def __init__(self, *, l2: float = 0.0, tol: float = 1e-10, max_iter: int = 100,
+                 init_temperature: float | None = None):
         self.l2 = l2
         self.tol = tol
         self.max_iter = max_iter
+        self.init_temperature = init_temperature
 
     def fit(self, logits: Any, labels: Any) -> "VectorScaling":
         """Fit w and b by damped Newton on the NLL (plus ``l2 * ||w - 1||^2 + l2 * ||b||^2``)."""
         lam = check_scalar_in_range(self.l2, "l2", low=0.0)
         tol = check_scalar_in_range(self.tol, "tol", low=0.0, low_inclusive=False)
         max_iter = check_positive_int(self.max_iter, "max_iter")
+        init_t = (None if self.init_temperature is None
+                  else check_scalar_in_range(self.init_temperature, "init_temperature", low=0.0, low_inclusive=False))
         z = np.ascontiguousarray(_finite_logits(logits))  # one memory order: the same sums for any input layout
         n, k = z.shape
         # np.intp: the gradient's np.bincount casts its labels to it "safely", and on a 32-bit platform (the
         # browser site's Pyodide) int64 is not.
         y = check_labels(labels, n, k, other="logits").astype(np.intp)
-        t = _temperature_start(z, y)
+        t = _temperature_start(z, y) if init_t is None else init_t
         theta = np.concatenate([np.full(k, 1.0 / t), np.zeros(k)])
         f, g, p = _vs_objective(theta, z, y, lam)
         ridge = 1e-12 * (1.0 + np.abs(z).max() ** 2)

@@ -614,7 +614,10 @@ def scaling_fit(net: NetworkScores, calibration_index: Any, method: str = "tempe
     method = check_choice(method, _SCALING, "method")
     key = (method, cal.tobytes())
     if key not in net._fits:
-        model = calibrators.TemperatureScaling() if method == "temperature" else calibrators.VectorScaling()
+        if method == "temperature":
+            model = calibrators.TemperatureScaling()
+        else:  # Newton from the temperature fit of the same rows (fitted once, shared): no search for a start
+            model = calibrators.VectorScaling(init_temperature=scaling_fit(net, cal, "temperature").temperature_)
         net._fits[key] = model.fit(net.logits[cal], net.labels[cal])
     return net._fits[key]
 

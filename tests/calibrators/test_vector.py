@@ -149,3 +149,24 @@ def test_vector_scaling_warns_at_max_iter():
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
         VectorScaling().fit(z, y)
+
+
+def test_a_given_starting_temperature_reaches_the_same_optimum_and_bad_ones_are_refused():
+    """init_temperature (e.g. a TemperatureScaling fit of the same rows) replaces the search for a start; the
+    loss is convex, so the fit is the same up to the Newton tolerance; a temperature that is not > 0 is named."""
+    from calibnb.calibrators import TemperatureScaling
+
+    z, y = synthetic(6000, 5)
+    free = VectorScaling().fit(z, y)
+    t = TemperatureScaling().fit(z, y).temperature_
+    warm = VectorScaling(init_temperature=t).fit(z, y)
+    assert warm.temperature_init_ == t and abs(free.temperature_init_ - t) < 1e-3 * t
+    assert abs(warm.nll_ - free.nll_) < 1e-10
+    assert_allclose(warm.transform(z), free.transform(z), atol=1e-6)
+    far = VectorScaling(init_temperature=50.0).fit(z, y)  # a poor start: more steps, the same optimum
+    assert abs(far.nll_ - free.nll_) < 1e-10 and far.n_iter_ >= free.n_iter_
+    for bad in (0.0, -1.0, float("nan"), float("inf")):
+        with pytest.raises(ValueError, match="init_temperature"):
+            VectorScaling(init_temperature=bad).fit(z, y)
+    with pytest.raises(TypeError, match="init_temperature"):
+        VectorScaling(init_temperature="2").fit(z, y)
