@@ -917,18 +917,21 @@ def _interp_columns(x: np.ndarray, xp: np.ndarray, fp: np.ndarray) -> np.ndarray
     return _interp_sorted(xs, order, xp, fp)
 
 
+def _tie_means(col: np.ndarray, f: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct values of sorted ``col`` and the mean of ``f`` over each run of equal values (the points
+    that :func:`_interp_sorted` interpolates between)."""
+    starts = np.flatnonzero(np.concatenate(([True], col[1:] != col[:-1])))
+    if starts.size == col.size:
+        return col, f
+    return col[starts], np.add.reduceat(f, starts) / np.diff(np.append(starts, col.size))
+
+
 def _interp_sorted(xs: np.ndarray, order: np.ndarray, xp: np.ndarray, fp: np.ndarray) -> np.ndarray:
     """:func:`_interp_columns` of new values given as sorted (m, n_new) rows ``xs`` and their stable ``order``."""
     out = np.empty_like(xs)
     rows = np.arange(xs.shape[0])[:, None]
     for j in range(xp.shape[0]):
-        col = xp[j]
-        starts = np.flatnonzero(np.concatenate(([True], col[1:] != col[:-1])))
-        if starts.size == col.size:
-            vals = fp[j]
-        else:
-            vals = np.add.reduceat(fp[j], starts) / np.diff(np.append(starts, col.size))
-        out[j] = np.interp(xs[j], col[starts], vals)
+        out[j] = np.interp(xs[j], *_tie_means(xp[j], fp[j]))
     back = np.empty_like(out)
     back[rows, order] = out
     return back.T
@@ -1290,15 +1293,13 @@ def _first_argmax_of_fits(x: np.ndarray, xp: np.ndarray, fp: np.ndarray) -> np.n
     best_value = np.full(n, -np.inf)
     best = np.zeros(n, dtype=np.intp)
     for j in range(m):
-        col = xp[j]
-        starts = np.flatnonzero(np.concatenate(([True], col[1:] != col[:-1])))
-        vals = fp[j] if starts.size == col.size else np.add.reduceat(fp[j], starts) / np.diff(np.append(starts, col.size))
+        points, vals = _tie_means(xp[j], fp[j])
         # np.interp's value can pass the largest fp by a rounding: a margin that keeps the bound an upper bound
         top = float(np.clip(vals.max(), 0.0, 1.0))
         items = np.flatnonzero(best_value < top + 1e-12) if j else np.arange(n)
         if items.size == 0:
             continue
-        v = np.clip(np.interp(x[items, j], col[starts], vals), 0.0, 1.0)
+        v = np.clip(np.interp(x[items, j], points, vals), 0.0, 1.0)
         won = v > best_value[items]
         best_value[items[won]] = v[won]
         best[items[won]] = j
