@@ -109,6 +109,38 @@ def test_the_reports_kernels_freeze_what_exists_after_a_cell_that_imported_modul
                                           "names": ["sys"]}  # sys: the jsonschema line's import (KERNEL_EXEC_LINE)
 
 
+def test_the_reports_kernels_draw_a_figure_only_to_show_it(tmp_path):
+    """In a kernel of run_notebook, pyplot's redraw after each cell is unhooked (KERNEL_DRAW_ONCE_LINE): a figure
+    left open at the end of a cell is drawn as often as rendering it to the cell's PNG takes, and still shown."""
+    import json
+
+    import nbformat
+
+    from calibnb.apps.report import KERNEL_ARGUMENTS, KERNEL_DRAW_ONCE_LINE, run_notebook
+
+    assert f"--IPKernelApp.exec_lines={KERNEL_DRAW_ONCE_LINE}" in KERNEL_ARGUMENTS
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(c) for c in (
+        "%matplotlib inline\nimport json\nimport matplotlib.pyplot as plt\nfrom matplotlib.figure import Figure\n"
+        "draws = []\n_draw = Figure.draw\n"
+        "def counting_draw(self, renderer):\n    draws.append(self)\n    return _draw(self, renderer)\n"
+        "Figure.draw = counting_draw",
+        "fig, ax = plt.subplots()\nax.plot([0, 1], [0, 1])\nbefore = len(draws)",  # left open: shown after the cell
+        "shown = sum(d is fig for d in draws[before:])\n"
+        # what rendering a figure to the PNG of a cell's output takes, done here by hand on a second figure
+        "fig2, ax2 = plt.subplots()\nax2.plot([0, 1], [0, 1])\nn = len(draws)\n"
+        "get_ipython().display_formatter.format(fig2)\nrender = len(draws) - n\nplt.close(fig2)\n"
+        "print(json.dumps({'shown': shown, 'render': render, 'redraw_hooked': any(\n"
+        "    getattr(f, '__name__', '') == '_draw_all_if_interactive' for f in get_ipython().events.callbacks['post_execute'])}))")]
+    nbformat.write(nb, tmp_path / "k.ipynb")
+    run = run_notebook(tmp_path / "k.ipynb", tmp_path / "out.ipynb", kernel_name="python3", cwd=tmp_path)
+    assert run.ok, run.error
+    cells = nbformat.read(tmp_path / "out.ipynb", as_version=4).cells
+    got = json.loads(cells[-1].outputs[0]["text"])
+    assert got["render"] >= 1 and got == {"shown": got["render"], "render": got["render"], "redraw_hooked": False}
+    assert any("image/png" in o.get("data", {}) for o in cells[1].outputs)  # the figure is still shown
+
+
 def test_the_reports_kernels_freeze_their_objects_at_exit_instead_of_collecting_them():
     """run_notebook's kernels run KERNEL_EXIT_LINE: at exit, before IPython's own exit work (which ends in a
     garbage collection), every object is moved out of the collector's reach; handlers registered before it
