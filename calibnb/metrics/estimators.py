@@ -72,14 +72,20 @@ class _SmoothResiduals:
         argument of -745.2 ``exp`` returns exactly 0 in double precision, so the
         kernel is the same array, bit for bit, as ``exp`` over every frequency
         (tested); the smoother the kernel, the fewer frequencies (about 12/sigma
-        of the 16,385).
+        of the 16,385). The spectrum past them is left at zero, and the inverse
+        transform is scipy.fft's (the same pocketfft code as NumPy's, with a
+        cached plan): the residual equals NumPy's ``irfft`` of the whole product
+        bit for bit (tested), in about a fifth less time.
         """
+        from scipy import fft
+
         scale = -2.0 * np.pi**2 * sigma**2
-        kernel = np.zeros(self.freq2.shape[0])
         # every frequency past `live` has an argument below -760: exp underflows to exactly 0 there
-        live = int(np.searchsorted(self.freq2, 760.0 / -scale, side="right")) if scale < 0.0 else kernel.shape[0]
-        kernel[:live] = np.exp(scale * self.freq2[:live]) / self.h
-        smoothed = np.fft.irfft(self.spectrum * kernel, n=self.p)
+        n_freq = self.freq2.shape[0]
+        live = int(np.searchsorted(self.freq2, 760.0 / -scale, side="right")) if scale < 0.0 else n_freq
+        smoothed = np.zeros(n_freq, dtype=self.spectrum.dtype)
+        smoothed[:live] = self.spectrum[:live] * (np.exp(scale * self.freq2[:live]) / self.h)
+        smoothed = fft.irfft(smoothed, n=self.p, overwrite_x=True)
         return smoothed[:_SMOOTH_NODES] / self.n
 
     def ece(self, sigma: float) -> float:

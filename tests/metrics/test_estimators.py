@@ -49,8 +49,9 @@ def test_smooth_ece_at_fixed_bandwidth_equals_the_definition(sigma):
 
 @pytest.mark.parametrize("sigma", [2.0 ** -13, 1e-3, 0.004, 0.03, 0.2, 1.0])
 def test_smooth_residual_with_the_exponential_on_live_frequencies_only_is_bit_equal(sigma):
-    """The kernel skips the frequencies where exp underflows to 0 (issue 31): the same residual, bit for bit,
-    as exp over all 16,385 frequencies."""
+    """The kernel skips the frequencies where exp underflows to 0, and scipy.fft's inverse transform runs on the
+    spectrum zeroed past them (issue 31): the same residual, bit for bit, as NumPy's inverse transform of the
+    spectrum times exp over all 16,385 frequencies."""
     from calibnb.metrics.estimators import _SMOOTH_NODES, _SmoothResiduals
 
     rng = np.random.default_rng(5)
