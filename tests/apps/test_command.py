@@ -52,20 +52,31 @@ def test_the_commands_import_jsonschema_without_the_iri_grammars_and_still_valid
     assert proc.stdout.split() == ["True", "refused"]  # checked against their JSON Schema, which still refuses
 
 
+def _run_in_a_report_kernel(folder: Path, cells: list[str]) -> list:
+    """Run ``cells`` as a notebook in ``folder`` by run_notebook (a kernel as the report starts); the executed cells."""
+    import nbformat
+
+    from calibnb.apps.report import run_notebook
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(c) for c in cells]
+    nbformat.write(nb, folder / "k.ipynb")
+    run = run_notebook(folder / "k.ipynb", folder / "out.ipynb", kernel_name="python3", cwd=folder)
+    assert run.ok, run.error
+    return nbformat.read(folder / "out.ipynb", as_version=4).cells
+
+
 def test_the_reports_kernels_skip_the_grammars_and_still_refuse_a_bad_ledger(tmp_path):
     """Kernels started by run_notebook (the report, the audit, the tests' notebook runs) run the exec line first;
     jsonschema then imports without the grammars, and a ledger's schema check still works there."""
     import json
 
-    import nbformat
-
-    from calibnb.apps.report import KERNEL_ARGUMENTS, run_notebook
+    from calibnb.apps.report import KERNEL_ARGUMENTS
 
     assert f"--IPKernelApp.exec_lines={_command.KERNEL_EXEC_LINE}" in KERNEL_ARGUMENTS
     bad = tmp_path / "bad.yaml"
     bad.write_text("notebook: x\nclaims: 3\n")
-    nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell(
+    cells = _run_in_a_report_kernel(tmp_path, [
         "import json, sys\n"
         "import jsonschema\n"
         "from calibnb.record.reproduction import LedgerError, load_ledger\n"
@@ -73,12 +84,8 @@ def test_the_reports_kernels_skip_the_grammars_and_still_refuse_a_bad_ledger(tmp
         f"    load_ledger({str(bad)!r}); refused = False\n"
         "except LedgerError:\n"
         "    refused = True\n"
-        "print(json.dumps({'lark': 'lark' in sys.modules, 'refused': refused}))")]
-    nbformat.write(nb, tmp_path / "k.ipynb")
-    run = run_notebook(tmp_path / "k.ipynb", tmp_path / "out.ipynb", kernel_name="python3")
-    assert run.ok, run.error
-    out = nbformat.read(tmp_path / "out.ipynb", as_version=4).cells[0].outputs
-    assert json.loads(out[0]["text"]) == {"lark": False, "refused": True}
+        "print(json.dumps({'lark': 'lark' in sys.modules, 'refused': refused}))"])
+    assert json.loads(cells[0].outputs[0]["text"]) == {"lark": False, "refused": True}
 
 
 def test_the_reports_kernels_freeze_what_exists_after_a_cell_that_imported_modules(tmp_path):
@@ -86,41 +93,33 @@ def test_the_reports_kernels_freeze_what_exists_after_a_cell_that_imported_modul
     a cell that imports nothing is not; the notebook's namespace gets no name from it."""
     import json
 
-    import nbformat
-
-    from calibnb.apps.report import KERNEL_ARGUMENTS, KERNEL_FREEZE_LINE, run_notebook
+    from calibnb.apps.report import KERNEL_ARGUMENTS, KERNEL_FREEZE_LINE
 
     assert f"--IPKernelApp.exec_lines={KERNEL_FREEZE_LINE}" in KERNEL_ARGUMENTS
     (tmp_path / "calibnb_test_fresh_module.py").write_text("VALUE = 1\n")  # imported by no one before cell 2
-    nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell(c) for c in (
+    cells = _run_in_a_report_kernel(tmp_path, [
         "import gc, json\nbase = gc.get_freeze_count()",
         "import calibnb_test_fresh_module\nmade = [[i] for i in range(10_000)]",
         "after_import = gc.get_freeze_count()\nkept = [[i] for i in range(10_000)]",
         # frozen objects that die leave the count: compare with the 10,000 lists each cell makes
         "print(json.dumps({'froze_after_the_import': after_import >= base + 10_000,\n"
         "                  'not_after_a_cell_without_import': gc.get_freeze_count() < after_import + 10_000,\n"
-        "                  'names': sorted(set(globals()) & {'modules', 'freeze_after_imports', 'ip', 'sys'})}))")]
-    nbformat.write(nb, tmp_path / "k.ipynb")
-    run = run_notebook(tmp_path / "k.ipynb", tmp_path / "out.ipynb", kernel_name="python3", cwd=tmp_path)
-    assert run.ok, run.error
-    out = nbformat.read(tmp_path / "out.ipynb", as_version=4).cells[-1].outputs
-    assert json.loads(out[0]["text"]) == {"froze_after_the_import": True, "not_after_a_cell_without_import": True,
-                                          "names": ["sys"]}  # sys: the jsonschema line's import (KERNEL_EXEC_LINE)
+        "                  'names': sorted(set(globals()) & {'modules', 'freeze_after_imports', 'ip', 'sys'})}))"])
+    got = json.loads(cells[-1].outputs[0]["text"])
+    assert got == {"froze_after_the_import": True, "not_after_a_cell_without_import": True,
+                   "names": ["sys"]}  # sys: the jsonschema line's import (KERNEL_EXEC_LINE)
 
 
 def test_the_reports_kernels_draw_a_figure_only_to_show_it(tmp_path):
     """In a kernel of run_notebook, pyplot's redraw after each cell is unhooked (KERNEL_DRAW_ONCE_LINE): a figure
-    left open at the end of a cell is drawn as often as rendering it to the cell's PNG takes, and still shown."""
+    left open at the end of a cell is drawn as often as rendering it to the cell's PNG takes, and still shown; the
+    notebook's namespace gets no name from the line."""
     import json
 
-    import nbformat
-
-    from calibnb.apps.report import KERNEL_ARGUMENTS, KERNEL_DRAW_ONCE_LINE, run_notebook
+    from calibnb.apps.report import KERNEL_ARGUMENTS, KERNEL_DRAW_ONCE_LINE
 
     assert f"--IPKernelApp.exec_lines={KERNEL_DRAW_ONCE_LINE}" in KERNEL_ARGUMENTS
-    nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell(c) for c in (
+    cells = _run_in_a_report_kernel(tmp_path, [
         "%matplotlib inline\nimport json\nimport matplotlib.pyplot as plt\nfrom matplotlib.figure import Figure\n"
         "draws = []\n_draw = Figure.draw\n"
         "def counting_draw(self, renderer):\n    draws.append(self)\n    return _draw(self, renderer)\n"
@@ -130,14 +129,12 @@ def test_the_reports_kernels_draw_a_figure_only_to_show_it(tmp_path):
         # what rendering a figure to the PNG of a cell's output takes, done here by hand on a second figure
         "fig2, ax2 = plt.subplots()\nax2.plot([0, 1], [0, 1])\nn = len(draws)\n"
         "get_ipython().display_formatter.format(fig2)\nrender = len(draws) - n\nplt.close(fig2)\n"
-        "print(json.dumps({'shown': shown, 'render': render, 'redraw_hooked': any(\n"
-        "    getattr(f, '__name__', '') == '_draw_all_if_interactive' for f in get_ipython().events.callbacks['post_execute'])}))")]
-    nbformat.write(nb, tmp_path / "k.ipynb")
-    run = run_notebook(tmp_path / "k.ipynb", tmp_path / "out.ipynb", kernel_name="python3", cwd=tmp_path)
-    assert run.ok, run.error
-    cells = nbformat.read(tmp_path / "out.ipynb", as_version=4).cells
+        "hooks = [getattr(f, '__name__', '') for f in get_ipython().events.callbacks['post_execute']]\n"
+        "print(json.dumps({'shown': shown, 'render': render, 'redraw_hooked': '_draw_all_if_interactive' in hooks,\n"
+        "                  'names': sorted(set(globals()) & {'drop_pyplot_redraw', 'ip', 'redraw'})}))"])
     got = json.loads(cells[-1].outputs[0]["text"])
-    assert got["render"] >= 1 and got == {"shown": got["render"], "render": got["render"], "redraw_hooked": False}
+    assert got["render"] >= 1 and got == {"shown": got["render"], "render": got["render"], "redraw_hooked": False,
+                                          "names": []}  # the line's code runs in a namespace of its own
     assert any("image/png" in o.get("data", {}) for o in cells[1].outputs)  # the figure is still shown
 
 
