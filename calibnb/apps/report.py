@@ -174,10 +174,11 @@ ip.events.register("post_run_cell", drop_pyplot_redraw)
 #: cell (``_draw_all_if_interactive``, which it hooks to IPython's ``post_execute`` in interactive mode) is
 #: unhooked. With the inline backend that draw is never shown: the inline backend's own hook, which runs next,
 #: draws each figure again as it renders it to the PNG in the cell's output (and closes it). The audit's kernels
-#: drew each figure a third time, about 0.5 s of CPU per audit (measured here, 2026-11-27); the PNGs of notebooks
-#: 00, 01, 02, 03, 05 and 06 are byte for byte the same with and without. A case run of tests/test_notebooks.py,
-#: which renders no figure, now draws none. The hook is dropped after the cell that imported pyplot, so that
-#: cell's own figures are still drawn once more. The code runs in a namespace of its own.
+#: drew each of their four figures three times instead of two, about a tenth of such a kernel's CPU in a profile
+#: (py-spy, 2026-11-27); the PNGs of notebooks 00, 01, 02, 03, 05 and 06 are byte for byte the same with and
+#: without. A case run of tests/test_notebooks.py, which renders no figure, no longer draws the figures left open
+#: at the end of its cells either. The hook is dropped after the cell that imported pyplot, so that cell's own
+#: figures are still drawn once more. The code runs in a namespace of its own.
 KERNEL_DRAW_ONCE_LINE = f"exec({_DRAW_ONCE!r}, {{'ip': get_ipython()}})"
 
 #: Arguments for every kernel the report starts. The kernel's own log lines

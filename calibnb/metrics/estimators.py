@@ -75,7 +75,7 @@ class _SmoothResiduals:
         of the 16,385). The spectrum past them is left at zero, and the inverse
         transform is scipy.fft's (the same pocketfft code as NumPy's, with a
         cached plan): the residual equals NumPy's ``irfft`` of the whole product
-        bit for bit (tested), in about a fifth less time.
+        bit for bit (tested), in 0.44-0.61 ms instead of 0.80-0.85 ms here.
         """
         from scipy import fft
 
