@@ -93,19 +93,25 @@ class _SmoothResiduals:
         return float(self.h * (a.sum() - 0.5 * (a[0] + a[-1])))  # trapezoid rule
 
 
-def _fixed_point(res: _SmoothResiduals) -> float:
+def _fixed_point(res: _SmoothResiduals) -> tuple[float, float]:
+    """The self-consistent bandwidth and the smooth ECE there, each bandwidth's smooth ECE computed once.
+
+    brentq evaluates the lower end again, and returns a bandwidth it has evaluated: the smooth ECE there is
+    taken from those evaluations (the same float: ``res.ece`` is deterministic) instead of being computed again.
+    """
     from scipy.optimize import brentq
 
-    seen: dict[float, float] = {}
+    seen: dict[float, float] = {}  # bandwidth -> smooth ECE at it
 
-    def g(sigma):  # brentq evaluates the lower end again: each bandwidth's smooth ECE is computed once
+    def g(sigma):
         if sigma not in seen:
-            seen[sigma] = res.ece(sigma) - sigma
-        return seen[sigma]
+            seen[sigma] = res.ece(sigma)
+        return seen[sigma] - sigma
 
     if g(_MIN_BANDWIDTH) <= 0.0:
-        return _MIN_BANDWIDTH
-    return float(brentq(g, _MIN_BANDWIDTH, 1.0, xtol=1e-7))
+        return _MIN_BANDWIDTH, seen[_MIN_BANDWIDTH]
+    sigma = float(brentq(g, _MIN_BANDWIDTH, 1.0, xtol=1e-7))
+    return sigma, (seen[sigma] if sigma in seen else res.ece(sigma))
 
 
 def smooth_ece_bandwidth(conf, correct) -> float:
@@ -126,7 +132,7 @@ def smooth_ece_bandwidth(conf, correct) -> float:
     True
     """
     conf, correct = check_conf_correct(conf, correct)
-    return _fixed_point(_SmoothResiduals(conf, correct.astype(np.float64)))
+    return _fixed_point(_SmoothResiduals(conf, correct.astype(np.float64)))[0]
 
 
 def smooth_ece(conf, correct, *, bandwidth=None) -> float:
@@ -205,12 +211,12 @@ def smooth_ece(conf, correct, *, bandwidth=None) -> float:
     conf, correct = check_conf_correct(conf, correct)
     res = _SmoothResiduals(conf, correct.astype(np.float64))
     if bandwidth is None:
-        sigma = _fixed_point(res)
+        sigma, out = _fixed_point(res)
     else:
         sigma = check_scalar_in_range(bandwidth, "bandwidth", low=0.0, high=1.0, low_inclusive=False)
         if sigma < 2 * res.h:
             raise ValueError(f"bandwidth must be at least {2 * res.h:.2g} (the grid resolution); got {sigma:g}.")
-    out = res.ece(sigma)
+        out = res.ece(sigma)
     return 0.0 if out < 1e-15 else out
 
 

@@ -71,6 +71,30 @@ def test_smooth_ece_is_the_fixed_point_of_its_bandwidth():
     assert smooth_ece(conf, correct, bandwidth=s) == pytest.approx(s, abs=1e-6)
 
 
+@pytest.mark.parametrize("case", ["miscalibrated", "calibrated"])
+def test_smooth_ece_computes_each_bandwidths_value_once_and_returns_the_same_float(case, monkeypatch):
+    """The fixed-point search evaluates no bandwidth twice, the answer's included (issue 31: it was computed again
+    after the search), and the answer is the smooth ECE computed afresh at the returned bandwidth, bit for bit."""
+    from calibnb.metrics import estimators
+
+    if case == "calibrated":  # right as often as stated at each level: below the smallest bandwidth at once
+        conf = np.repeat([0.2, 0.5, 0.8], 10)
+        correct = np.r_[[1] * 2 + [0] * 8, [1] * 5 + [0] * 5, [1] * 8 + [0] * 2]
+    else:
+        rng = np.random.default_rng(11)
+        conf = rng.uniform(0.5, 1.0, size=2000)
+        correct = rng.uniform(size=conf.size) < conf ** 3
+    calls = []
+    ece = estimators._SmoothResiduals.ece
+    monkeypatch.setattr(estimators._SmoothResiduals, "ece", lambda self, sigma: calls.append(sigma) or ece(self, sigma))
+    value = smooth_ece(conf, correct)
+    assert calls and len(calls) == len(set(calls)), calls
+    sigma = smooth_ece_bandwidth(conf, correct)
+    assert (sigma == estimators._MIN_BANDWIDTH) == (case == "calibrated")
+    monkeypatch.undo()
+    assert value == smooth_ece(conf, correct, bandwidth=sigma)
+
+
 def test_smooth_ece_weights_confidences_at_the_end_points_fully():
     # Residuals of one sign: smooth ECE = |mean residual| for every bandwidth (the
     # reflected kernel integrates to 1 over [0, 1], also for a confidence of exactly 1).
