@@ -209,8 +209,11 @@ def _vs_objective(theta: np.ndarray, z: np.ndarray, y: np.ndarray, lam: float):
 def _vs_hessian(p: np.ndarray, z: np.ndarray, lam: float) -> np.ndarray:
     """Hessian of the penalised NLL in (w, b): diag terms minus A^T A with A = [p*z, p]/sqrt(N)."""
     n, k = z.shape
-    pz = p * z
-    a = np.concatenate([pz, p], axis=1)
+    # A is written in place (p*z into its left half, a view): the same values as concatenating two (N, K) arrays,
+    # without the second copy of p*z (about an eighth of a Hessian at K = 100)
+    a = np.empty((n, 2 * k))
+    pz = np.multiply(p, z, out=a[:, :k])
+    a[:, k:] = p
     h = -(a.T @ a) / n
     d = np.arange(k)
     h[d, d] += np.einsum("ij,ij->j", pz, z) / n

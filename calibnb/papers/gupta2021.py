@@ -1093,6 +1093,7 @@ def evaluate_split(
     classwise_fits: bool = True,
     all_ranks: bool = True,
     all_ranks_max: int | None = None,
+    ties_group: bool = False,
 ) -> dict:
     r"""Fit every method on the calibration split; score it on the test split (Gupta et al. 2021, §6, App. D).
 
@@ -1120,6 +1121,10 @@ def evaluate_split(
         ``accuracy_all_ranks`` when ``all_ranks`` (every rank r = 1..K, or
         1..``all_ranks_max``, recalibrated by its own spline and the classes
         re-ranked by the recalibrated scores, as in the paper's Table 5).
+        With ``ties_group``, also ``ks_top1_group`` (the top-1 test KS with
+        ``ks_error(ties="group")``, invariant to the order of tied scores) and
+        ``tied_top1`` (test items whose top-1 score equals another's), on the
+        same recalibrated scores: the study's fits, not re-fits.
 
     Examples
     --------
@@ -1152,9 +1157,10 @@ def evaluate_split(
     n_knots_ece = check_positive_int(n_knots_ece, "n_knots_ece", minimum=2)
     n_bins_ece = check_n_bins(n_bins_ece, "n_bins_ece")
     n_bins_histogram = check_n_bins(n_bins_histogram, "n_bins_histogram")
-    classwise, classwise_fits, all_ranks = (check_bool(classwise, "classwise"),
-                                            check_bool(classwise_fits, "classwise_fits"),
-                                            check_bool(all_ranks, "all_ranks"))
+    classwise, classwise_fits, all_ranks, ties_group = (check_bool(classwise, "classwise"),
+                                                        check_bool(classwise_fits, "classwise_fits"),
+                                                        check_bool(all_ranks, "all_ranks"),
+                                                        check_bool(ties_group, "ties_group"))
     within = tuple(check_positive_int(r, "within") for r in within if r <= k)
     names = [f"ks_top{r}" for r in range(1, r_max + 1)] + [f"ks_within_top{r}" for r in within]
     knots = [n_knots] * r_max + [n_knots_within] * len(within)
@@ -1216,6 +1222,9 @@ def evaluate_split(
         row["mce"] = metrics.mce(conf, correct, n_bins=n_bins_ece)
         row["mce_bin_items"] = float(_mce_bin_items(conf, correct, n_bins_ece))
         row["brier_top1"] = metrics.brier_top(conf, correct)
+        if ties_group:
+            row["ks_top1_group"] = float(metrics.ks_error(conf, correct, ties="group"))
+            row["tied_top1"] = int(conf.size - np.unique(conf).size)
         if classwise:
             if q_test is None and not classwise_fits:
                 row["classwise_ks"] = float("nan")

@@ -74,6 +74,29 @@ def test_gradient_and_hessian_match_finite_differences(lam):
     assert_allclose(h, h.T, atol=1e-12)
 
 
+@pytest.mark.parametrize("k", [3, 10, 100])
+def test_hessian_is_the_floats_of_the_textbook_concatenation(k):
+    """The Hessian's A = [p*z, p] is written into one buffer; its floats are those of np.concatenate, bit for bit
+    (the fits, and every notebook number built on them, are unchanged by the layout)."""
+    rng = np.random.default_rng(k)
+    z = rng.normal(size=(3001, k)) * 4
+    p = np.exp(z - z.max(axis=1, keepdims=True))
+    p /= p.sum(axis=1, keepdims=True)
+    for lam in (0.0, 0.3):
+        n = z.shape[0]
+        pz = p * z
+        a = np.concatenate([pz, p], axis=1)
+        h = -(a.T @ a) / n
+        d = np.arange(k)
+        h[d, d] += np.einsum("ij,ij->j", pz, z) / n
+        cross = pz.sum(axis=0) / n
+        h[d, k + d] += cross
+        h[k + d, d] += cross
+        h[k + d, k + d] += p.sum(axis=0) / n
+        h[np.diag_indices_from(h)] += 2.0 * lam
+        assert np.array_equal(_vs_hessian(p, z, lam), h)
+
+
 def test_l2_shrinks_towards_identity():
     z, y = synthetic(2000, 5)
     free = VectorScaling().fit(z, y)

@@ -79,10 +79,10 @@ def check_default(results):
     c10 = sorted(r["uncalibrated"]["ks_top1"] for n, r in methods.items() if n.startswith("cifar10/"))
     c100 = sorted(r["uncalibrated"]["ks_top1"] for n, r in methods.items() if n.startswith("cifar100/"))
     assert c100[len(c100) // 2] > c10[len(c10) // 2]
-    # the tie convention: the verdicts use ties="order"; the re-fits of the tie cell are the study's methods, and
-    # its "order" statuses are the record's own
+    # the tie convention: the verdicts use ties="order"; the tie cell reads both conventions from the study's own fits,
+    # so its "order" statuses are the record's own; vector scaling's tied scores move its KS by little
     ties = results["results"]["ks_tie_conventions"]
-    assert ties["refit_gap"] < 1e-12 and ties["max_abs_ks_difference"] > 0
+    assert ties["max_abs_ks_difference"] > 0 and 0.0 <= ties["vector_max_gap"] <= ties["max_abs_ks_difference"]
     assert len(ties["status"]) >= 5
     for cid, both in ties["status"].items():
         assert both["order"] == _claims(results)[cid]["status"], cid

@@ -183,6 +183,32 @@ def test_spline_knot_parameters_act_on_their_columns():
     assert other_ece.loc["spline", "ece"] != base.loc["spline", "ece"]
 
 
+def test_ties_group_reads_both_conventions_from_the_studys_own_scores():
+    """ties_group=True adds the top-1 KS under ties="group" and the tied-score count of each method's recalibrated test
+    scores: those of the fits that gave ks_top1 (the notebook's tie cell re-fits nothing), every other number unchanged."""
+    z, y = _overconfident()
+    z = np.round(z, 1)  # coarse logits: tied top-1 scores, before and after recalibration
+    net, cal, test = network_scores(z, y), np.arange(3000), np.arange(3000, 6000)
+    plain = evaluate_split(net, cal, test, all_ranks=False)
+    both = evaluate_split(net, cal, test, all_ranks=False, ties_group=True)
+    moved = []
+    for method in METHODS:
+        extra = {k: both[method].pop(k) for k in ("ks_top1_group", "tied_top1")}
+        assert both[method] == plain[method], method
+        assert isinstance(extra["tied_top1"], int) and extra["tied_top1"] >= 0, method
+        # every method but vector scaling (a weight per class: the scores of two classes no longer coincide) keeps ties
+        assert extra["tied_top1"] > 0 or method == "vector", method
+        moved.append(abs(extra["ks_top1_group"] - plain[method]["ks_top1"]))
+    # the same top-1 scores, sorted by the public function: the uncalibrated row, computed independently here
+    conf, correct = top_r(_softmax(z[test]), y[test], r=1)
+    assert both["uncalibrated"] == plain["uncalibrated"]
+    assert evaluate_split(net, cal, test, methods=("uncalibrated",), all_ranks=False,
+                          ties_group=True)["uncalibrated"]["ks_top1_group"] == ks_error(conf, correct, ties="group")
+    assert int(conf.size - np.unique(conf).size) == evaluate_split(
+        net, cal, test, methods=("uncalibrated",), all_ranks=False, ties_group=True)["uncalibrated"]["tied_top1"]
+    assert max(moved) > 0  # with tied scores the conventions differ somewhere
+
+
 @pytest.mark.parametrize(
     "kwargs,error,match",
     [
@@ -322,7 +348,7 @@ def test_gupta_column_fits_and_split_options_are_validated():
     for option, bad, exc in (("n_knots", 1.5, TypeError), ("n_knots_within", -1, ValueError),
                              ("n_knots_ece", "ten", TypeError), ("n_bins_ece", 0, ValueError),
                              ("n_bins_histogram", 10**12, ValueError), ("classwise", "no", TypeError),
-                             ("all_ranks", "no", TypeError)):
+                             ("all_ranks", "no", TypeError), ("ties_group", 1, TypeError)):
         with pytest.raises(exc, match=option):
             gupta2021.evaluate_split(net, **split, **{option: bad})
     with pytest.raises(ValueError, match="conf_b has 1 value"):
