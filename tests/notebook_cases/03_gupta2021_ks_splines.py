@@ -83,9 +83,13 @@ def check_default(results):
     c100 = sorted(r["uncalibrated"]["ks_top1"] for n, r in methods.items() if n.startswith("cifar100/"))
     assert c100[len(c100) // 2] > c10[len(c10) // 2]
     # the tie convention: the verdicts use ties="order"; the tie cell reads both conventions from the study's own fits,
-    # so its "order" statuses are the record's own; vector scaling's tied scores move its KS by little
+    # so its "order" statuses are the record's own. The conventions move the KS of the per-score methods (isotonic
+    # regression and histogram binning output a few distinct values), not vector scaling's: a weight per class leaves
+    # at most a few tied top-1 scores per network
     ties = results["results"]["ks_tie_conventions"]
-    assert ties["max_abs_ks_difference"] > 0 and 0.0 <= ties["vector_max_gap"] <= ties["max_abs_ks_difference"]
+    assert ties["max_abs_ks_difference"] > 1e-4
+    assert 0.0 <= ties["vector_max_gap"] < 1e-12
+    assert max(t.get("vector", 0) for t in ties["tied_scores_split0"].values()) <= 10
     assert len(ties["status"]) >= 5
     for cid, both in ties["status"].items():
         assert both["order"] == _claims(results)[cid]["status"], cid
