@@ -995,7 +995,8 @@ def build_report(
     paths = [Path(p) for p in notebooks]
     plans = plan_report(paths, file_params, cli_params, known_stems=known_stems)  # raises before any run
     out_dir.mkdir(parents=True, exist_ok=True)
-    # Figures inline in the executed notebooks (the kernels inherit this).
+    # Figures inline in the executed notebooks (the kernels inherit this); the caller's value is restored below.
+    previous_backend = os.environ.get("MPLBACKEND")
     os.environ["MPLBACKEND"] = INLINE_BACKEND
 
     entries: list[dict] = []
@@ -1035,6 +1036,10 @@ def build_report(
         bar.close()
     finally:
         shutil.rmtree(work, ignore_errors=True)
+        if previous_backend is None:
+            os.environ.pop("MPLBACKEND", None)
+        else:
+            os.environ["MPLBACKEND"] = previous_backend
     stability = load_seed_stability(seed_table if seed_table is not None else
                                     (paths[0].resolve().parent.parent / "data" / "seed_stability.json"
                                      if paths else None))

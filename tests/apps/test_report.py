@@ -242,7 +242,9 @@ def test_cli_runs_all_reports_failures_and_continues(nb_dir, tmp_path, capsys):
 def test_failed_rerun_and_broken_conversion_keep_good_report(nb_dir, tmp_path, monkeypatch):
     out = tmp_path / "reports"
     args = ["--notebooks", str(nb_dir / "a_pass.ipynb"), "--out", str(out), "--no-progress"]
+    monkeypatch.setenv("MPLBACKEND", "Agg")
     assert report.main(args) == 0
+    assert os.environ["MPLBACKEND"] == "Agg"  # the kernels had the inline backend; this process keeps its own
     good_html = (out / "a_pass.html").read_bytes()
     good_json = (out / "a_pass.results.json").read_bytes()
 
