@@ -42,11 +42,11 @@ def _start(cwd: Path, drop=(), **env):
     return start_new_kernel(kernel_name="python3", startup_timeout=60, env=full, cwd=str(cwd))
 
 
-def _start_warm(cwd: Path, **env):
+def _start_warm(cwd: Path, drop=(), **env):
     """A kernel forked by a zygote: started again (after a cold one) until its zygote is ready."""
     deadline = time.monotonic() + 90
     while True:
-        km, kc = _start(cwd, **env)
+        km, kc = _start(cwd, drop=drop, **env)
         info = json.loads(_run(kc, PROBE)[0])
         if info["pid"] != km.provisioner.process.pid or time.monotonic() > deadline:
             return km, kc, info
@@ -147,10 +147,10 @@ def test_a_kernel_forks_from_a_zygote_of_its_own_import_time_environment(tmp_pat
     (or none, as in JupyterLab: ipykernel then sets the inline backend before any cell runs) is first started
     cold, then forked from a zygote started with that value; matplotlib's backend is the one the cold kernel has."""
     probe = PROBE + "import matplotlib; print(matplotlib.get_backend())\n"
-    env = {"MPLBACKEND": mpl} if mpl else {}
+    # a matplotlib folder of its own: an import-time environment no other kernel has, whatever this process's
+    env = {"MPLBACKEND": mpl, "MPLCONFIGDIR": str(tmp_path / "mplconfig")} if mpl else \
+        {"MPLCONFIGDIR": str(tmp_path / "mplconfig")}
     drop = () if mpl else ("MPLBACKEND",)
-    if os.environ.get("MPLBACKEND") == mpl:
-        env["MPLCONFIGDIR"] = str(tmp_path / "mplconfig")  # another import-time environment all the same
     seen = []
     deadline = time.monotonic() + 90
     while time.monotonic() < deadline:
@@ -192,3 +192,24 @@ def test_the_shim_returns_the_kernels_exit_code(tmp_path):
     assert process.returncode == 7
     kc.stop_channels()
     km.cleanup_resources()
+
+
+def test_what_the_stacks_imports_set_by_default_needs_no_zygote_of_its_own(tmp_path):
+    """scikit-learn's import sets ``KMP_DUPLICATE_LIB_OK`` and ``KMP_INIT_AT_FORK`` with ``os.environ.setdefault``:
+    once this process has imported it, the kernels it starts carry both, as the zygote does after its imports.
+    Their kernels fork from the pytest process's zygote, with no second zygote and no cold start."""
+    import sklearn  # noqa: F401  (sets both in this process, as it does in the zygote)
+
+    values = {name: os.environ[name] for name in ("KMP_DUPLICATE_LIB_OK", "KMP_INIT_AT_FORK")}
+    km, kc, info = _start_warm(tmp_path, drop=tuple(values))  # the zygote is ready (its own start-up environment)
+    forked = info["pid"] != km.provisioner.process.pid
+    kc.stop_channels()
+    km.shutdown_kernel(now=True)
+    assert forked
+    km, kc = _start(tmp_path, **values)
+    try:
+        info = json.loads(_run(kc, PROBE)[0])
+        assert info["pid"] != km.provisioner.process.pid  # forked at the first request
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)

@@ -230,13 +230,17 @@ def serve(path: str, base_flags: list[str], log_path: str | None = None) -> None
     listener.bind(path)
     listener.listen(64)
     log = open(log_path, "a", buffering=1) if log_path else None
-    zygotes: dict[tuple, dict] = {}  # import key -> {"proc", "socket", "ready"}
+    # import key -> {"proc", "socket", "ready", "key", "key_after"}; a zygote is found under the environment it
+    # was started with and under the one it has after importing the stack (the values the imports set by
+    # ``os.environ.setdefault`` are the ones a cold kernel's imports leave as they were given)
+    zygotes: dict[tuple, dict] = {}
 
     def start_zygote(flags: list[str], env: dict) -> dict:
         sock = os.path.join(folder, f"z{len(zygotes)}")
         proc = subprocess.Popen([sys.executable, *flags, os.path.abspath(__file__), "zygote", sock],
                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, cwd=folder)
-        zygotes[(tuple(flags), _import_key(env))] = z = {"proc": proc, "socket": sock, "ready": False}
+        key = (tuple(flags), _import_key(env))
+        zygotes[key] = z = {"proc": proc, "socket": sock, "ready": False, "key": key}
         return z
 
     start_zygote(base_flags, dict(os.environ))  # the environment most kernels inherit: the pytest process's
@@ -264,7 +268,11 @@ def serve(path: str, base_flags: list[str], log_path: str | None = None) -> None
             break
         for out in [r for r in ready if r in starting]:
             z = starting[out]
-            z["ready"] = out.readline().strip() == b"ready"
+            word, _, env_after = out.readline().decode().strip().partition(" ")
+            z["ready"] = word == "ready"
+            if z["ready"]:  # its environment after the imports: scikit-learn sets two variables (setdefault)
+                z["key_after"] = (z["key"][0], _import_key(json.loads(env_after)))
+                zygotes.setdefault(z["key_after"], z)
         if listener not in ready:
             continue
         conn, _ = listener.accept()
@@ -283,7 +291,8 @@ def serve(path: str, base_flags: list[str], log_path: str | None = None) -> None
         z = zygotes.get(key)
         if z is None:
             seen[key] = seen.get(key, 0) + 1
-            base, new = dict(next(iter(zygotes))[1]), dict(key[1])
+            first = next(iter(zygotes.values()))
+            base, new = dict(first.get("key_after", first["key"])[1]), dict(key[1])
             differ = ", ".join(sorted(k for k in set(base) | set(new) if base.get(k) != new.get(k))) or "options"
             if seen[key] >= 2:  # an environment used twice is likely used again: its zygote starts
                 start_zygote(request["flags"], request["env"])
@@ -307,9 +316,10 @@ def serve(path: str, base_flags: list[str], log_path: str | None = None) -> None
             log.write(f"warm\t{len(zygotes)}\n")
     listener.close()
     os.unlink(path)
-    for z in zygotes.values():
+    unique = list({id(z): z for z in zygotes.values()}.values())
+    for z in unique:
         z["proc"].stdin.close()  # a zygote's signal to end (it kills the kernels it still has)
-    for z in zygotes.values():
+    for z in unique:
         try:
             z["proc"].wait(timeout=10)
         except subprocess.TimeoutExpired:
@@ -332,7 +342,7 @@ def zygote(path: str) -> None:
     listener.bind(path)
     listener.listen(64)
     conns: dict[int, socket.socket] = {}  # kernel pid -> its shim's connection
-    print("ready", flush=True)
+    print("ready", json.dumps(dict(os.environ)), flush=True)
     while True:
         try:
             ready, _, _ = select.select([listener, sys.stdin], [], [], 0.2)
