@@ -31,37 +31,12 @@ if str(TESTS_DIR) not in sys.path:  # `from nbcase import Case` in tests/noteboo
 collect_ignore = ["notebook_cases"]
 
 
-_WARM = []
-
-
-def pytest_configure(config):
-    """Start the warm kernel server (tests/warm_kernels.py) in each process that runs tests.
-
-    Not in pytest-xdist's controller, which runs none; not with ``CALIBNB_COLD_KERNELS=1`` (every kernel then
-    starts as a user's does: ``python -m ipykernel_launcher``).
-    """
-    controller = bool(getattr(config.option, "numprocesses", None)) and not hasattr(config, "workerinput")
-    if controller or config.option.collectonly or os.environ.get("CALIBNB_COLD_KERNELS") == "1":
-        return
-    import tempfile
-
-    import warm_kernels
-
-    folder = tempfile.mkdtemp(prefix="calibnb-warm-")
-    _WARM.append(warm_kernels.Server(folder, os.environ.get("CALIBNB_WARM_KERNEL_LOG")))
-
-
 def pytest_unconfigure(config):
-    """Stop the warm kernel server; then freeze the session's objects out of the garbage collector as the process ends (each xdist worker and the
+    """Freeze the session's objects out of the garbage collector as the process ends (each xdist worker and the
     controller): the interpreter's last collections would traverse every object the tests left, for nothing
     (calibnb.apps._command.run_command does the same for the commands)."""
     import gc
-    import shutil
 
-    while _WARM:
-        server = _WARM.pop()
-        server.stop()
-        shutil.rmtree(server.folder, ignore_errors=True)
     gc.freeze()
 
 

@@ -153,10 +153,8 @@ def test_run_notebook_collects_results_and_errors(nb_dir, tmp_path):
     assert (tmp_path / "out_b.ipynb").exists()  # papermill writes the failed notebook too
 
 
-def test_run_notebook_counts_the_kernels_cpu_time(tmp_path, monkeypatch):
+def test_run_notebook_counts_the_kernels_cpu_time(tmp_path):
     """The kernel is a child process: a busy loop inside it shows up in ``cpu``, a sleep does not."""
-    # as a user's kernel starts (the suite's warm kernels are forked by another process: tests/warm_kernels.py)
-    monkeypatch.setenv("CALIBNB_COLD_KERNELS", "1")
     busy = ("import time\n"
             "t0 = time.process_time()\n"
             "while time.process_time() - t0 < 1.5:\n"
