@@ -995,13 +995,12 @@ def build_report(
     paths = [Path(p) for p in notebooks]
     plans = plan_report(paths, file_params, cli_params, known_stems=known_stems)  # raises before any run
     out_dir.mkdir(parents=True, exist_ok=True)
-    # Figures inline in the executed notebooks (the kernels inherit this); the caller's value is restored below.
-    previous_backend = os.environ.get("MPLBACKEND")
-    os.environ["MPLBACKEND"] = INLINE_BACKEND
-
     entries: list[dict] = []
     work = Path(tempfile.mkdtemp(prefix=".report-", dir=out_dir))
+    # Figures inline in the executed notebooks (the kernels inherit this); the caller's value is restored below.
+    previous_backend = os.environ.get("MPLBACKEND")
     try:
+        os.environ["MPLBACKEND"] = INLINE_BACKEND
         bar = tqdm(paths, desc="notebooks", unit="nb", disable=not progress, file=sys.stderr)
         for path in bar:
             stem = path.stem
