@@ -4,7 +4,10 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 PARAMS ?=
-JOBS ?= 2
+# pytest workers: one more than the cores. With one per core, the 2-core machine's cores sat idle 58 of 1,132
+# core-seconds of the suite (tests waiting on a kernel's start, a browser, a server); with three, 5-7
+# (/proc/stat around `make test`, 2026-11-27; benchmarks/README.md).
+JOBS ?= $(shell n=$$(nproc 2>/dev/null || echo 2); echo $$((n + 1)))
 
 .PHONY: report test bench venv clean seed-stability clean-checkouts site
 
@@ -40,7 +43,7 @@ report: venv
 seed-stability: venv
 	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 $(PY) benchmarks/seed_stability.py --seeds 0-4 --params '$(PARAMS)' --check
 
-# One BLAS thread per process: pytest-xdist already runs one worker per core, and
+# One BLAS thread per process: pytest-xdist already runs a worker per core (and one more), and
 # oversubscribed OpenBLAS threads made the spline least squares ~20x slower.
 # Bytecode caches on (PYTHONDONTWRITEBYTECODE emptied, as some CI images set it): the
 # suite starts about 150 Python processes, and each pytest worker would otherwise

@@ -1,6 +1,6 @@
 """The suite's xdist scheduling keeps each ``xdist_group`` on one worker (issue 31).
 
-``make test`` runs ``pytest -n 2 --dist loadgroup``: a notebook's default run is cached per
+``make test`` runs ``pytest -n <cores + 1> --dist loadgroup``: a notebook's default run is cached per
 worker and reused by its cases, the bad-input harness and the browser are built once per
 worker, so each group must run on one worker. pytest-xdist passes the group to its scheduler
 by appending ``@group`` to the test's node id; pytest 9.2 made the node id structured and that
