@@ -4,9 +4,9 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 PARAMS ?=
-# pytest workers: one more than the cores. With one per core, the 2-core machine's cores sat idle 58 of 1,132
-# core-seconds of the suite (tests waiting on a kernel's start, a browser, a server); with three, 5-7
-# (/proc/stat around `make test`, 2026-11-27; benchmarks/README.md).
+# pytest workers: one more than the cores. With one per core, the 2-core machine's cores sat idle 58-63
+# core-seconds of each suite run (5%); with three, 5-7, for the same busy time (/proc/stat around
+# `make test`, 2026-11-27; benchmarks/README.md).
 JOBS ?= $(shell n=$$(nproc 2>/dev/null || echo 2); echo $$((n + 1)))
 
 .PHONY: report test bench venv clean seed-stability clean-checkouts site
