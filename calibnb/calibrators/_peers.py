@@ -73,7 +73,11 @@ class VectorScaling(Calibrator):
         Ridge :math:`\lambda \ge 0` pulling w towards 1 and b towards 0.
     tol : float, default 1e-10
         Stop when half the Newton decrement is at most ``tol`` (a bound on
-        how far the loss is from its minimum, near the optimum).
+        how far the loss is from its minimum, near the optimum), after taking
+        the Newton step computed there: the decrement does not bound the
+        parameters along the loss's flat directions, and that last step
+        pins them (fits of the same 5,000 CIFAR-100 rows from two starts
+        give probabilities within about 1e-7 of each other).
     max_iter : int, default 100
         Maximum number of Newton steps.
     init_temperature : float > 0 or None, default None
@@ -143,7 +147,16 @@ class VectorScaling(Calibrator):
             if not np.isfinite(decrement) or decrement <= 0.0:
                 step, decrement = -g, float(g @ g)  # never happens for a PD system; a safe fallback
             if decrement / 2.0 <= tol:
-                n_iter -= 1
+                # The step just solved for is taken too (one more loss evaluation, no Hessian): the decrement
+                # bounds the loss's distance from its minimum, not the parameters along the loss's flat
+                # directions, and near the optimum a Newton step squares the error. Without it, fits of the
+                # same CIFAR-100 rows from two starts gave probabilities up to 3.9e-5 apart; with it, 5.5e-8.
+                cand = theta + step
+                f_new, g_new, p_new = _vs_objective(cand, z, y, lam)
+                if f_new <= f:
+                    theta, f, g, p = cand, f_new, g_new, p_new
+                else:  # rounding: the step cannot lower the loss any more
+                    n_iter -= 1
                 converged = True
                 break
             # backtracking (Armijo) line search; the loss is convex so a step that lowers it exists
