@@ -199,7 +199,7 @@ def test_a_given_starting_temperature_reaches_the_same_optimum_and_bad_ones_are_
 @needs_mirror
 def test_fits_from_two_starts_give_the_same_probabilities_on_cifar100():
     """The fit ends with the Newton step computed at the stopping test, so two starts agree on the probabilities
-    to near the float64 limits, not only on the loss. On these rows (notebook 03's split4 of a CIFAR-100
+    (to about 1e-7), not only on the loss. On these rows (notebook 03's split4 of a CIFAR-100
     DenseNet) the two fits were 3.9e-5 apart when the fit stopped before that step, and 5.5e-8 with it."""
     from calibnb.calibrators import TemperatureScaling
     from calibnb.data import calibration_test_split, load_cifar
