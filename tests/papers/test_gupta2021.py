@@ -275,6 +275,10 @@ def test_plot_spline_figure_draws_both_rows():
     assert f"{100 * d.test.ks:.2f}%" in axes[1, 0].get_title()
     cum = [ln for ln in axes[1, 0].get_lines() if ln.get_gid() == "cum_accuracy"][0]
     np.testing.assert_allclose(cum.get_ydata(), d.test.cum_accuracy)
+    axes[0, 0].figure.canvas.draw()
+    shown = [sum(0 <= (t - lo) / (hi - lo) <= 1 for t in ticks) for ax in axes.ravel()
+             for ticks, (lo, hi) in ((ax.get_xticks(), ax.get_xlim()), (ax.get_yticks(), ax.get_ylim()))]
+    assert max(shown) <= 5, shown  # few ticks a panel (gupta2021._PANEL_TICKS; issue 31)
     with pytest.raises(TypeError, match="SplineFigureData"):
         plot_spline_figure(d.test)
     plt.close("all")
