@@ -193,7 +193,7 @@ def test_plot_graph_rows_draws_four_panels_per_row():
     lines = [ln for ln in fig.axes[2].get_lines() if ln.get_gid() == "probability"]
     assert lines and lines[0].get_label() == "probability (spline derivative)"
     assert len(lines[0].get_xdata()) <= 203
-    # at most _PANEL_TICKS + 1 labelled ticks an axis (matplotlib's default made up to 8 here): ticks are most of
+    # at most _PANEL_TICKS + 1 labelled ticks an axis (matplotlib's default put 6 on some here): ticks are most of
     # these figures' drawing time (issue 31)
     fig.canvas.draw()
     shown = [sum(0 <= (t - lo) / (hi - lo) <= 1 for t in ticks) for ax in fig.axes
