@@ -65,6 +65,37 @@ def interpreter() -> str:
     return f"{platform.python_implementation()} {platform.python_version()} ({os.path.realpath(sys.executable)})"
 
 
+def cpu(cpuinfo: str | None = None) -> str:
+    """The processor, e.g. 'AMD EPYC (family 25, model 17)', from ``/proc/cpuinfo`` (``cpuinfo`` is its text).
+
+    The numpy workload measures the processor's model as well as its load: on 2026-11-27 (19:42-20:11 UTC)
+    a host of family 25, model 17 (AMD Zen 4, named 'AMD EPYC' like the hosts before it) read 3.66-3.79 s
+    (best of 2, six readings), one ``numpy.sort`` of 10^7 float64 values taking 0.66 s there, where the 162
+    readings quoted in README.md and benchmarks/README.md before it read 0.89-1.83 s; its python workload
+    read 1.01-1.16 s against 1.13-2.42 s. Compare a numpy reading only with readings on the same processor.
+    Where ``/proc/cpuinfo`` cannot be read, ``platform.processor()`` (or 'unknown CPU') stands in.
+    """
+    import platform
+
+    if cpuinfo is None:
+        try:
+            with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
+                cpuinfo = f.read()
+        except OSError:
+            cpuinfo = ""
+    fields: dict[str, str] = {}
+    for line in cpuinfo.splitlines():
+        if not line.strip():
+            break  # the first processor's block is enough
+        key, sep, value = line.partition(":")
+        if sep:
+            fields.setdefault(key.strip(), value.strip())
+    name = fields.get("model name") or platform.processor() or "unknown CPU"
+    if "cpu family" in fields and "model" in fields:
+        return f"{name} (family {fields['cpu family']}, model {fields['model']})"
+    return name
+
+
 def best_cpu_seconds(fn, repeat: int) -> float:
     best = float("inf")
     for _ in range(repeat):
@@ -84,7 +115,7 @@ def main(argv=None) -> int:
     nump = best_cpu_seconds(numpy_workload, args.repeat)
     load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
     print(f"machine probe: python {py:.2f} s, numpy {nump:.2f} s of CPU (best of {args.repeat}) on "
-          f"{interpreter()}; load average {load}")
+          f"{interpreter()}; {cpu()}; load average {load}")
     return 0
 
 

@@ -35,6 +35,7 @@ def test_probe_prints_the_fastest_repeat_of_each_workload_and_the_load(probe, mo
     line = capsys.readouterr().out.strip()
     assert re.fullmatch(r"machine probe: python 1\.50 s, numpy 0\.40 s of CPU \(best of 3\) on "
                         r"\w+ \d+\.\d+\.\d+ \(/\S+\); "
+                        r"[^;]+; "
                         r"load average \d+\.\d\d, \d+\.\d\d, \d+\.\d\d", line), line
 
 
@@ -44,3 +45,17 @@ def test_probe_refuses_a_repeat_below_one(probe, capsys):
     assert info.value.code == 2
     assert "--repeat must be at least 1; got 0" in capsys.readouterr().err
 
+
+
+def test_cpu_names_the_first_processors_model_family_and_number(probe):
+    info = ("processor\t: 0\nvendor_id\t: AuthenticAMD\ncpu family\t: 25\nmodel\t\t: 17\n"
+            "model name\t: AMD EPYC\nflags\t\t: fpu avx2\n\n"
+            "processor\t: 1\ncpu family\t: 23\nmodel\t\t: 49\nmodel name\t: Other\n")
+    assert probe.cpu(info) == "AMD EPYC (family 25, model 17)"
+
+
+def test_cpu_without_cpuinfo_falls_back_to_the_platform(probe, monkeypatch):
+    monkeypatch.setattr("platform.processor", lambda: "arm")
+    assert probe.cpu("") == "arm"
+    monkeypatch.setattr("platform.processor", lambda: "")
+    assert probe.cpu("") == "unknown CPU"
