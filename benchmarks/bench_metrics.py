@@ -42,6 +42,8 @@ import time  # noqa: E402
 import numpy as np  # noqa: E402
 
 import calibnb as cn  # noqa: E402
+# benchmarks/ (the script's folder): the processor's family and model, as the machine probe prints them
+from machine_probe import cpu  # noqa: E402
 
 N_BINS = 15
 
@@ -61,21 +63,10 @@ def version(dist: str) -> str:
         return "not installed"
 
 
-def cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
-
-
 def header() -> str:
     deps = ", ".join(f"{d} {version(d)}" for d in ("numpy", "numba", "llvmlite", "pandas"))
     peers = ", ".join(f"{d} {version(d)}" for d in ("relplot", "scikit-learn", "uncertainty-calibration"))
-    return (f"machine: {platform.machine()}, {cpu_model()}, {os.cpu_count()} CPUs; "
+    return (f"machine: {platform.machine()}, {cpu()}, {os.cpu_count()} CPUs; "
             f"python {platform.python_version()}; calibnb {cn.__version__}; {deps}\n"
             f"peers: {peers}\n"
             f"CALIBNB_KERNEL={os.environ.get('CALIBNB_KERNEL', 'auto')}; "

@@ -48,6 +48,8 @@ from pathlib import Path
 
 import numpy as np
 
+from machine_probe import cpu  # benchmarks/, the script's folder: the processor's family and model
+
 ROW_GROUP = 1 << 20
 SEED = 20261123
 
@@ -296,12 +298,7 @@ def versions() -> str:
 
 
 def machine() -> str:
-    model = "unknown"
-    try:
-        with open("/proc/cpuinfo") as fh:
-            model = next(ln.split(":", 1)[1].strip() for ln in fh if ln.startswith("model name"))
-    except (OSError, StopIteration):
-        pass
+    model = cpu()
     mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
     return f"nproc {os.cpu_count()}, CPU {model!r}, RAM {mem:.0f} GiB, {platform.machine()}"
 
