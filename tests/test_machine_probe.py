@@ -46,7 +46,6 @@ def test_probe_refuses_a_repeat_below_one(probe, capsys):
     assert "--repeat must be at least 1; got 0" in capsys.readouterr().err
 
 
-
 def test_cpu_names_the_first_processors_model_family_and_number(probe):
     info = ("processor\t: 0\nvendor_id\t: AuthenticAMD\ncpu family\t: 25\nmodel\t\t: 17\n"
             "model name\t: AMD EPYC\nflags\t\t: fpu avx2\n\n"
