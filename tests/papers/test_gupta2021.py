@@ -275,11 +275,11 @@ def test_plot_spline_figure_draws_both_rows():
     assert f"{100 * d.test.ks:.2f}%" in axes[1, 0].get_title()
     cum = [ln for ln in axes[1, 0].get_lines() if ln.get_gid() == "cum_accuracy"][0]
     np.testing.assert_allclose(cum.get_ydata(), d.test.cum_accuracy)
-    axes[0, 0].figure.canvas.draw()
-    shown = [sum(0 <= (t - lo) / (hi - lo) <= 1 for t in ticks) for ax in axes.ravel()
-             for ticks, (lo, hi) in ((ax.get_xticks(), ax.get_xlim()), (ax.get_yticks(), ax.get_ylim()))]
+    from figure_ticks import shown_ticks
+
     from calibnb.papers import gupta2021
 
+    shown = shown_ticks(axes.ravel())
     assert max(shown) <= gupta2021._PANEL_TICKS + 1, shown  # few ticks a panel (issue 31; the default put 6)
     with pytest.raises(TypeError, match="SplineFigureData"):
         plot_spline_figure(d.test)

@@ -7,6 +7,7 @@ import pytest
 import calibnb as cn
 from calibnb.papers import gupta2021 as paper
 from calibnb.papers.gupta2021 import _top_order
+from figure_ticks import shown_ticks
 
 matplotlib.use("Agg")
 
@@ -195,9 +196,7 @@ def test_plot_graph_rows_draws_four_panels_per_row():
     assert len(lines[0].get_xdata()) <= 203
     # at most _PANEL_TICKS + 1 labelled ticks an axis (matplotlib's default put 6 on some here): ticks are most of
     # these figures' drawing time (issue 31)
-    fig.canvas.draw()
-    shown = [sum(0 <= (t - lo) / (hi - lo) <= 1 for t in ticks) for ax in fig.axes
-             for ticks, (lo, hi) in ((ax.get_xticks(), ax.get_xlim()), (ax.get_yticks(), ax.get_ylim()))]
+    shown = shown_ticks(fig.axes)
     assert 2 <= min(shown) and max(shown) <= paper._PANEL_TICKS + 1, shown
     plt.close(fig)
     with pytest.raises(ValueError, match="rows"):
