@@ -85,7 +85,7 @@ class InMemoryKernels:
     * w`` and ``cnt[s, b] += w`` in item order (the flat ``numpy.bincount`` of
     the batched and weighted path); inputs already validated.
 
-    ``group_lanes()(c, y) -> (lanes of c, lanes of c * y, bad)`` and
+    ``group_lanes()(c, y) -> (lanes of c, lanes of c * y, bad, number of y != 0)`` and
     ``brier_lanes()(c, y) -> (lanes of (c - y) ** 2, bad)``: the lane sums
     described in the module docstring; ``bad`` is True when a value is out of
     range (NaN included).

@@ -67,16 +67,23 @@ def make_width_sums(counts: bool):
     def width_sums(c, y, n_bins, diff, cnt):
         n = c.shape[0]
         codes = np.empty(BLOCK, dtype=np.int64)
+        tally = np.zeros(n_bins + 1, dtype=np.int64)
         for start in range(0, n, BLOCK):
             m = min(BLOCK, n - start)
             if block_codes(c, start, m, n_bins, codes):
                 return 1  # nothing of a bad block is scattered
+            cs = c[start:start + m]
+            ys = y[start:start + m]
             for j in range(m):
-                i = (start + j) & NONNEG
-                k = codes[j] & NONNEG
-                diff[k] += np.float64(c[i]) - np.float64(y[i])
+                u = np.uint64(j)  # unsigned: no negative-index wraparound, contiguous loads
+                k = np.uint64(codes[u])
+                diff[k] += np.float64(cs[u]) - np.float64(ys[u])
                 if counts:
-                    cnt[k] += 1.0
+                    tally[k] += 1
+            if counts:  # see width_table: an integer count, the same float as adding 1.0 row by row
+                for k in range(n_bins + 1):
+                    cnt[k] += np.float64(tally[k])
+                    tally[k] = 0
         return 0
 
     return width_sums
@@ -88,23 +95,37 @@ def make_width_table(weighted: bool):
     def width_table(c, y, w, n_bins, cnt, csum, ncor):
         n = c.shape[0]
         codes = np.empty(BLOCK, dtype=np.int64)
+        tally = np.zeros(n_bins, dtype=np.int64)
         for start in range(0, n, BLOCK):
             m = min(BLOCK, n - start)
             if block_codes(c, start, m, n_bins, codes):
                 return 1
+            cs = c[start:start + m]
+            ys = y[start:start + m]
             for j in range(m):
-                i = (start + j) & NONNEG
-                b = max(codes[j] - 1, 0) & NONNEG  # code 0 (conf == 0) is in bin 0
-                x = np.float64(c[i])
+                u = np.uint64(j)
+                b = np.uint64(max(codes[u] - 1, 0))  # code 0 (conf == 0) is in bin 0
+                x = np.float64(cs[u])
                 if weighted:
+                    i = np.uint64(start + j)
                     wi = w[i]
                     cnt[b] += wi
                     csum[b] += wi * x
-                    ncor[b] += wi * np.float64(y[i])
+                    ncor[b] += wi * np.float64(ys[u])
                 else:
-                    cnt[b] += 1.0
                     csum[b] += x
-                    ncor[b] += np.float64(y[i])
+                    # the count and the number correct of the block in one integer per bin (count in
+                    # the low 32 bits, correct in the high ones; a block has 1024 rows): one scatter
+                    # instead of two. Sums of 0/1 below 2**53 are exact in floating point whatever
+                    # the order, so adding them per block gives the floats of adding 1.0 and y row by
+                    # row (numpy.bincount's order); 5.2x numpy.sum against 6.4x (2026-11-27)
+                    tally[b] += 1 + (np.int64(ys[u]) << 32)
+            if not weighted:
+                for k in range(n_bins):
+                    t = tally[k]
+                    cnt[k] += np.float64(t & 0xFFFFFFFF)
+                    ncor[k] += np.float64(t >> 32)
+                    tally[k] = 0
         return 0
 
     return width_table
@@ -146,29 +167,39 @@ def make_group_lanes():
         pt = np.zeros(LANES)
         pp = np.zeros(LANES)
         bad = 0
+        n_pos = 0
         for start in range(0, n, CHUNK):
             stop = min(start + CHUNK, n)
             full = start + (stop - start) // LANES * LANES
             pt[:] = 0.0
             pp[:] = 0.0
             for b in range(start, full, LANES):
+                # one row of lanes as views, indexed by an unsigned integer: numba then drops its
+                # negative-index wraparound and the loads stay contiguous; `(b + j) & NONNEG` into
+                # the whole array made LLVM gather c and insert y byte by byte (2026-11-27)
+                cb = c[b:b + LANES]
+                yb = y[b:b + LANES]
                 for j in range(LANES):
-                    # i >= 0 already; the mask tells the compiler so, which drops numba's
-                    # negative-index wraparound and lets it vectorise the loop over lanes
-                    i = (b + j) & NONNEG
-                    x = np.float64(c[i])
-                    pt[j] += x
-                    pp[j] += x * np.float64(y[i])
+                    u = np.uint64(j)
+                    x = np.float64(cb[u])
+                    hit = yb[u] != 0
+                    pt[u] += x
+                    # x * y for y in {0, 1}: the same sum (the lanes start at +0.0, so a -0.0
+                    # term adds nothing either way), without converting y to a double
+                    pp[u] += x if hit else 0.0
+                    n_pos += np.int64(hit)
                     bad += invalid(x)
             for j in range(stop - full):  # the tail of the last chunk
                 x = np.float64(c[full + j])
+                hit = y[full + j] != 0
                 pt[j] += x
-                pp[j] += x * np.float64(y[full + j])
+                pp[j] += x if hit else 0.0
+                n_pos += np.int64(hit)
                 bad += invalid(x)
             for j in range(LANES):
                 tot[j] += pt[j]
                 pos[j] += pp[j]
-        return tot, pos, bad > 0
+        return tot, pos, bad > 0, n_pos
 
     return group_lanes
 

@@ -1288,10 +1288,10 @@ def _group_sums_1d(conf, correct, sample_weight):
     fast = _compiled_pair(conf, correct, sample_weight)
     if fast is not None:
         c, y, kernels = fast
-        tot, pos, bad = kernels.group_lanes()(c, y)
+        tot, pos, bad, n_pos = kernels.group_lanes()(c, y)
         if not bad:  # else a value is out of range: the NumPy checks below say which
             n = c.shape[0]
-            n_pos = int(np.count_nonzero(y))
+            n_pos = int(n_pos)
             p = float(pos.sum())
             return (n_pos, n - n_pos, p, float(tot.sum()) - p), None, None, None, False
     conf, correct, w, batched = _prepare(conf, correct, sample_weight)
