@@ -2250,7 +2250,7 @@ def _hide_code(nb_path: Path, out_path: Path) -> None:
 #: What the audit's notebook kernel gets in its environment, unless the caller's environment sets the same
 #: variable (issue 27: an audit's peak memory under 1 GiB; measured in benchmarks/README.md).
 _KERNEL_ENVIRONMENT = {
-    # NumPy's path of the metrics: the same numbers bit for bit (tests/test_kernels_inmemory.py), without numba's
+    # NumPy's path of the metrics: the same numbers bit for bit (tests/metrics/test_kernels_inmemory.py), without numba's
     # compiler and its compiled kernels in the kernel's memory (about 130 MiB at 10^5 rows)
     "CALIBNB_KERNEL": "numpy",
     # glibc: every allocation above 128 KiB (the bootstrap's blocks, the metrics' arrays) gets its own mapping,

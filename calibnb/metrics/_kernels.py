@@ -13,14 +13,17 @@ least :data:`MIN_ROWS` items and ``CALIBNB_KERNEL`` allows it. The variable
 the two paths cannot disagree.
 
 Each kernel does the floating-point operations of the NumPy path in the same
-order, so the results are equal bit for bit (``tests/test_kernels_inmemory.py``):
+order, so the results are equal bit for bit (``tests/metrics/test_kernels_inmemory.py``):
 
 * **Equal-width bins** (:func:`width_sums`, :func:`width_table`,
   :func:`width_rows`): the exact code of
   :func:`calibnb.metrics.binary._codes_into` per row (``k = ceil(c * M * (1 -
   2**-50))``, corrected by ``c > k / M`` when the scaled value is within
   ``2**-40 * M`` below an integer) and a sequential scatter in row order,
-  which is the order of ``numpy.add.at`` and ``numpy.bincount``.
+  which is the order of ``numpy.add.at`` and ``numpy.bincount``. Unweighted
+  counts and numbers correct (sums of 0/1, exact in any order below 2**53)
+  are tallied as integers per block of :data:`BLOCK` rows and then added to
+  the float bins, which gives the same floats.
 * **Equal-mass bins, after the sort** (``mass_stats``): the confidences are
   sorted by NumPy (one ``numpy.sort`` of int64 keys, as on the NumPy path);
   one pass then gives every bin's count, number correct (an exact integer,
