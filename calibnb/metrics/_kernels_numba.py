@@ -67,7 +67,7 @@ def make_width_sums(counts: bool):
     def width_sums(c, y, n_bins, diff, cnt):
         n = c.shape[0]
         codes = np.empty(BLOCK, dtype=np.int64)
-        tally = np.zeros(n_bins + 1, dtype=np.int64)
+        tally = np.zeros(n_bins + 1 if counts else 0, dtype=np.int64)  # ECE counts nothing
         for start in range(0, n, BLOCK):
             m = min(BLOCK, n - start)
             if block_codes(c, start, m, n_bins, codes):
