@@ -117,6 +117,9 @@ from calibnb.papers.gupta2021 import (  # noqa: E402
     spline_recovery_error,
 )
 
+from calibnb.papers import gupta2021  # noqa: E402
+from figure_ticks import shown_ticks  # noqa: E402
+
 METRIC_COLUMNS = ("ks_top1", "ks_top2", "ks_within_top2", "accuracy", "ece", "mce", "brier_top1", "ks_top1_calibration")
 
 
@@ -275,10 +278,6 @@ def test_plot_spline_figure_draws_both_rows():
     assert f"{100 * d.test.ks:.2f}%" in axes[1, 0].get_title()
     cum = [ln for ln in axes[1, 0].get_lines() if ln.get_gid() == "cum_accuracy"][0]
     np.testing.assert_allclose(cum.get_ydata(), d.test.cum_accuracy)
-    from figure_ticks import shown_ticks
-
-    from calibnb.papers import gupta2021
-
     shown = shown_ticks(axes.ravel())
     assert max(shown) <= gupta2021._PANEL_TICKS + 1, shown  # few ticks a panel (issue 31; the default put 6)
     with pytest.raises(TypeError, match="SplineFigureData"):
@@ -318,7 +317,6 @@ def test_spline_recovery_rejects_bad_input():
 # ------------------------------------------------------------------ moved from tests/test_hardening.py (issue 14's defect classes)
 
 import calibnb as cn  # noqa: E402
-from calibnb.papers import gupta2021  # noqa: E402
 
 from synthetic import calibrated_logits  # noqa: E402
 
