@@ -330,31 +330,90 @@ def _sort_keys(conf: np.ndarray, correct: np.ndarray) -> np.ndarray:
     return keys
 
 
+#: Bits of the hash that pre-filters the items of mixed tie groups (:func:`_fix_tie_order`): a 1 MiB table of
+#: flags, which stays in the CPU cache, so that only the items it flags are looked up in the sorted group values.
+_TIE_FILTER_BITS = 20
+_TIE_HASH = np.uint64(0x9E3779B97F4A7C15)  # Fibonacci hashing: the top bits of bits * (2^64 / golden ratio)
+_SIGN_OFF = np.int64(0x7FFF_FFFF_FFFF_FFFF)
+
+
+def _tie_hash(bits: np.ndarray) -> np.ndarray:
+    """Top ``_TIE_FILTER_BITS`` bits of ``bits * _TIE_HASH`` (wrapping uint64 product), as indices."""
+    h = bits.view(np.uint64) * _TIE_HASH
+    h >>= np.uint64(64 - _TIE_FILTER_BITS)
+    return h.view(np.int64)
+
+
+def _mixed_groups(keys: np.ndarray) -> np.ndarray:
+    """The confidences' bits (int64, ascending) of the tie groups that hold both wrong and correct items.
+
+    In sorted keys a group of value ``v`` reads ``2v, ..., 2v, 2v + 1, ..., 2v + 1``; two neighbours that
+    differ by 1 with the first even are such a group's one step from wrong to correct (a step between two
+    values, ``2v + 1`` to ``2v + 2``, starts odd). Chunk by chunk, so no temporary as long as the data.
+    """
+    n = keys.shape[0]
+    found = []
+    for start in range(0, n - 1, _CHUNK):
+        w = keys[start:start + _CHUNK + 1]
+        step = np.flatnonzero(np.diff(w) == 1)
+        if step.size:
+            step = step[(w[step] & 1) == 0]
+            if step.size:
+                found.append(w[step] >> 1)
+    return np.concatenate(found) if found else np.empty(0, dtype=np.int64)
+
+
 def _fix_tie_order(keys: np.ndarray, conf: np.ndarray, correct: np.ndarray):
     """Sorted (values, correct) with ties in input order (a stable sort).
 
-    ``keys`` come from :func:`_sort_keys`. Only groups of equal confidences
-    that mix correct and wrong items need their input order; those items alone
-    are re-sorted with a stable argsort.
+    ``keys`` come from :func:`_sort_keys` and are overwritten: the returned
+    values are a float64 view of them (every caller is done with the keys).
+    Only groups of equal confidences that mix correct and wrong items need
+    their input order. Their items are found in one chunked pass over the
+    input (a hash of each confidence's bits flags the few candidates, which
+    are then looked up among the mixed groups' values), ordered by group
+    with a stable sort that keeps input order inside each group (a radix
+    sort while there are at most 2^16 such groups), and written over their
+    groups' runs of the sorted correctness. The result is that of a stable
+    argsort of ``conf`` (``-0.0`` ties with ``0.0``, as in the keys).
     """
-    vals = keys >> 1
-    y = (keys & 1).astype(bool)
-    if vals.shape[0] > 1:
-        change = (vals[1:] == vals[:-1]) & (y[1:] != y[:-1])
-        if change.any():
-            mixed = vals[1:][change]  # one entry per mixed group, ascending
-            ivals = conf.view(np.int64) << 1 >> 1
-            pos = np.searchsorted(mixed, ivals)
-            member = mixed[np.minimum(pos, mixed.shape[0] - 1)] == ivals
-            sub = ivals[member]
-            order = np.argsort(sub, kind="stable")
-            lo = np.searchsorted(vals, mixed, side="left")
-            hi = np.searchsorted(vals, mixed, side="right")
-            mark = np.zeros(vals.shape[0] + 1, dtype=np.intp)
-            np.add.at(mark, lo, 1)
-            np.add.at(mark, hi, -1)
-            in_mixed = np.cumsum(mark[:-1]) > 0
-            y[in_mixed] = correct[member][order]
+    n = keys.shape[0]
+    mixed = _mixed_groups(keys)
+    y = np.empty(n, dtype=bool)
+    for start in range(0, n, _CHUNK):  # the correctness as the keys have it: wrong first in each group
+        k = keys[start:start + _CHUNK]
+        y[start:start + _CHUNK] = k & 1
+        k >>= 1
+    vals = keys
+    if mixed.shape[0] == 0:
+        return vals.view(np.float64), y
+    flags = np.zeros(1 << _TIE_FILTER_BITS, dtype=bool)
+    flags[_tie_hash(mixed)] = True
+    where, group = [], []
+    ivals = conf.view(np.int64)
+    for start in range(0, n, _CHUNK):
+        bits = ivals[start:start + _CHUNK] & _SIGN_OFF  # -0.0 as 0.0
+        cand = np.flatnonzero(flags[_tie_hash(bits)])
+        if cand.size:
+            cb = bits[cand]
+            g = np.searchsorted(mixed, cb)
+            np.minimum(g, mixed.shape[0] - 1, out=g)
+            hit = mixed[g] == cb
+            where.append(cand[hit] + start)
+            group.append(g[hit])
+    where = np.concatenate(where)
+    group = np.concatenate(group)
+    # the runs of the mixed groups in sorted order, and their items in input order, group by group
+    lo = np.searchsorted(vals, mixed, side="left")
+    hi = np.searchsorted(vals, mixed, side="right")
+    sizes = hi - lo
+    if where.shape[0] != int(sizes.sum()):  # cannot happen: every item of a mixed group is found once
+        raise RuntimeError("calibnb internal error: the items of tied confidences were not all found")
+    key = group.astype(np.uint16) if mixed.shape[0] <= 1 << 16 else group  # uint16: NumPy's stable radix sort
+    order = np.argsort(key, kind="stable")
+    first = np.cumsum(sizes) - sizes  # each group's first item among the members
+    runs = np.repeat(lo - first, sizes) + np.arange(where.shape[0])
+    y[runs] = correct[where[order]]
     return vals.view(np.float64), y
 
 
@@ -388,7 +447,7 @@ def _mass_stats(conf: np.ndarray, correct: np.ndarray, n_bins: int):
     s_conf, s_y = _fix_tie_order(keys, conf, correct)
     starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
     sum_conf = np.add.reduceat(s_conf, starts)
-    n_correct = np.add.reduceat(s_y.astype(np.float64), starts)
+    n_correct = np.add.reduceat(s_y.view(np.uint8), starts, dtype=np.int64).astype(np.float64)  # exact counts
     lower = s_conf[starts]
     upper = s_conf[starts + sizes - 1]
     return sizes.astype(np.float64), sum_conf, n_correct, lower, upper
@@ -1674,9 +1733,24 @@ def ks_error(conf, correct, *, ties: str = "order", sample_weight=None):
     out = _ks_from_keys(keys, n, ties)
     if out is None:  # "order" with mixed ties: restore input order in those groups
         s_conf, s_y = _fix_tie_order(keys, conf, correct)
-        cs = np.cumsum(s_y - s_conf)
-        out = float(np.max(np.abs(cs)) / n)
+        out = _ks_of_sorted(s_conf, s_y) / n
     return float(out)
+
+
+def _ks_of_sorted(s_conf: np.ndarray, s_y: np.ndarray) -> float:
+    """``max |cumsum(s_y - s_conf)|`` chunk by chunk, the running sum carried into each chunk's first term.
+
+    Adding the carry to the first difference before the chunk's ``cumsum`` makes every partial sum the same
+    float as one ``cumsum`` over the whole array (a sequential sum), without its temporaries.
+    """
+    best = carry = 0.0
+    for start in range(0, s_conf.shape[0], _CHUNK):
+        d = s_y[start:start + _CHUNK] - s_conf[start:start + _CHUNK]
+        d[0] += carry
+        cs = np.cumsum(d, out=d)
+        best = max(best, float(cs.max()), float(-cs.min()))
+        carry = float(cs[-1])
+    return best
 
 
 @batch_axis

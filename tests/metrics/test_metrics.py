@@ -6,7 +6,7 @@ from sklearn.calibration import calibration_curve
 from sklearn.metrics import brier_score_loss
 
 import calibnb as cb
-from calibnb.metrics.binary import _CHUNK
+from calibnb.metrics.binary import _CHUNK, _mixed_groups, _sort_keys
 
 
 # ---- straightforward references (loops over bins, stable argsort) -----------
@@ -300,6 +300,45 @@ def test_ks_group_tie_group_across_internal_chunks(offset):
     ends = np.append(s_conf[1:] != s_conf[:-1], True)
     expected = np.max(np.abs(cs[ends])) / n
     np.testing.assert_allclose(cb.ks_error(conf, correct, ties="group"), expected, rtol=1e-9)
+
+
+def _mixed_groups_of(conf, correct):
+    keys = _sort_keys(conf, np.asarray(correct, bool).view(np.uint8))
+    return _mixed_groups(keys).shape[0]
+
+
+@pytest.mark.parametrize(("n_values", "n", "mixed_at_least"), [(150_000, 600_000, (1 << 16) + 1), (500, 300_000, 400)])
+def test_stable_tie_order_is_exact_with_few_and_many_mixed_tie_groups(n_values, n, mixed_at_least):
+    """Ties put back in input order (the hash filter, then a radix sort by group up to 2^16 mixed groups, a
+    merge sort beyond): the sorted correctness is a stable argsort's, item for item, and ``ks_error`` in "order"
+    mode, ``ks_curves`` and equal-mass ECE equal the stable-argsort reference exactly (the KS running sum is
+    carried chunk to chunk so that each partial sum is the whole-array cumsum's float)."""
+    rng = np.random.default_rng(n_values)
+    conf = rng.integers(0, n_values, n) / n_values
+    conf[: n // 10] = rng.random(n // 10)  # a tenth continuous: items of no group, some hashed like a group's
+    conf = rng.permutation(conf)
+    correct = rng.random(n) < conf
+    assert _mixed_groups_of(conf, correct) >= mixed_at_least
+    s, y = ref_sorted(conf, correct)
+    curves = cb.ks_curves(conf, correct)
+    np.testing.assert_array_equal(curves.correct, y)
+    np.testing.assert_array_equal(curves.scores, s)
+    assert cb.ks_error(conf, correct, ties="order") == np.max(np.abs(np.cumsum(y - s))) / n
+    for n_bins in (7, 15):
+        sizes = [len(b) for b in np.array_split(s, n_bins)]
+        edges = np.cumsum(sizes)[:-1]
+        gaps = [abs(np.sum(a) - np.sum(b)) for a, b in zip(np.split(s, edges), np.split(y.astype(float), edges))]
+        assert cb.ece(conf, correct, n_bins=n_bins, binning="mass") == pytest.approx(sum(gaps) / n, abs=1e-12)
+
+
+def test_stable_tie_order_treats_negative_zero_as_zero():
+    """-0.0 ties with 0.0 (as in a stable argsort) and sorts as 0.0, inside a group that mixes right and wrong."""
+    conf = np.array([0.0, 0.5, -0.0, 0.0, 0.5, -0.0])
+    correct = np.array([0, 1, 1, 1, 0, 0], bool)
+    curves = cb.ks_curves(conf, correct)
+    np.testing.assert_array_equal(curves.correct, [0, 1, 1, 0, 1, 0])  # zeros in input order, then the halves
+    assert not np.signbit(curves.scores).any()
+    assert cb.ks_error(conf, correct) == pytest.approx(2.5 / 6)  # running sums 0, 1, 2, 2 (the zeros), 2.5, 2
 
 
 # ------------------------------------------------------------------ moved from tests/test_hardening.py (issue 14's defect classes)
