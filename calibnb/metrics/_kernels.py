@@ -2,7 +2,8 @@
 
 :func:`calibnb.ece`, :func:`calibnb.mce`, :func:`calibnb.reliability_table`
 (equal-width and equal-mass bins), :func:`calibnb.macro_ce`, :func:`calibnb.ice`,
-:func:`calibnb.rewards`, :func:`calibnb.hmr` and :func:`calibnb.brier_top` run
+:func:`calibnb.rewards`, :func:`calibnb.hmr`, :func:`calibnb.brier_top` and
+:func:`calibnb.ks_error` (after NumPy's sort) run
 one compiled pass over the data instead of the NumPy passes of
 :mod:`calibnb.metrics.binary` when :mod:`numba` is installed, the input has at
 least :data:`MIN_ROWS` items and ``CALIBNB_KERNEL`` allows it. The variable
@@ -33,6 +34,12 @@ order, so the results are equal bit for bit (``tests/metrics/test_kernels_inmemo
   of longer runs). The NumPy path restores the input order of tied items that
   mix correct and wrong ones; that order changes a sum only when such a group
   straddles a bin edge, and the kernel then leaves the bins to NumPy.
+* **The KS error, after the sort** (``ks_keys``): one pass over the sorted
+  keys makes the running sums of the NumPy path (a sequential ``cumsum``
+  per chunk of :data:`CHUNK` items plus the carry of the chunks before) and
+  keeps the largest in absolute value, over every item or over the last of
+  each tie group; in "order" mode a tie group mixing correct and wrong items
+  leaves the work to NumPy, which restores their input order.
 * **Sums over items** (:func:`group_lanes`, :func:`brier_lanes`): the NumPy
   path sums every term in :data:`LANES` interleaved lanes (item ``i`` goes to
   lane ``i % LANES`` of its chunk of :data:`CHUNK` items: ``numpy.add.reduce``
@@ -99,6 +106,13 @@ class InMemoryKernels:
     ``binary._mass_stats``; 1 (nothing decided) when a tie group mixing correct
     and wrong items straddles a bin edge.
 
+    ``ks_keys(group)(keys, vals, fvals) -> (largest, mixed)``: the largest
+    absolute running sum of ``correct - conf`` over the sorted keys, as
+    ``binary._ks_from_keys`` makes it (over the last item of each tie group
+    when ``group``); ``vals``/``fvals`` are a scratch chunk and its float64
+    view; ``mixed`` 1 (nothing decided, "order" only) when a tie group mixes
+    correct and wrong items.
+
     ``row_lanes(weighted, brier)(c, y, w) -> (S, T, LANES)``: per row of 2-D
     (S, N) arrays (broadcast views allowed), the lane sums of T terms, those of
     the batched and weighted paths: ``1, c y, c`` (unweighted) or ``w, w y,
@@ -136,6 +150,9 @@ class InMemoryKernels:
 
     def mass_stats(self):
         return self._get(("mass_stats",), "make_mass_stats")
+
+    def ks_keys(self, group: bool):
+        return self._get(("ks_keys", bool(group)), "make_ks_keys")
 
 
 # The constants of calibnb.metrics.binary._codes_into, repeated here so that

@@ -18,7 +18,7 @@ from ..jit import njit
 from ._kernels import BLOCK, EDGE_SHRINK, NEAR, NONNEG, CHUNK, LANES
 
 __all__ = ["invalid", "block_codes", "pairwise_sum", "make_width_sums", "make_width_table", "make_width_rows",
-           "make_group_lanes", "make_brier_lanes", "make_row_lanes", "make_mass_stats"]
+           "make_group_lanes", "make_brier_lanes", "make_row_lanes", "make_mass_stats", "make_ks_keys"]
 
 
 @njit(nogil=True, inline="always")
@@ -354,3 +354,46 @@ def make_mass_stats():
         return 0
 
     return mass_stats
+
+
+def make_ks_keys(group: bool):
+
+    @njit(nogil=True)
+    def ks_keys(keys, vals, fvals):
+        # The KS error's largest |running sum of correct - conf| from the sorted int64 keys of binary._sort_keys,
+        # as binary._ks_from_keys makes it: within each chunk of CHUNK items a sequential sum from 0 plus the
+        # carry of the chunks before, over every item ("order") or over the last item of each group of equal
+        # confidences ("group"). vals (int64) and fvals (its float64 view), of CHUNK items, receive a chunk's
+        # keys >> 1 (the confidences). Returns (largest, mixed): mixed is 1, with nothing decided, in "order"
+        # mode when a tie group mixes wrong and correct items (keys 2v then 2v + 1), whose input order the
+        # keys have lost (the caller's NumPy path restores it).
+        n = keys.shape[0]
+        best = 0.0
+        carry = 0.0
+        for start in range(0, n, CHUNK):
+            stop = min(start + CHUNK, n)
+            m = stop - start
+            if not group:
+                for i in range(max(start, 1), stop):
+                    if keys[i] - keys[i - 1] == 1 and (keys[i - 1] & 1) == 0:
+                        return best, 1
+            for j in range(m):
+                vals[j] = keys[start + j] >> 1
+            s = 0.0
+            hi = -np.inf
+            lo = np.inf
+            for j in range(m):
+                s += float(keys[start + j] & 1) - fvals[j]
+                v = s + carry
+                if group and start + j + 1 < n and (keys[start + j + 1] >> 1) == vals[j]:
+                    continue  # not the last item of its tie group
+                if v > hi:
+                    hi = v
+                if v < lo:
+                    lo = v
+            if hi >= lo:  # some item counted
+                best = max(best, hi, -lo)
+            carry = s + carry
+        return best, 0
+
+    return ks_keys

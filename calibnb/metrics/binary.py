@@ -51,6 +51,7 @@ import numpy as np
 
 from .batch import batch_axis
 from .registry import Metric, register
+from ._kernels import CHUNK as _KERNEL_CHUNK
 from ._kernels import LANES as _LANES
 from ._kernels import compiled_inmemory
 from ..validation import (
@@ -123,8 +124,9 @@ def _shared_param_docs(func):
 _BINNINGS = ("width", "mass")
 _TIES = ("order", "group")
 _INTERVALS = ("wilson", "clopper-pearson")
-# Items per chunk: the temporaries of one chunk stay in the CPU cache.
-_CHUNK = 1 << 16
+# Items per chunk (the compiled kernels' CHUNK, whose sums follow the chunks): the temporaries of one chunk stay in
+# the CPU cache.
+_CHUNK = _KERNEL_CHUNK
 
 
 class MacroCEParts(NamedTuple):
@@ -1730,7 +1732,13 @@ def ks_error(conf, correct, *, ties: str = "order", sample_weight=None):
         return _result(_ks_general(conf, correct, w, ties), batched)
     n = conf.shape[0]
     keys = _sort_keys(conf, correct)
-    out = _ks_from_keys(keys, n, ties)
+    kernels = compiled_inmemory(n)
+    if kernels is not None:  # the same running sums in one compiled pass
+        scratch = np.empty(min(n, _CHUNK), dtype=np.int64)
+        best, mixed = kernels.ks_keys(ties == "group")(keys, scratch, scratch.view(np.float64))
+        out = None if mixed else best / n
+    else:
+        out = _ks_from_keys(keys, n, ties)
     if out is None:  # "order" with mixed ties: restore input order in those groups
         s_conf, s_y = _fix_tie_order(keys, conf, correct)
         out = _ks_of_sorted(s_conf, s_y) / n

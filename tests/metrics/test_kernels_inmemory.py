@@ -152,6 +152,52 @@ def test_equal_mass_kernel_decides_unless_a_mixed_tie_straddles_an_edge(monkeypa
 
 
 @needs_numba
+@pytest.mark.parametrize("ties", ["order", "group"])
+@pytest.mark.parametrize("n,kind", [(1, None), (5, 2), (1000, None), (1000, "pure"), (1000, 1), ((1 << 16) + 77, None),
+                                    ((1 << 16) + 77, "pure"), ((1 << 16) + 77, 3), (2 * (1 << 16) + 5, "boundary")])
+def test_ks_kernel_equals_numpy_bit_for_bit(monkeypatch, ties, n, kind):
+    """ks_error after the sort: the kernel's running sums (per chunk, plus the carry) are NumPy's, bytes for bytes.
+
+    ``kind``: None, distinct confidences; an int: rounded to that many decimals, so tie groups mix correct and
+    wrong items (in "order" mode the kernel then leaves the work to NumPy); "pure": rounded to 2 decimals with
+    correctness a function of the confidence (ties, none mixed: the kernel decides in both modes); "boundary":
+    tie groups at the sorted positions around the chunk edges.
+    """
+    conf, correct = _data(n, seed=n, edges=False)
+    if kind == "pure":
+        conf = np.round(conf, 2)
+        correct = (np.round(conf * 100) % 3) == 0
+    elif isinstance(kind, int):
+        conf = np.round(conf, kind)
+    elif kind == "boundary":
+        conf = np.sort(conf)
+        for edge in (1 << 16, 2 * (1 << 16)):
+            conf[edge - 2:edge + 2] = conf[edge - 2]
+        conf, correct = conf[::-1].copy(), correct[::-1].copy()
+    conf[: min(n, 3)] = [0.0, -0.0, 1.0][: min(n, 3)]
+    compiled, plain = _both(monkeypatch, cn.ks_error, conf, correct, ties=ties)
+    assert _bytes(compiled) == _bytes(plain)
+
+
+@needs_numba
+def test_ks_kernel_leaves_mixed_ties_to_numpy_in_order_mode():
+    """The kernel reports a tie group mixing correct and wrong items ("order" only; "group" does not need their
+    order), and otherwise gives the NumPy path's largest running sum."""
+    def run(conf, correct, group):
+        keys = binary._sort_keys(np.asarray(conf, dtype=np.float64), np.asarray(correct, dtype=bool))
+        scratch = np.empty(keys.shape[0], dtype=np.int64)
+        return K.InMemoryKernels().ks_keys(group)(keys, scratch, scratch.view(np.float64))
+
+    conf = [0.1, 0.5, 0.5, 0.5, 0.9]
+    assert run(conf, [0, 1, 0, 1, 1], False)[1] == 1  # mixed: NumPy restores the input order
+    best, mixed = run(conf, [0, 1, 1, 1, 1], False)  # one group, all correct: decided
+    assert mixed == 0 and best == binary._ks_from_keys(binary._sort_keys(np.array(conf), np.array([0, 1, 1, 1, 1],
+                                                                                                   dtype=bool)), 5, "order") * 5
+    best, mixed = run(conf, [0, 1, 0, 1, 1], True)
+    assert mixed == 0 and best == pytest.approx(5 * cn.ks_error(conf, [0, 1, 0, 1, 1], ties="group"), abs=1e-15)
+
+
+@needs_numba
 @pytest.mark.parametrize("name,kw", [m for m in METRICS if m[0] != "reliability_table"])
 @pytest.mark.parametrize("form", ["batch", "weights1d", "weights2d", "batch_weights1d", "batch_weights2d"])
 def test_batched_and_weighted_forms(monkeypatch, name, kw, form):
