@@ -39,7 +39,12 @@ order, so the results are equal bit for bit (``tests/metrics/test_kernels_inmemo
   per chunk of :data:`CHUNK` items plus the carry of the chunks before) and
   keeps the largest in absolute value, over every item or over the last of
   each tie group; in "order" mode a tie group mixing correct and wrong items
-  leaves the work to NumPy, which restores their input order.
+  leaves the work to the stable order below.
+* **Ties in input order** (``tie_fill``): after the sort, the items of tie
+  groups that mix correct and wrong ones are written over their groups' runs
+  in input order in one pass over the input (a hash table of the groups'
+  values names each item's group), which is what a stable argsort gives; the
+  NumPy path finds them chunk by chunk and sorts them by group.
 * **Sums over items** (:func:`group_lanes`, :func:`brier_lanes`): the NumPy
   path sums every term in :data:`LANES` interleaved lanes (item ``i`` goes to
   lane ``i % LANES`` of its chunk of :data:`CHUNK` items: ``numpy.add.reduce``
@@ -113,6 +118,12 @@ class InMemoryKernels:
     view; ``mixed`` 1 (nothing decided, "order" only) when a tie group mixes
     correct and wrong items.
 
+    ``tie_fill()(ivals, correct, mixed, table_bits, fill, y) -> placed``:
+    the correctness of the items of tie groups mixing correct and wrong ones,
+    written in input order over their groups' runs of the sorted ``y`` (from
+    each group's first position, ``fill``), in one pass over the input; the
+    groups' values are looked up in a hash table of ``2**table_bits`` slots.
+
     ``row_lanes(weighted, brier)(c, y, w) -> (S, T, LANES)``: per row of 2-D
     (S, N) arrays (broadcast views allowed), the lane sums of T terms, those of
     the batched and weighted paths: ``1, c y, c`` (unweighted) or ``w, w y,
@@ -153,6 +164,9 @@ class InMemoryKernels:
 
     def ks_keys(self, group: bool):
         return self._get(("ks_keys", bool(group)), "make_ks_keys")
+
+    def tie_fill(self):
+        return self._get(("tie_fill",), "make_tie_fill")
 
 
 # The constants of calibnb.metrics.binary._codes_into, repeated here so that

@@ -18,7 +18,8 @@ from ..jit import njit
 from ._kernels import BLOCK, EDGE_SHRINK, NEAR, NONNEG, CHUNK, LANES
 
 __all__ = ["invalid", "block_codes", "pairwise_sum", "make_width_sums", "make_width_table", "make_width_rows",
-           "make_group_lanes", "make_brier_lanes", "make_row_lanes", "make_mass_stats", "make_ks_keys"]
+           "make_group_lanes", "make_brier_lanes", "make_row_lanes", "make_mass_stats", "make_ks_keys",
+           "make_tie_fill"]
 
 
 @njit(nogil=True, inline="always")
@@ -397,3 +398,45 @@ def make_ks_keys(group: bool):
         return best, 0
 
     return ks_keys
+
+
+def make_tie_fill():
+
+    @njit(nogil=True)
+    def tie_fill(ivals, correct, mixed, table_bits, fill, y):
+        # The correctness of the items of tie groups that mix correct and wrong ones, written over their groups'
+        # runs of the sorted correctness y in input order (what a stable sort gives), in one pass over the input.
+        # ivals: the confidences' int64 bits, input order; correct: uint8, input order; mixed: the mixed groups'
+        # values (bits, sign cleared, ascending); fill: each group's first position in y, advanced as its items
+        # are written. The groups' values are kept in an open-addressing table of 2**table_bits slots (linear
+        # probing, Fibonacci hashing of the bits; -1 marks an empty slot, as no value's bits are negative), so
+        # each item costs about one look-up. Returns the number of items written.
+        size = 1 << table_bits
+        mask = size - 1
+        shift = np.uint64(64 - table_bits)
+        table = np.full(size, -1, dtype=np.int64)
+        group = np.zeros(size, dtype=np.int64)
+        for g in range(mixed.shape[0]):
+            h = np.int64((np.uint64(mixed[g]) * np.uint64(0x9E3779B97F4A7C15)) >> shift)
+            while table[h] != -1:
+                h = (h + 1) & mask
+            table[h] = mixed[g]
+            group[h] = g
+        placed = 0
+        for i in range(ivals.shape[0]):
+            b = ivals[i] & 0x7FFF_FFFF_FFFF_FFFF  # -0.0 as 0.0
+            h = np.int64((np.uint64(b) * np.uint64(0x9E3779B97F4A7C15)) >> shift)
+            while True:
+                t = table[h]
+                if t == b:
+                    g = group[h]
+                    y[fill[g]] = correct[i] != 0
+                    fill[g] += 1
+                    placed += 1
+                    break
+                if t == -1:
+                    break
+                h = (h + 1) & mask
+        return placed
+
+    return tie_fill

@@ -376,8 +376,10 @@ def _fix_tie_order(keys: np.ndarray, conf: np.ndarray, correct: np.ndarray):
     are then looked up among the mixed groups' values), ordered by group
     with a stable sort that keeps input order inside each group (a radix
     sort while there are at most 2^16 such groups), and written over their
-    groups' runs of the sorted correctness. The result is that of a stable
-    argsort of ``conf`` (``-0.0`` ties with ``0.0``, as in the keys).
+    groups' runs of the sorted correctness; with the compiled kernels, one
+    pass over the input writes each item at its group's next place
+    (``tie_fill``). The result is that of a stable argsort of ``conf``
+    (``-0.0`` ties with ``0.0``, as in the keys).
     """
     n = keys.shape[0]
     mixed = _mixed_groups(keys)
@@ -388,6 +390,17 @@ def _fix_tie_order(keys: np.ndarray, conf: np.ndarray, correct: np.ndarray):
         k >>= 1
     vals = keys
     if mixed.shape[0] == 0:
+        return vals.view(np.float64), y
+    # the runs of the mixed groups in sorted order
+    lo = np.searchsorted(vals, mixed, side="left")
+    sizes = np.searchsorted(vals, mixed, side="right") - lo
+    kernels = compiled_inmemory(n)
+    if kernels is not None:  # one pass over the input, each member written at its group's next place
+        c8 = correct.view(np.uint8) if correct.dtype.itemsize == 1 else (correct != 0).view(np.uint8)
+        table_bits = max(4, int(mixed.shape[0] - 1).bit_length() + 2)  # at most a quarter of the slots used
+        placed = kernels.tie_fill()(conf.view(np.int64), c8, mixed, table_bits, lo.copy(), y)
+        if placed != int(sizes.sum()):  # cannot happen: every item of a mixed group is found once
+            raise RuntimeError("calibnb internal error: the items of tied confidences were not all found")
         return vals.view(np.float64), y
     flags = np.zeros(1 << _TIE_FILTER_BITS, dtype=bool)
     flags[_tie_hash(mixed)] = True
@@ -405,10 +418,7 @@ def _fix_tie_order(keys: np.ndarray, conf: np.ndarray, correct: np.ndarray):
             group.append(g[hit])
     where = np.concatenate(where)
     group = np.concatenate(group)
-    # the runs of the mixed groups in sorted order, and their items in input order, group by group
-    lo = np.searchsorted(vals, mixed, side="left")
-    hi = np.searchsorted(vals, mixed, side="right")
-    sizes = hi - lo
+    # their items in input order, group by group
     if where.shape[0] != int(sizes.sum()):  # cannot happen: every item of a mixed group is found once
         raise RuntimeError("calibnb internal error: the items of tied confidences were not all found")
     key = group.astype(np.uint16) if mixed.shape[0] <= 1 << 16 else group  # uint16: NumPy's stable radix sort

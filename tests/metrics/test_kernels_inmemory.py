@@ -180,6 +180,25 @@ def test_ks_kernel_equals_numpy_bit_for_bit(monkeypatch, ties, n, kind):
 
 
 @needs_numba
+@pytest.mark.parametrize("ydtype", [np.bool_, np.int8, np.int64])
+@pytest.mark.parametrize("n,decimals", [(6, 1), (1000, 2), ((1 << 16) + 77, 3), (200_003, 4)])
+def test_tie_order_kernel_equals_numpy(monkeypatch, n, decimals, ydtype):
+    """Ties mixing correct and wrong items put back in input order: the compiled pass (a hash table of the groups,
+    each item written at its group's next place) gives the NumPy path's sorted correctness, item for item, and so
+    the same KS error ("order") and equal-mass bins; -0.0 ties with 0.0."""
+    conf, correct = _data(n, seed=n, edges=False)
+    conf = np.round(conf, decimals)
+    conf[: min(n, 4)] = [0.0, -0.0, 1.0, 0.0][: min(n, 4)]
+    correct = correct.astype(ydtype)
+    compiled, plain = _both(monkeypatch, lambda c, y: cn.ks_curves(c, y).correct, conf, correct)
+    np.testing.assert_array_equal(compiled, plain)
+    np.testing.assert_array_equal(plain, np.asarray(correct, bool)[np.argsort(conf, kind="stable")])
+    for fn in (cn.ks_error, lambda c, y: cn.ece(c, y, n_bins=7, binning="mass")):
+        compiled, plain = _both(monkeypatch, fn, conf, correct)
+        assert _bytes(compiled) == _bytes(plain)
+
+
+@needs_numba
 def test_ks_kernel_leaves_mixed_ties_to_numpy_in_order_mode():
     """The kernel reports a tie group mixing correct and wrong items ("order" only; "group" does not need their
     order), and otherwise gives the NumPy path's largest running sum."""
