@@ -33,7 +33,8 @@ order, so the results are equal bit for bit (``tests/metrics/test_kernels_inmemo
   NumPy's pairwise sum of the others: 8 partial sums per block of 128, halves
   of longer runs). The NumPy path restores the input order of tied items that
   mix correct and wrong ones; that order changes a sum only when such a group
-  straddles a bin edge, and the kernel then leaves the bins to NumPy.
+  straddles a bin edge (checked at the edges first), and the sums are then
+  made from the stably sorted arrays (``mass_sorted``).
 * **The KS error, after the sort** (``ks_keys``): one pass over the sorted
   keys makes the running sums of the NumPy path (a sequential ``cumsum``
   per chunk of :data:`CHUNK` items plus the carry of the chunks before) and
@@ -108,8 +109,10 @@ class InMemoryKernels:
     ``mass_stats()(keys, sizes, vals, fvals, count, sum_conf, n_correct, lower,
     upper) -> straddle``: per equal-mass bin of the sorted keys of
     :func:`calibnb.metrics.binary._sort_keys`, the sums of
-    ``binary._mass_stats``; 1 (nothing decided) when a tie group mixing correct
-    and wrong items straddles a bin edge.
+    ``binary._mass_stats``; 1 (nothing written) when a tie group mixing correct
+    and wrong items straddles a bin edge. ``mass_sorted()(fvals, y, sizes,
+    count, sum_conf, n_correct, lower, upper)``: the same sums from the sorted
+    confidences and correctness (uint8) with ties in input order.
 
     ``ks_keys(group)(keys, vals, fvals) -> (largest, mixed)``: the largest
     absolute running sum of ``correct - conf`` over the sorted keys, as
@@ -161,6 +164,9 @@ class InMemoryKernels:
 
     def mass_stats(self):
         return self._get(("mass_stats",), "make_mass_stats")
+
+    def mass_sorted(self):
+        return self._get(("mass_sorted",), "make_mass_sorted")
 
     def ks_keys(self, group: bool):
         return self._get(("ks_keys", bool(group)), "make_ks_keys")

@@ -18,8 +18,8 @@ from ..jit import njit
 from ._kernels import BLOCK, EDGE_SHRINK, NEAR, NONNEG, CHUNK, LANES
 
 __all__ = ["invalid", "block_codes", "pairwise_sum", "make_width_sums", "make_width_table", "make_width_rows",
-           "make_group_lanes", "make_brier_lanes", "make_row_lanes", "make_mass_stats", "make_ks_keys",
-           "make_tie_fill"]
+           "make_group_lanes", "make_brier_lanes", "make_row_lanes", "make_mass_stats", "make_mass_sorted",
+           "make_ks_keys", "make_tie_fill"]
 
 
 @njit(nogil=True, inline="always")
@@ -324,37 +324,64 @@ def make_mass_stats():
     def mass_stats(keys, sizes, vals, fvals, count, sum_conf, n_correct, lower, upper):
         # keys: the sorted int64 keys (bits(conf) << 1) | correct of binary._sort_keys; sizes: the non-empty
         # equal-mass bins' sizes; vals (int64) and fvals (its float64 view) receive keys >> 1, the sorted
-        # confidences. Returns 1, with nothing decided, when a tie group of equal confidences that mixes
+        # confidences. Returns 1, with nothing written, when a tie group of equal confidences that mixes
         # correct and wrong items straddles a bin edge: which of them fall in which bin then depends on
-        # their input order, which the keys have lost (the caller's NumPy path restores it).
+        # their input order, which the keys have lost (the caller restores it, then calls mass_sorted).
         n = keys.shape[0]
+        start = 0
+        for b in range(sizes.shape[0]):  # the bin edges first: a straddle costs no pass over the data
+            v = keys[start] >> 1
+            if start > 0 and (keys[start - 1] >> 1) == v:
+                lo = start - 1
+                while lo > 0 and (keys[lo - 1] >> 1) == v:
+                    lo -= 1
+                hi = start
+                while hi + 1 < n and (keys[hi + 1] >> 1) == v:
+                    hi += 1
+                if (keys[lo] & 1) == 0 and (keys[hi] & 1) == 1:  # wrong ones first within a group
+                    return 1
+            start += sizes[b]
         for i in range(n):
             vals[i] = keys[i] >> 1
         start = 0
         for b in range(sizes.shape[0]):
             m = sizes[b]
-            if start > 0 and vals[start - 1] == vals[start]:
-                lo = start - 1
-                while lo > 0 and vals[lo - 1] == vals[start]:
-                    lo -= 1
-                hi = start
-                while hi + 1 < n and vals[hi + 1] == vals[start]:
-                    hi += 1
-                if (keys[lo] & 1) == 0 and (keys[hi] & 1) == 1:  # wrong ones first within a group
-                    return 1
             hits = 0
             for i in range(start, start + m):
                 hits += keys[i] & 1
-            count[b] = m
-            n_correct[b] = hits  # an exact integer, as NumPy's float sum of 0/1 values
-            # numpy.add.reduceat: the bin's first value plus the pairwise sum of the others
-            sum_conf[b] = fvals[start] + pairwise_sum(fvals, start + 1, m - 1) if m > 1 else fvals[start]
-            lower[b] = fvals[start]
-            upper[b] = fvals[start + m - 1]
+            _mass_bin(fvals, start, m, hits, b, count, sum_conf, n_correct, lower, upper)
             start += m
         return 0
 
     return mass_stats
+
+
+@njit(nogil=True, inline="always")
+def _mass_bin(fvals, start, m, hits, b, count, sum_conf, n_correct, lower, upper):
+    count[b] = m
+    n_correct[b] = hits  # an exact integer, as NumPy's float sum of 0/1 values
+    # numpy.add.reduceat: the bin's first value plus the pairwise sum of the others
+    sum_conf[b] = fvals[start] + pairwise_sum(fvals, start + 1, m - 1) if m > 1 else fvals[start]
+    lower[b] = fvals[start]
+    upper[b] = fvals[start + m - 1]
+
+
+def make_mass_sorted():
+
+    @njit(nogil=True)
+    def mass_sorted(fvals, y, sizes, count, sum_conf, n_correct, lower, upper):
+        # The sums of mass_stats from sorted confidences fvals and correctness y (uint8) in the same order, ties
+        # already in input order (binary._fix_tie_order): binary._mass_stats's NumPy sums, bit for bit.
+        start = 0
+        for b in range(sizes.shape[0]):
+            m = sizes[b]
+            hits = 0
+            for i in range(start, start + m):
+                hits += y[i]
+            _mass_bin(fvals, start, m, hits, b, count, sum_conf, n_correct, lower, upper)
+            start += m
+
+    return mass_sorted
 
 
 def make_ks_keys(group: bool):

@@ -332,6 +332,8 @@ def _sort_keys(conf: np.ndarray, correct: np.ndarray) -> np.ndarray:
     return keys
 
 
+#: One call at a time of the compiled kernels after the sort (ks_keys, tie_fill): see _ROW_LANES_LOCK.
+_SORTED_LOCK = threading.Lock()
 #: Bits of the hash that pre-filters the items of mixed tie groups (:func:`_fix_tie_order`): a 1 MiB table of
 #: flags, which stays in the CPU cache, so that only the items it flags are looked up in the sorted group values.
 _TIE_FILTER_BITS = 20
@@ -398,7 +400,8 @@ def _fix_tie_order(keys: np.ndarray, conf: np.ndarray, correct: np.ndarray):
     if kernels is not None:  # one pass over the input, each member written at its group's next place
         c8 = correct.view(np.uint8) if correct.dtype.itemsize == 1 else (correct != 0).view(np.uint8)
         table_bits = max(4, int(mixed.shape[0] - 1).bit_length() + 2)  # at most a quarter of the slots used
-        placed = kernels.tie_fill()(conf.view(np.int64), c8, mixed, table_bits, lo.copy(), y)
+        with _SORTED_LOCK:  # one call at a time, as the row lanes (threads compiling at once)
+            placed = kernels.tie_fill()(conf.view(np.int64), c8, mixed, table_bits, lo.copy(), y)
         if placed != int(sizes.sum()):  # cannot happen: every item of a mixed group is found once
             raise RuntimeError("calibnb internal error: the items of tied confidences were not all found")
         return vals.view(np.float64), y
@@ -456,6 +459,10 @@ def _mass_stats(conf: np.ndarray, correct: np.ndarray, n_bins: int):
                                             lower, upper)
         if not straddle:
             return count, sum_conf, n_correct, lower, upper
+        s_conf, s_y = _fix_tie_order(keys, conf, correct)
+        with _MASS_LOCK:
+            kernels.mass_sorted()(s_conf, s_y.view(np.uint8), sizes, count, sum_conf, n_correct, lower, upper)
+        return count, sum_conf, n_correct, lower, upper
     s_conf, s_y = _fix_tie_order(keys, conf, correct)
     starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
     sum_conf = np.add.reduceat(s_conf, starts)
@@ -1745,7 +1752,8 @@ def ks_error(conf, correct, *, ties: str = "order", sample_weight=None):
     kernels = compiled_inmemory(n)
     if kernels is not None:  # the same running sums in one compiled pass
         scratch = np.empty(min(n, _CHUNK), dtype=np.int64)
-        best, mixed = kernels.ks_keys(ties == "group")(keys, scratch, scratch.view(np.float64))
+        with _SORTED_LOCK:  # one call at a time, as the row lanes (threads compiling at once)
+            best, mixed = kernels.ks_keys(ties == "group")(keys, scratch, scratch.view(np.float64))
         out = None if mixed else best / n
     else:
         out = _ks_from_keys(keys, n, ties)
