@@ -106,9 +106,10 @@ class InMemoryKernels:
     described in the module docstring; ``bad`` is True when a value is out of
     range (NaN included).
 
-    ``mass_stats()(keys, sizes, vals, fvals, count, sum_conf, n_correct, lower,
+    ``mass_stats()(keys, fvals, sizes, count, sum_conf, n_correct, lower,
     upper) -> straddle``: per equal-mass bin of the sorted keys of
-    :func:`calibnb.metrics.binary._sort_keys`, the sums of
+    :func:`calibnb.metrics.binary._sort_keys` (shifted in place to the sorted
+    confidences' bits, read through ``fvals``, their float64 view), the sums of
     ``binary._mass_stats``; 1 (nothing written) when a tie group mixing correct
     and wrong items straddles a bin edge. ``mass_sorted()(fvals, y, sizes,
     count, sum_conf, n_correct, lower, upper)``: the same sums from the sorted

@@ -321,12 +321,13 @@ def pairwise_sum(a, start, n):
 def make_mass_stats():
 
     @njit(nogil=True)
-    def mass_stats(keys, sizes, vals, fvals, count, sum_conf, n_correct, lower, upper):
-        # keys: the sorted int64 keys (bits(conf) << 1) | correct of binary._sort_keys; sizes: the non-empty
-        # equal-mass bins' sizes; vals (int64) and fvals (its float64 view) receive keys >> 1, the sorted
-        # confidences. Returns 1, with nothing written, when a tie group of equal confidences that mixes
-        # correct and wrong items straddles a bin edge: which of them fall in which bin then depends on
-        # their input order, which the keys have lost (the caller restores it, then calls mass_sorted).
+    def mass_stats(keys, fvals, sizes, count, sum_conf, n_correct, lower, upper):
+        # keys: the sorted int64 keys (bits(conf) << 1) | correct of binary._sort_keys, shifted in place to the
+        # sorted confidences' bits (keys >> 1), which fvals, its float64 view, then reads; sizes: the non-empty
+        # equal-mass bins' sizes. Returns 1, with nothing written (keys untouched), when a tie group of equal
+        # confidences that mixes correct and wrong items straddles a bin edge: which of them fall in which bin
+        # then depends on their input order, which the keys have lost (the caller restores it, then calls
+        # mass_sorted).
         n = keys.shape[0]
         start = 0
         for b in range(sizes.shape[0]):  # the bin edges first: a straddle costs no pass over the data
@@ -341,14 +342,14 @@ def make_mass_stats():
                 if (keys[lo] & 1) == 0 and (keys[hi] & 1) == 1:  # wrong ones first within a group
                     return 1
             start += sizes[b]
-        for i in range(n):
-            vals[i] = keys[i] >> 1
         start = 0
         for b in range(sizes.shape[0]):
             m = sizes[b]
             hits = 0
             for i in range(start, start + m):
-                hits += keys[i] & 1
+                k = keys[i]
+                hits += k & 1
+                keys[i] = k >> 1
             _mass_bin(fvals, start, m, hits, b, count, sum_conf, n_correct, lower, upper)
             start += m
         return 0

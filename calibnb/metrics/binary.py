@@ -452,11 +452,10 @@ def _mass_stats(conf: np.ndarray, correct: np.ndarray, n_bins: int):
     keys = _sort_keys(conf, correct)
     kernels = compiled_inmemory(conf.shape[0])
     if kernels is not None:
-        vals = np.empty_like(keys)
         count, sum_conf, n_correct, lower, upper = (np.empty(sizes.shape[0]) for _ in range(5))
         with _MASS_LOCK:  # one call at a time, as the row lanes (bootstrap threads compiling at once)
-            straddle = kernels.mass_stats()(keys, sizes, vals, vals.view(np.float64), count, sum_conf, n_correct,
-                                            lower, upper)
+            straddle = kernels.mass_stats()(keys, keys.view(np.float64), sizes, count, sum_conf, n_correct, lower,
+                                            upper)  # keys untouched when it straddles, shifted in place if not
         if not straddle:
             return count, sum_conf, n_correct, lower, upper
         s_conf, s_y = _fix_tie_order(keys, conf, correct)
