@@ -73,6 +73,10 @@ def cpu(cpuinfo: str | None = None) -> str:
     (best of 2, six readings), one ``numpy.sort`` of 10^7 float64 values taking 0.66 s there, where the 162
     readings quoted in README.md and benchmarks/README.md before it read 0.89-1.83 s; its python workload
     read 1.01-1.16 s against 1.13-2.42 s. Compare a numpy reading only with readings on the same processor.
+    The sort is most of that difference: NumPy dispatches ``numpy.sort`` to x86-simd-sort's AVX-512 code on
+    any processor that has AVX-512, and on Zen 4 its compress-store instruction is microcoded and slow; with
+    ``NPY_DISABLE_CPU_FEATURES="X86_V4 AVX512_ICL"`` (the AVX2 code) the same sort of 10^7 doubles took
+    0.11 s of CPU on that host instead of 0.69 s (benchmarks/README.md, "Metrics", 2026-11-27 23:30 UTC).
     Where ``/proc/cpuinfo`` cannot be read, ``platform.processor()`` (or 'unknown CPU') stands in.
     """
     import platform
