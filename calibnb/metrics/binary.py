@@ -334,8 +334,9 @@ def _sort_keys(conf: np.ndarray, correct: np.ndarray) -> np.ndarray:
 
 #: One call at a time of the compiled kernels after the sort (ks_keys, tie_fill): see _ROW_LANES_LOCK.
 _SORTED_LOCK = threading.Lock()
-#: Bits of the hash that pre-filters the items of mixed tie groups (:func:`_fix_tie_order`): a 1 MiB table of
-#: flags, which stays in the CPU cache, so that only the items it flags are looked up in the sorted group values.
+#: Bits of the hash that pre-filters the items of mixed tie groups on the NumPy path (:func:`_fix_tie_order`): a
+#: table of 2^20 flags (1 MiB), so that only the items it flags are looked up in the sorted group values. Smaller
+#: tables flag more items of no group: at 10^7 with 12% tied, 2^14-2^18 flags took 232-573 ms against 196-279 ms.
 _TIE_FILTER_BITS = 20
 _TIE_HASH = np.uint64(0x9E3779B97F4A7C15)  # Fibonacci hashing: the top bits of bits * (2^64 / golden ratio)
 _SIGN_OFF = np.int64(0x7FFF_FFFF_FFFF_FFFF)
