@@ -19,7 +19,7 @@ from ._kernels import BLOCK, EDGE_SHRINK, NEAR, NONNEG, CHUNK, LANES
 
 __all__ = ["invalid", "block_codes", "pairwise_sum", "make_width_sums", "make_width_table", "make_width_rows",
            "make_group_lanes", "make_brier_lanes", "make_row_lanes", "make_mass_stats", "make_mass_sorted",
-           "make_ks_keys", "make_tie_fill"]
+           "make_ks_keys", "make_sort_keys", "make_tie_fill"]
 
 
 @njit(nogil=True, inline="always")
@@ -388,44 +388,72 @@ def make_mass_sorted():
 def make_ks_keys(group: bool):
 
     @njit(nogil=True)
-    def ks_keys(keys, vals, fvals):
+    def ks_keys(keys):
         # The KS error's largest |running sum of correct - conf| from the sorted int64 keys of binary._sort_keys,
-        # as binary._ks_from_keys makes it: within each chunk of CHUNK items a sequential sum from 0 plus the
+        # as binary._ks_from_keys makes it: within each chunk of CHUNK items a sequential sum s from 0 plus the
         # carry of the chunks before, over every item ("order") or over the last item of each group of equal
-        # confidences ("group"). vals (int64) and fvals (its float64 view), of CHUNK items, receive a chunk's
-        # keys >> 1 (the confidences). Returns (largest, mixed): mixed is 1, with nothing decided, in "order"
-        # mode when a tie group mixes wrong and correct items (keys 2v then 2v + 1), whose input order the
-        # keys have lost (the caller's NumPy path restores it).
+        # confidences ("group"). One pass, whose only chain of dependent additions is s; each item's confidence
+        # is its key's bits >> 1 read as a float64. A chunk's largest and smallest s get the carry added once:
+        # rounding is monotone, so max(fl(s_i + carry)) = fl(max(s_i) + carry), the same floats as adding it to
+        # every item. Returns (largest, mixed): mixed is 1, with nothing decided, in "order" mode when a tie
+        # group mixes wrong and correct items (keys 2v then 2v + 1), whose input order the keys have lost (the
+        # caller's NumPy path restores it).
         n = keys.shape[0]
         best = 0.0
         carry = 0.0
+        prev = np.int64(-2)  # "order": the key before (no key is negative: the first is never one step after it)
         for start in range(0, n, CHUNK):
             stop = min(start + CHUNK, n)
-            m = stop - start
-            if not group:
-                for i in range(max(start, 1), stop):
-                    if keys[i] - keys[i - 1] == 1 and (keys[i - 1] & 1) == 0:
-                        return best, 1
-            for j in range(m):
-                vals[j] = keys[start + j] >> 1
             s = 0.0
             hi = -np.inf
             lo = np.inf
-            for j in range(m):
-                s += float(keys[start + j] & 1) - fvals[j]
-                v = s + carry
-                if group and start + j + 1 < n and (keys[start + j + 1] >> 1) == vals[j]:
-                    continue  # not the last item of its tie group
-                if v > hi:
-                    hi = v
-                if v < lo:
-                    lo = v
+            if group:
+                last = stop if stop < n else n - 1  # the items before `last` have a next item to compare with
+                for i in range(start, last):
+                    k = keys[i]
+                    val = k >> 1
+                    s += float(k & 1) - np.int64(val).view(np.float64)
+                    if (keys[i + 1] >> 1) != val:  # the last item of its tie group
+                        hi = max(hi, s)
+                        lo = min(lo, s)
+                if last < stop:  # the last item of all ends its group
+                    k = keys[last]
+                    s += float(k & 1) - np.int64(k >> 1).view(np.float64)
+                    hi = max(hi, s)
+                    lo = min(lo, s)
+            else:
+                for i in range(start, stop):
+                    k = keys[i]
+                    if k - prev == 1 and (prev & 1) == 0:
+                        return 0.0, 1
+                    prev = k
+                    s += float(k & 1) - np.int64(k >> 1).view(np.float64)
+                    hi = max(hi, s)
+                    lo = min(lo, s)
             if hi >= lo:  # some item counted
-                best = max(best, hi, -lo)
+                best = max(best, hi + carry, -(lo + carry))
             carry = s + carry
         return best, 0
 
     return ks_keys
+
+
+def make_sort_keys():
+
+    @njit(nogil=True)
+    def sort_keys(conf, y, keys):
+        # The unsorted keys of binary._sort_keys, (bits << 1) | y, in one pass (the NumPy path takes two ufunc
+        # passes a chunk). conf: float32 or float64 confidences (their float64 bits, the sign cleared, so that
+        # -0.0 is 0.0); y: the correctness as uint8 0/1. Returns the number of confidences outside [0, 1] (NaN
+        # included): the keys are then of no use.
+        bad = 0
+        for i in range(conf.shape[0]):
+            x = np.float64(conf[i])
+            bad += invalid(x)
+            keys[i] = ((np.float64(x).view(np.int64) & 0x7FFF_FFFF_FFFF_FFFF) << 1) | np.int64(y[i])
+        return bad
+
+    return sort_keys
 
 
 def make_tie_fill():

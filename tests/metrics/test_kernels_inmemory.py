@@ -60,7 +60,7 @@ METRICS = [
     ("mce", {"n_bins": 10}), ("mce", {"n_bins": 15}), ("reliability_table", {"n_bins": 10}),
     ("reliability_table", {"n_bins": 15, "interval": "wilson"}),
     ("macro_ce", {}), ("macro_ce_parts", {}), ("ice", {}), ("rewards", {}), ("hmr", {}), ("hmr", {"beta": 2.0}),
-    ("brier_top", {}),
+    ("brier_top", {}), ("ks_error", {}), ("ks_error", {"ties": "group"}),
 ]
 
 
@@ -182,6 +182,23 @@ def test_ks_kernel_equals_numpy_bit_for_bit(monkeypatch, ties, n, kind):
 
 
 @needs_numba
+@pytest.mark.parametrize("ties", ["order", "group"])
+def test_ks_kernel_equals_numpy_on_many_small_tied_samples(monkeypatch, ties):
+    """Few distinct confidences, so that within a tie group the running sum often goes beyond its value at the
+    group's ends: a kernel that counted an item it should skip ("group"), or missed one ("order"), at any
+    position would differ from the NumPy path on some of these 400 samples."""
+    rng = np.random.default_rng(31)
+    for _ in range(400):
+        n = int(rng.integers(1, 120))
+        conf = rng.choice(np.array([0.05, 0.3, 0.5, 0.55, 0.9, 1.0]), size=n)
+        correct = rng.random(n) < 0.5
+        if ties == "order":  # tie groups of one kind each, so that the kernel decides
+            correct = conf > 0.52
+        compiled, plain = _both(monkeypatch, cn.ks_error, conf, correct, ties=ties)
+        assert _bytes(compiled) == _bytes(plain), (conf, correct)
+
+
+@needs_numba
 @pytest.mark.parametrize("ydtype", [np.bool_, np.int8, np.int64])
 @pytest.mark.parametrize("n,decimals", [(6, 1), (1000, 2), ((1 << 16) + 77, 3), (200_003, 4)])
 def test_tie_order_kernel_equals_numpy(monkeypatch, n, decimals, ydtype):
@@ -200,14 +217,39 @@ def test_tie_order_kernel_equals_numpy(monkeypatch, n, decimals, ydtype):
         assert _bytes(compiled) == _bytes(plain)
 
 
+@pytest.mark.parametrize("kernel", ["numba", "numpy"])
+@pytest.mark.parametrize("flushed", [False, True])
+def test_sort_keys_are_the_integer_sort_of_the_keys(monkeypatch, kernel, flushed):
+    """The sort keys, made by the compiled pass or NumPy's and sorted through their float64 view, are the int64
+    sort of ``(bits << 1) | correct`` (-0.0 folded into 0.0), with the values whose keys read as subnormal doubles
+    (0.0 and subnormal confidences) among them; ``flushed``: the int64 sort taken when this thread compares
+    subnormals as zero."""
+    if kernel == "numba":
+        pytest.importorskip("numba")
+    monkeypatch.setenv("CALIBNB_KERNEL", kernel)
+    if flushed:
+        monkeypatch.setattr(binary, "_SUBNORMALS", np.array([0.0, 0.0]))
+    rng = np.random.default_rng(11)
+    special = np.array([0.0, -0.0, 5e-324, 1e-310, 2.0**-1022, np.nextafter(2.0**-1022, 0.0), 1e-300, 0.5,
+                        np.nextafter(1.0, 0.0), 1.0])
+    conf = np.concatenate([np.repeat(special, 5), np.round(rng.random(3000), 2), rng.random(3000)])
+    rng.shuffle(conf)
+    correct = np.zeros(2 * conf.shape[0], dtype=bool)
+    correct[::2] = rng.random(conf.shape[0]) < 0.5  # a strided view
+    y = correct[::2]
+    keys = binary._sort_keys(conf, y)
+    expect = np.sort(((conf.view(np.int64) & 0x7FFF_FFFF_FFFF_FFFF) << 1) | y)
+    assert keys.dtype == np.int64 and np.array_equal(keys, expect)
+    assert keys[0] == 0 and keys[-1] >> 1 == np.float64(1.0).view(np.int64)
+
+
 @needs_numba
 def test_ks_kernel_leaves_mixed_ties_to_numpy_in_order_mode():
     """The kernel reports a tie group mixing correct and wrong items ("order" only; "group" does not need their
     order), and otherwise gives the NumPy path's largest running sum."""
     def run(conf, correct, group):
         keys = binary._sort_keys(np.asarray(conf, dtype=np.float64), np.asarray(correct, dtype=bool))
-        scratch = np.empty(keys.shape[0], dtype=np.int64)
-        return K.InMemoryKernels().ks_keys(group)(keys, scratch, scratch.view(np.float64))
+        return K.InMemoryKernels().ks_keys(group)(keys)
 
     conf = [0.1, 0.5, 0.5, 0.5, 0.9]
     assert run(conf, [0, 1, 0, 1, 1], False)[1] == 1  # mixed: NumPy restores the input order
@@ -257,7 +299,7 @@ def test_chunk_tails_and_lane_tails(monkeypatch):
 
 @needs_numba
 @pytest.mark.parametrize("name", ["ece", "mce", "reliability_table", "macro_ce", "ice", "hmr", "rewards",
-                                  "macro_ce_parts", "brier_top"])
+                                  "macro_ce_parts", "brier_top", "ks_error"])
 @pytest.mark.parametrize("bad,match", [
     (("conf", 17, np.nan), "conf has 1 value that is NaN or infinite; first at index 17: nan"),
     (("conf", 70_000, 1.5), "conf has 1 value outside \\[0, 1\\]; first at index 70000: 1.5"),
@@ -275,6 +317,20 @@ def test_bad_values_rejected_as_before(monkeypatch, name, bad, match, kernel):
     monkeypatch.setenv("CALIBNB_KERNEL", kernel)
     with pytest.raises(ValueError, match=match):
         getattr(cn, name)(conf, correct)
+
+
+@needs_numba
+@pytest.mark.parametrize("conf_ok", [True, False])
+def test_ks_error_checks_ties_after_conf_on_the_compiled_path(monkeypatch, conf_ok):
+    """The compiled KS path (conf checked while its keys are made) reports a bad ``ties`` by name, and a bad
+    confidence first, as the NumPy path does."""
+    conf, correct = _data(80_000, seed=6, edges=False)
+    if not conf_ok:
+        conf[40_000] = np.nan
+    for kernel in ("numba", "numpy"):
+        monkeypatch.setenv("CALIBNB_KERNEL", kernel)
+        with pytest.raises(ValueError, match="^ties must be one of" if conf_ok else "^conf has 1 value that is NaN"):
+            cn.ks_error(conf, correct, ties="stable")
 
 
 def test_constants_agree_with_the_numpy_path():
