@@ -335,6 +335,8 @@ def _sort_keys(conf: np.ndarray, correct: np.ndarray) -> np.ndarray:
     kernels = compiled_inmemory(n)
     if kernels is not None:  # one pass instead of two
         keys = _compiled_keys(kernels, conf, correct.view(np.uint8))
+        if keys is None:  # cannot happen: every caller passes validated confidences
+            raise RuntimeError("calibnb internal error: unvalidated confidences reached the sort keys")
     else:
         bits = conf.view(np.int64)
         keys = np.empty(n, dtype=np.int64)
@@ -367,7 +369,7 @@ def _sort_in_place(keys: np.ndarray) -> None:
 _SUBNORMALS = np.array([0.0, 5e-324])
 
 
-#: One call at a time of the compiled kernels after the sort (ks_keys, tie_fill): see _ROW_LANES_LOCK.
+#: One call at a time of the compiled kernels around the sort (sort_keys, ks_keys, tie_fill): see _ROW_LANES_LOCK.
 _SORTED_LOCK = threading.Lock()
 #: Bits of the hash that pre-filters the items of mixed tie groups on the NumPy path (:func:`_fix_tie_order`): a
 #: table of 2^20 flags (1 MiB), so that only the items it flags are looked up in the sorted group values. Smaller
