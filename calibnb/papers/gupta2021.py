@@ -45,6 +45,7 @@ from ..validation import (
     as_rng,
     check_bool,
     check_choice,
+    choose_compiled,
     check_conf,
     check_conf_correct,
     check_correct,
@@ -1421,6 +1422,18 @@ def plot_graph_rows(rows: list, *, title: str | None = None, max_points: int = 6
 
 #: Resamples per block of :func:`paired_ks_difference_ci` (32 x n float32: in cache for n of several thousand).
 _BOOT_BLOCK = 32
+#: Resamples x items from which ``CALIBNB_KERNEL=auto`` runs the compiled pass (numba) of :func:`paired_ks_difference_ci`.
+_BOOT_COMPILED_MIN = 1 << 15
+_boot_kernel: dict = {}
+
+
+class _BootKernel:
+    """The compiled pass of :func:`paired_ks_difference_ci` (``calibnb/papers/_gupta2021_numba.py``), built on first use."""
+
+    def __init__(self):
+        from ._gupta2021_numba import make_resampled_ks
+
+        self.resampled_ks = make_resampled_ks()
 
 
 def paired_ks_difference_ci(conf_a: Any, conf_b: Any, correct: Any, *, n_resamples: int = 1000, level: float = 0.95,
@@ -1453,25 +1466,34 @@ def paired_ks_difference_ci(conf_a: Any, conf_b: Any, correct: Any, *, n_resampl
     n_resamples = check_positive_int(n_resamples, "n_resamples", minimum=10)
     level = check_scalar_in_range(level, "level", low=0.0, high=1.0, low_inclusive=False, high_inclusive=False)
     n = a.size
-    # calibnb's one bootstrap draw; multiplicities <= n: exact in float32
-    w = np.concatenate(list(bootstrap_weights(n, n_resamples, seed=seed))).astype(np.float32)
+    # calibnb's one bootstrap draw; multiplicities <= n: exact in float32 (each block cast as it is written)
+    w = np.empty((n_resamples, n), dtype=np.float32)
+    start = 0
+    for rows in bootstrap_weights(n, n_resamples, seed=seed):
+        w[start:start + rows.shape[0]] = rows
+        start += rows.shape[0]
+    kernels = choose_compiled(n * n_resamples, _BOOT_COMPILED_MIN, _boot_kernel, _BootKernel)
     ks = []
-    block = np.empty((min(_BOOT_BLOCK, n_resamples), n), dtype=np.float32)
+    block = None if kernels is not None else np.empty((min(_BOOT_BLOCK, n_resamples), n), dtype=np.float32)
     for s in (a, b):
         order = np.argsort(s, kind="stable")
         d = (y[order].astype(np.float64) - s[order]).astype(np.float32)
         # float32 partial sums: error ~ n * 6e-8 on sums of size <= n, far below the KS resolution 1/n.
-        # max |cumsum(w[:, order] * d)| per resample, a few resamples at a time in one reused buffer that
-        # stays in cache: the same float32 operations in the same order as on the whole (S, n) array.
+        # max |cumsum(w[:, order] * d)| per resample: the compiled pass (numba) in one pass over each
+        # resample; NumPy a few resamples at a time in one reused buffer that stays in cache. Both do the
+        # float32 operations of the whole (S, n) array in the same order: the same floats.
         top = np.empty(n_resamples, dtype=np.float32)
-        for start in range(0, n_resamples, block.shape[0]):
-            rows = w[start:start + block.shape[0]]
-            buf = block[: rows.shape[0]]
-            np.take(rows, order, axis=1, out=buf)
-            np.multiply(buf, d, out=buf)
-            np.cumsum(buf, axis=1, out=buf)
-            np.abs(buf, out=buf)
-            np.max(buf, axis=1, out=top[start:start + rows.shape[0]])
+        if kernels is not None:
+            kernels.resampled_ks(w, order, d, top)
+        else:
+            for start in range(0, n_resamples, block.shape[0]):
+                rows = w[start:start + block.shape[0]]
+                buf = block[: rows.shape[0]]
+                np.take(rows, order, axis=1, out=buf)
+                np.multiply(buf, d, out=buf)
+                np.cumsum(buf, axis=1, out=buf)
+                np.abs(buf, out=buf)
+                np.max(buf, axis=1, out=top[start:start + rows.shape[0]])
         ks.append(top.astype(np.float64) / n)
     diff = ks[0] - ks[1]
     from ..metrics import ks_error
