@@ -1427,13 +1427,52 @@ _BOOT_COMPILED_MIN = 1 << 15
 _boot_kernel: dict = {}
 
 
+#: Resamples summed side by side in the compiled pass of :func:`paired_ks_difference_ci`.
+_BOOT_ROWS = 8
+
+
 class _BootKernel:
-    """The compiled pass of :func:`paired_ks_difference_ci` (``calibnb/papers/_gupta2021_numba.py``), built on first use."""
+    """The compiled pass of :func:`paired_ks_difference_ci` (numba), built on first use.
+
+    ``resampled_ks(w, order, d, top)``: for each row ``r`` of the float32
+    bootstrap multiplicities ``w`` (S, n), the largest
+    ``|sum_{j <= i} w[r, order[j]] * d[j]|`` over ``i``, written to ``top[r]``.
+    Each row's running sum is the float32 sequence of the NumPy path (``take``,
+    ``multiply``, a sequential ``cumsum``, ``abs``, ``max``): one product and one
+    addition per item in item order, so the results are equal bit for bit
+    (``tests/papers/test_gupta2021_kernel.py``). :data:`_BOOT_ROWS` rows are summed
+    side by side, so one row's additions do not wait on each other's latency; the
+    NumPy path wrote and read the (S, n) products five times.
+    """
 
     def __init__(self):
-        from ._gupta2021_numba import make_resampled_ks
+        from ..jit import njit  # imports numba: only here, on first use
 
-        self.resampled_ks = make_resampled_ks()
+        @njit(nogil=True)
+        def resampled_ks(w, order, d, top):
+            s, n = w.shape
+            acc = np.zeros(_BOOT_ROWS, dtype=np.float32)
+            big = np.zeros(_BOOT_ROWS, dtype=np.float32)
+            for r0 in range(0, s - s % _BOOT_ROWS, _BOOT_ROWS):
+                acc[:] = 0.0
+                big[:] = 0.0
+                for i in range(n):
+                    o = order[i]
+                    di = d[i]
+                    for q in range(_BOOT_ROWS):
+                        a = acc[q] + w[r0 + q, o] * di
+                        acc[q] = a
+                        big[q] = max(big[q], abs(a))
+                top[r0:r0 + _BOOT_ROWS] = big
+            for r in range(s - s % _BOOT_ROWS, s):  # the last rows, one at a time
+                a = np.float32(0.0)
+                b = np.float32(0.0)
+                for i in range(n):
+                    a += w[r, order[i]] * d[i]
+                    b = max(b, abs(a))
+                top[r] = b
+
+        self.resampled_ks = resampled_ks
 
 
 def paired_ks_difference_ci(conf_a: Any, conf_b: Any, correct: Any, *, n_resamples: int = 1000, level: float = 0.95,

@@ -14,7 +14,11 @@ from calibnb.papers import gupta2021 as paper
 from calibnb.uncertainty import bootstrap_weights
 
 numba = pytest.importorskip("numba")
-from calibnb.papers._gupta2021_numba import ROWS, make_resampled_ks  # noqa: E402  (imports numba)
+ROWS = paper._BOOT_ROWS
+
+
+def make_resampled_ks():
+    return paper._BootKernel().resampled_ks
 
 
 def _inputs(n, seed, *, ties=False, dtype=np.float64):
