@@ -45,13 +45,13 @@ from ..validation import (
     as_rng,
     check_bool,
     check_choice,
-    choose_compiled,
     check_conf,
     check_conf_correct,
     check_correct,
     check_n_bins,
     check_positive_int,
     check_scalar_in_range,
+    choose_compiled,
 )
 from ..uncertainty import bootstrap_weights, percentile_interval
 
@@ -1424,11 +1424,9 @@ def plot_graph_rows(rows: list, *, title: str | None = None, max_points: int = 6
 _BOOT_BLOCK = 32
 #: Resamples x items from which ``CALIBNB_KERNEL=auto`` runs the compiled pass (numba) of :func:`paired_ks_difference_ci`.
 _BOOT_COMPILED_MIN = 1 << 15
-_boot_kernel: dict = {}
-
-
-#: Resamples summed side by side in the compiled pass of :func:`paired_ks_difference_ci`.
+#: Resamples summed side by side in that compiled pass.
 _BOOT_ROWS = 8
+_boot_kernel: dict = {}  # the compiled pass, built once (calibnb.validation.choose_compiled)
 
 
 class _BootKernel:
